@@ -1,0 +1,219 @@
+"""The `reprokit` command line. Each sub-command is a thin layer over one module; nox sessions call these."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import __version__, corpus, environment, report, results
+from .outcome import compare
+from .scheduler import RunOptions, run_all
+from .schema import InputError, Matrix, load_matrix
+
+
+def _root(args: argparse.Namespace) -> Path:
+    root = Path(args.root).resolve()
+    if not (root / "matrix.yaml").exists():
+        raise InputError(f"{root}: no matrix.yaml here (run from the repository root or pass --root)")
+    return root
+
+
+def _target(matrix: Matrix, name: str):
+    if name not in matrix.targets:
+        raise InputError(f"--target {name!r}: unknown target; matrix.yaml has {', '.join(matrix.targets)}")
+    return matrix.targets[name]
+
+
+def _out(args: argparse.Namespace, root: Path) -> Path:
+    return Path(args.out).resolve() if args.out else root / "reports"
+
+
+def _progress(total: int):
+    """A callback printing one line per finished run (rich's live bar on a terminal)."""
+    done = [0]
+    if sys.stderr.isatty():
+        from rich.progress import Progress
+
+        bar = Progress(transient=True)
+        bar.start()
+        task = bar.add_task("running", total=total)
+
+        def tick(rec):
+            done[0] += 1
+            bar.console.print(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s)")
+            bar.advance(task)
+            if done[0] == total:
+                bar.stop()
+        return tick
+
+    def line(rec):
+        done[0] += 1
+        print(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s) {rec.why}", flush=True)
+    return line
+
+
+def render_all(root: Path, out: Path, matrix: Matrix) -> list[Path]:
+    found = {name: results.load(results.results_path(out, name)) for name in matrix.targets
+             if results.results_path(out, name).exists()}
+    cases = corpus.discover(root / "cases")
+    return report.write_reports(out, found, cases, {n: t.description for n, t in matrix.targets.items()})
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    root = _root(args)
+    matrix = load_matrix(root / "matrix.yaml")
+    target = _target(matrix, args.target)
+    cases = corpus.select(corpus.discover(root / "cases"), args.case)
+    out = _out(args, root)
+    res_path, journal_file = results.results_path(out, args.target), results.journal_path(out, args.target)
+    previous = results.load(res_path) if res_path.exists() and args.resume else None
+    resumed = results.load_journal(journal_file) if args.resume and journal_file.exists() else []
+    facts = environment.collect(args.python)
+    mismatch = environment.hardware_mismatch(args.target, target, facts)
+    if mismatch and not args.force:
+        raise InputError(f"{mismatch}; pass --force to run anyway")
+    runs = corpus.shard(corpus.plan(cases, args.target, target, facts), args.shard)
+    done = {r.key: r for r in (previous.records if previous else [])}
+    done.update({r.key: r for r in resumed})
+    todo = [r for r in runs if r.key not in done]
+    # Longest first (by the last recorded time), so the tail of the run is short jobs.
+    last = results.load(res_path).by_key() if res_path.exists() and not previous else {}
+    todo.sort(key=lambda r: -(done.get(r.key) or last.get(r.key) or results.Record("", "", "", "", "", "")).seconds)
+    print(f"{args.target}: {len(runs)} runs ({len(runs) - len(todo)} already recorded), {args.jobs} jobs, "
+          f"on {environment.summary(facts)}", flush=True)
+
+    if not args.resume and journal_file.exists():
+        journal_file.unlink()
+    journal = results.Journal(journal_file)
+    started = time.monotonic()
+    try:
+        opts = RunOptions(device_kind=target.device.kind, jobs=args.jobs, timeout=args.timeout, python=args.python,
+                          ladder=not args.no_ladder)
+        new = run_all(todo, args.target, opts, journal, _progress(len(todo)))
+    finally:
+        journal.close()
+    planned = {r.key for r in runs}
+    records = [r for k, r in done.items() if k in planned] + new
+    kept = _kept_records(res_path, facts, planned, {c.case.id for c in corpus.discover(root / "cases")})
+    run_info = {"mode": "host", "jobs": args.jobs, "cache": "cold", "reprokit": __version__,
+                "wall_seconds": round(time.monotonic() - started, 1), "shard": args.shard,
+                "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    results.save(res_path, results.ResultSet(args.target, run_info, facts, kept + records))
+    journal_file.unlink(missing_ok=True)
+    for path in render_all(root, out, matrix):
+        print(f"wrote {path}")
+    return _check_expected(root, args, {r.key: r.verdict for r in records})
+
+
+def _kept_records(res_path: Path, facts: dict, planned: set[str], case_ids: set[str]) -> list:
+    """Records of runs outside this selection, kept only if they come from the same torch and device."""
+    if not res_path.exists():
+        return []
+    try:
+        old = results.load(res_path)
+    except InputError:
+        return []
+    same = all(old.environment.get(k) == facts.get(k) for k in ("torch", "device_name", "cuda", "hip"))
+    return [r for r in old.records if same and r.key not in planned and r.case in case_ids]
+
+
+def _check_expected(root: Path, args: argparse.Namespace, observed: dict[str, str]) -> int:
+    path = results.expected_path(root, args.target)
+    expected = results.load_expected(path)
+    if args.update_expected:
+        merged = {**expected, **observed}
+        results.save_expected(path, merged)
+        print(f"accepted {len(observed)} verdicts into {path.relative_to(root)}")
+        return 0
+    changed = compare(expected, observed)
+    if not changed:
+        print(f"all {len(observed)} verdicts match {path.relative_to(root)}")
+        return 0
+    print(f"{len(changed)} verdicts differ from {path.relative_to(root)}:")
+    for key, was, now in changed:
+        print(f"  {key}: {was or '(new)'} -> {now}")
+    accept = f"reprokit run --target {args.target} " + " ".join(f"--case {c}" for c in sorted({k.split('/')[0] for k, _, _ in changed}))
+    print(f"accept the new state with: {accept} --update-expected")
+    return 1
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    root = _root(args)
+    for path in render_all(root, _out(args, root), load_matrix(root / "matrix.yaml")):
+        print(f"wrote {path}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    root = _root(args)
+    for cd in corpus.select(corpus.discover(root / "cases"), args.case):
+        print(f"{cd.case.id:40} {cd.case.category:18} {' '.join(cd.variants())}")
+    return 0
+
+
+def cmd_targets(args: argparse.Namespace) -> int:
+    import json
+
+    matrix = load_matrix(_root(args) / "matrix.yaml")
+    if args.json:
+        print(json.dumps({"include": [{"target": n, "family": t.family, "runs-on": t.runner_labels}
+                                      for n, t in matrix.targets.items()]}))
+    else:
+        for name, t in matrix.targets.items():
+            print(f"{name:12} {t.family:7} {t.description}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reprokit", description=__doc__)
+    parser.add_argument("--version", action="version", version=__version__)
+    parser.add_argument("--root", default=".", help="repository root (default: current directory)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run the corpus on one target and render its report")
+    run.add_argument("--target", required=True)
+    run.add_argument("--case", action="append", default=[], metavar="GLOB", help="select cases (repeatable)")
+    run.add_argument("--shard", metavar="I/N", help="run the I-th of N deterministic slices")
+    run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel runs (default: CPU cores)")
+    run.add_argument("--timeout", type=float, help="seconds; overrides every case's own timeout")
+    run.add_argument("--out", help="write results and reports under this folder instead of reports/")
+    run.add_argument("--resume", action="store_true", help="skip runs already recorded (also a killed run's)")
+    run.add_argument("--update-expected", action="store_true", help="accept the observed verdicts as expected")
+    run.add_argument("--host", action="store_true", help="run in this Python environment (the default for now)")
+    run.add_argument("--force", action="store_true", help="run even if this machine is not the target's hardware")
+    run.add_argument("--no-ladder", action="store_true", help="do not re-run failures on eager/aot_eager")
+    run.add_argument("--python", default=sys.executable, help="interpreter that runs the cases (needs torch)")
+    run.set_defaults(func=cmd_run)
+
+    rep = sub.add_parser("report", help="render reports/*.md from the recorded results")
+    rep.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
+    rep.set_defaults(func=cmd_report)
+
+    lst = sub.add_parser("list", help="list the cases")
+    lst.add_argument("--case", action="append", default=[], metavar="GLOB")
+    lst.set_defaults(func=cmd_list)
+
+    tgt = sub.add_parser("targets", help="list the hardware targets of matrix.yaml")
+    tgt.add_argument("--json", action="store_true", help="as a GitHub Actions matrix")
+    tgt.set_defaults(func=cmd_targets)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as err:
+        print(f"reprokit: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("reprokit: interrupted; finished runs are kept, continue with --resume", file=sys.stderr)
+        return 130
+
+
+def main_exit() -> None:
+    sys.exit(main())

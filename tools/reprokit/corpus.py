@@ -1,0 +1,106 @@
+"""Discover cases, select them, and expand them into runs (case x variant x dtype) for one target."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+
+from .schema import Case, InputError, Target, load_case
+
+# Script file -> variant name. `repro` is the failing pattern; the others are fixes.
+VARIANTS = {"repro.py": "repro", "fixed.py": "fixed", "article_fix.py": "article_fix"}
+FIX_VARIANTS = ("fixed", "article_fix")
+DEVICE_STRING = {"cpu": "cpu", "cuda": "cuda", "rocm": "cuda", "npu": "npu"}  # torch device per device kind
+
+
+@dataclass(frozen=True)
+class CaseDir:
+    case: Case
+    path: Path
+
+    def variants(self) -> list[str]:
+        return [v for f, v in VARIANTS.items() if (self.path / f).exists()]
+
+    def script(self, variant: str) -> Path:
+        return self.path / {v: f for f, v in VARIANTS.items()}[variant]
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    """One (case, variant, dtype) to run on one target; `skip` says why it will not run."""
+
+    case: Case
+    script: Path
+    variant: str
+    dtype: str
+    skip: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.case.id}/{self.variant}@{self.dtype}"
+
+
+def discover(cases_dir: Path) -> list[CaseDir]:
+    if not cases_dir.is_dir():
+        raise InputError(f"{cases_dir}: no such cases folder")
+    found = []
+    for yml in sorted(cases_dir.glob("*/case.yaml")):
+        case = load_case(yml)
+        if not (yml.parent / "repro.py").exists():
+            raise InputError(f"{yml.parent}: repro.py is missing (every case needs its failing script)")
+        found.append(CaseDir(case, yml.parent))
+    return found
+
+
+def select(cases: list[CaseDir], patterns: list[str]) -> list[CaseDir]:
+    if not patterns:
+        return cases
+    chosen = [c for c in cases if any(fnmatch.fnmatchcase(c.case.id, p) for p in patterns)]
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(c.case.id, p) for c in cases)]
+    if unmatched:
+        raise InputError(f"--case {unmatched[0]!r}: no case matches (see `reprokit list`)")
+    return chosen
+
+
+def shard(runs: list[CaseRun], spec: str | None) -> list[CaseRun]:
+    """`i/n`: the i-th of n deterministic slices (1-based), cut by case so a case's variants stay together."""
+    if not spec:
+        return runs
+    try:
+        i, n = (int(x) for x in spec.split("/"))
+        assert 1 <= i <= n
+    except (ValueError, AssertionError):
+        raise InputError(f"--shard {spec!r}: must be i/n with 1 <= i <= n, e.g. 1/4") from None
+    ids = sorted({r.case.id for r in runs})
+    mine = set(ids[i - 1::n])
+    return [r for r in runs if r.case.id in mine]
+
+
+def skip_reason(case: Case, target_name: str, target: Target, dtype: str, facts: dict) -> str | None:
+    req, kind = case.requires, target.device.kind
+    if kind not in req.devices:
+        return f"runs on {'/'.join(req.devices)} only; target {target_name} is {kind}"
+    if dtype not in target.dtypes:
+        return f"target {target_name} does not test {dtype}"
+    if kind == "cpu":
+        return None
+    found = facts.get("device_count", 0)
+    label = kind.upper() if kind != "rocm" else "ROCm"
+    need = max(req.min_devices, req.world_size)
+    if found < need:
+        return f"needs {need} {label} device{'s' if need > 1 else ''}, found {found}"
+    cc = facts.get("compute_capability")
+    if req.min_compute_capability and kind == "cuda" and (cc is None or cc < req.min_compute_capability):
+        return f"needs compute capability >= {req.min_compute_capability}, found {cc}"
+    return None
+
+
+def plan(cases: list[CaseDir], target_name: str, target: Target, facts: dict) -> list[CaseRun]:
+    runs = []
+    for cd in cases:
+        for variant in cd.variants():
+            for dtype in cd.case.requires.dtypes:
+                reason = skip_reason(cd.case, target_name, target, dtype, facts)
+                runs.append(CaseRun(cd.case, cd.script(variant), variant, dtype, reason))
+    return runs

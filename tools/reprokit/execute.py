@@ -1,0 +1,161 @@
+"""Run one script in a fresh child process, isolated, under a timeout, and observe it.
+
+Isolation: a new process session (so the whole group, torchrun ranks included, is killed together), a private
+temporary working directory holding HOME, TMPDIR and the inductor/triton caches, and an environment built from an
+allow-list, so secrets in the runner's environment never reach case code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROBE = Path(__file__).with_name("probe.py")
+TAIL_BYTES = 6000
+
+# Variables passed through from the runner's environment; everything else is dropped.
+ALLOWED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX",
+               "CUDA_HOME", "ROCM_PATH", "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH")
+ALLOWED_PREFIXES = ("CUDA_VISIBLE", "NVIDIA_", "HIP_VISIBLE", "ROCR_VISIBLE", "ASCEND_RT_", "NCCL_", "GLOO_",
+                    "REPRO_", "TORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_", "TRITON_")
+# Always on: NVLink multicast off (a program using it can take a shared host's GPUs down); unbuffered output.
+FIXED_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1",
+             "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+@dataclass
+class Observation:
+    """What one child process did. `status` is pass | fail | crash | timeout | oom."""
+
+    status: str
+    exit_code: int | None
+    signal: str | None
+    seconds: float
+    exception: str | None = None
+    message: str | None = None
+    stage: str | None = None
+    dynamo: dict | None = None
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    stdout_bytes: int = 0
+    stderr_bytes: int = 0
+    probes: list[dict] = field(default_factory=list)
+
+
+def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in base.items() if k in ALLOWED_ENV or k.startswith(ALLOWED_PREFIXES)}
+    home, tmp = workdir / "home", workdir / "tmp"
+    home.mkdir(exist_ok=True)
+    tmp.mkdir(exist_ok=True)
+    env.update(FIXED_ENV)
+    env.update({
+        "HOME": str(home), "TMPDIR": str(tmp), "TEMP": str(tmp),
+        "TORCHINDUCTOR_CACHE_DIR": str(workdir / "inductor"), "TRITON_CACHE_DIR": str(workdir / "triton"),
+        "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",  # no compile-worker pool per run: jobs already fill the cores
+        "REPROKIT_PROBE_DIR": str(workdir),
+    })
+    env.update(extra)
+    return env
+
+
+def _tail(path: Path) -> tuple[str, int]:
+    size = path.stat().st_size if path.exists() else 0
+    with open(path, "rb") as fh:
+        if size > TAIL_BYTES:
+            fh.seek(size - TAIL_BYTES)
+        text = fh.read().decode("utf-8", "replace")
+    if size > TAIL_BYTES:
+        text = f"[... {size - TAIL_BYTES} earlier bytes truncated ...]\n" + text.split("\n", 1)[-1]
+    return text, size
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def command_for(script: Path, launcher: str, world_size: int, python: str) -> list[str]:
+    if launcher == "torchrun":
+        return [python, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={world_size}",
+                str(PROBE), str(script)]
+    return [python, str(PROBE), str(script)]
+
+
+def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], timeout: float, launcher: str = "python",
+            world_size: int = 1, python: str = sys.executable, threads: int = 1,
+            keep_dir: Path | None = None) -> Observation:
+    """Run `script` once in a fresh process and return what happened. Never raises for the script's faults."""
+    workdir = Path(tempfile.mkdtemp(prefix="reprokit-"))
+    try:
+        full_env = child_env(env, workdir, threads, extra_env)
+        out_path, err_path = workdir / "stdout.txt", workdir / "stderr.txt"
+        start = time.monotonic()
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            proc = subprocess.Popen(command_for(script, launcher, world_size, python), cwd=workdir,
+                                    env=full_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    start_new_session=True)
+            timed_out = False
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(proc.pid)
+                proc.wait()
+            _kill_group(proc.pid)  # children that outlived the script (compile workers, stray forks)
+        seconds = time.monotonic() - start
+        probes = [json.loads(p.read_text()) for p in sorted(workdir.glob("probe-*.json"))]
+        stdout_tail, stdout_bytes = _tail(out_path)
+        stderr_tail, stderr_bytes = _tail(err_path)
+        if keep_dir is not None:
+            keep_dir.mkdir(parents=True, exist_ok=True)
+            for name in ("stdout.txt", "stderr.txt"):
+                shutil.copy(workdir / name, keep_dir / name)
+        return _classify(proc.returncode, timed_out, seconds, probes, world_size, stdout_tail, stderr_tail,
+                         stdout_bytes, stderr_bytes)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _classify(code, timed_out, seconds, probes, world_size, stdout_tail, stderr_tail, stdout_bytes,
+              stderr_bytes) -> Observation:
+    failed = next((p for p in probes if p.get("exception") or p.get("exit_code")), None)
+    first = failed or (probes[0] if probes else {})
+    rank_signal = re.search(r"exitcode\s*:\s*-(\d+)", stderr_tail)  # torchrun's summary of a rank that died
+    sig = None
+    if timed_out:
+        status = "timeout"
+    elif code is not None and code < 0:
+        sig = _signal_name(-code)
+        status = "oom" if sig == "SIGKILL" else "crash"  # an unasked-for SIGKILL is the kernel's OOM killer
+    elif code and rank_signal and len(probes) < world_size:
+        sig = _signal_name(int(rank_signal.group(1)))
+        status = "oom" if sig == "SIGKILL" else "crash"
+    elif first.get("exception") == "MemoryError" or "OutOfMemoryError" in (first.get("exception") or ""):
+        status = "oom"
+    elif code == 0:
+        status = "pass"
+    else:
+        status = "fail"
+    return Observation(status=status, exit_code=code, signal=sig, seconds=round(seconds, 2),
+                       exception=first.get("exception"), message=first.get("message"), stage=first.get("stage"),
+                       dynamo=first.get("dynamo"), stdout_tail=stdout_tail, stderr_tail=stderr_tail,
+                       stdout_bytes=stdout_bytes, stderr_bytes=stderr_bytes, probes=probes)

@@ -1,0 +1,80 @@
+"""Turn an observation into a verdict, and compare verdicts with the committed expected state."""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from .execute import Observation
+from .schema import Oracle
+
+
+class Verdict(str, Enum):
+    REPRODUCES = "reproduces"
+    DOES_NOT_REPRODUCE = "does-not-reproduce"
+    FAILS_DIFFERENTLY = "fails-differently"
+    TIMEOUT = "timeout"
+    FIX_WORKS = "fix-works"
+    FIX_BROKEN = "fix-broken"
+    SKIPPED = "skipped"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _exception_matches(wanted: str, observed: str | None, chain: list[str]) -> bool:
+    names = [n for n in [observed, *chain] if n]
+    if "." in wanted:
+        return wanted in names
+    return any(n.rsplit(".", 1)[-1] == wanted for n in names)
+
+
+def _output_matches(oracle: Oracle, obs: Observation) -> bool:
+    text = obs.stdout_tail if oracle.kind == "stdout" else obs.stderr_tail
+    return bool(re.search(oracle.match or "", text, re.MULTILINE))
+
+
+def repro_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
+    """The verdict of a repro script and one line saying why."""
+    chain = next((p.get("chain", []) for p in obs.probes if p.get("exception")), [])
+    if oracle.kind == "hangs":
+        if obs.status == "timeout":
+            return Verdict.REPRODUCES, f"still running after {obs.seconds:.0f} s"
+        if obs.status == "pass":
+            return Verdict.DOES_NOT_REPRODUCE, "finished without hanging"
+        return Verdict.FAILS_DIFFERENTLY, f"expected a hang, got {obs.status}"
+    if obs.status == "timeout":
+        return Verdict.TIMEOUT, f"killed after {obs.seconds:.0f} s"
+    if oracle.kind in ("stdout", "stderr"):
+        if _output_matches(oracle, obs):
+            return Verdict.REPRODUCES, f"{oracle.kind} matches {oracle.match!r}"
+        if obs.status == "pass":
+            return Verdict.DOES_NOT_REPRODUCE, f"{oracle.kind} does not match {oracle.match!r}"
+        return Verdict.FAILS_DIFFERENTLY, f"expected output {oracle.match!r}, got {obs.status}"
+    if obs.status == "pass":
+        return Verdict.DOES_NOT_REPRODUCE, "ran and exited 0"
+    if oracle.kind == "nonzero-exit":
+        return Verdict.REPRODUCES, f"{obs.status} (exit {obs.exit_code})"
+    if obs.status != "fail":
+        return Verdict.FAILS_DIFFERENTLY, f"expected an exception, got {obs.status}" + (
+            f" ({obs.signal})" if obs.signal else "")
+    wanted = "AssertionError" if oracle.kind == "wrong-result" else oracle.exception
+    if wanted and not _exception_matches(wanted, obs.exception, chain):
+        return Verdict.FAILS_DIFFERENTLY, f"expected {wanted}, got {obs.exception}"
+    if oracle.match and not re.search(oracle.match, obs.message or ""):
+        return Verdict.FAILS_DIFFERENTLY, f"{obs.exception} message does not match {oracle.match!r}"
+    return Verdict.REPRODUCES, f"{obs.exception or 'exit ' + str(obs.exit_code)}"
+
+
+def fix_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
+    if obs.status != "pass":
+        return Verdict.FIX_BROKEN, f"{obs.status}: {obs.exception or obs.signal or 'exit ' + str(obs.exit_code)}"
+    if oracle.kind in ("stdout", "stderr") and _output_matches(oracle, obs):
+        return Verdict.FIX_BROKEN, f"{oracle.kind} still matches {oracle.match!r}"
+    return Verdict.FIX_WORKS, "ran and exited 0"
+
+
+def compare(expected: dict[str, str], observed: dict[str, str]) -> list[tuple[str, str | None, str]]:
+    """Runs whose verdict differs from the expected state: (key, expected or None, observed)."""
+    return [(key, expected.get(key), verdict) for key, verdict in sorted(observed.items())
+            if expected.get(key) != verdict]

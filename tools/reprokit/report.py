@@ -1,0 +1,133 @@
+"""Render Markdown reports from recorded results. Never runs torch; same results give byte-identical output."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from tabulate import tabulate
+
+from .corpus import CaseDir
+from .environment import summary
+from .results import Record, ResultSet
+
+SYMBOL = {"reproduces": "🔴", "does-not-reproduce": "🟢", "fails-differently": "🟠", "timeout": "⏱",
+          "skipped": "⚪", "fix-works": "✅", "fix-broken": "❌"}
+CLAIM = {"reproduces": "confirmed", "does-not-reproduce": "refuted", "fails-differently": "fails differently",
+         "timeout": "timed out", "skipped": "not testable here"}
+
+
+def _cell(text: str | None, width: int = 90) -> str:
+    text = " ".join((text or "").split()).replace("|", "\\|")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _first_line(message: str | None) -> str:
+    return (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+
+
+def outcome_text(rec: Record | None) -> str:
+    if rec is None:
+        return "—"
+    text = f"{SYMBOL.get(rec.verdict, '')} {rec.verdict}"
+    if rec.verdict == "skipped":
+        return f"{text}: {_cell(rec.why, 60)}"
+    if rec.exception and rec.verdict not in ("does-not-reproduce", "fix-works"):
+        short = rec.exception.rsplit(".", 1)[-1]
+        text += f": `{short}` {_cell(_first_line(rec.message), 70)}"
+    elif rec.verdict in ("fails-differently", "fix-broken", "timeout"):
+        text += f": {_cell(rec.why, 70)}"
+    return text
+
+
+def rows_by_case(records: list[Record]) -> dict[tuple[str, str], dict[str, Record]]:
+    """(case, dtype) -> variant -> record."""
+    grouped: dict[tuple[str, str], dict[str, Record]] = defaultdict(dict)
+    for rec in records:
+        grouped[(rec.case, rec.dtype)][rec.variant] = rec
+    return dict(sorted(grouped.items()))
+
+
+def counts(records: list[Record]) -> Counter:
+    return Counter(r.verdict for r in records)
+
+
+def summary_line(records: list[Record]) -> str:
+    repro = counts([r for r in records if r.variant == "repro"])
+    fixes = counts([r for r in records if r.variant != "repro"])
+    ran = sum(v for k, v in repro.items() if k != "skipped")
+    return (f"{len(records)} runs. Repros: {ran} ran — {repro['reproduces']} reproduce, "
+            f"{repro['does-not-reproduce']} do not reproduce, {repro['fails-differently']} fail differently, "
+            f"{repro['timeout']} timed out; {repro['skipped']} skipped. "
+            f"Fixes: {fixes['fix-works']} work, {fixes['fix-broken']} broken, {fixes['skipped']} skipped.")
+
+
+def render_target(results: ResultSet, cases: dict[str, CaseDir], description: str) -> str:
+    run, env = results.run, results.environment
+    lines = [f"# `{results.target}`: {description}", "",
+             f"Recorded on {summary(env)}.  ",
+             f"Run: {run.get('mode', 'host')} mode, {run.get('jobs')} jobs, cold caches, "
+             f"{run.get('wall_seconds', 0):.0f} s wall, finished {run.get('finished', '?')}.", "",
+             summary_line(results.records), ""]
+    table = []
+    for (case_id, dtype), variants in rows_by_case(results.records).items():
+        cd = cases.get(case_id)
+        repro = variants.get("repro")
+        fix = outcome_text(variants.get("fixed")) if "fixed" in variants else "no fix yet"
+        if "article_fix" in variants:
+            fix += f"<br>article's fix: {outcome_text(variants['article_fix'])}"
+        breaks = (repro.dynamo or {}).get("graph_breaks") if repro and repro.dynamo else None
+        table.append([
+            f"[`{case_id}`](../cases/{case_id}/)" + (f" `{dtype}`" if dtype != "float32" else ""),
+            cd.case.category if cd else "?",
+            f"§{cd.case.article.section}: {_cell(cd.case.article.claim, 80)}" if cd else "",
+            outcome_text(repro), fix, (repro.stage or "") if repro else "",
+            "" if breaks is None else breaks, f"{repro.seconds:.1f}" if repro and repro.status else ""])
+    headers = ["case", "category", "article's claim", "repro", "fix", "stage", "graph breaks", "s"]
+    lines.append(tabulate(table, headers=headers, tablefmt="github"))
+    lines += ["", "Legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOL.items()) + ".",
+              f"Raw records: [`{results.target}/results.json`]({results.target}/results.json).", ""]
+    return "\n".join(lines)
+
+
+def render_index(all_results: dict[str, ResultSet], cases: dict[str, CaseDir], descriptions: dict[str, str]) -> str:
+    lines = ["# Compatibility report", "",
+             "Every figure below is rendered from the recorded results linked per target; nothing is edited by hand.",
+             "", "## Targets", ""]
+    rows = []
+    for name, res in all_results.items():
+        repro = counts([r for r in res.records if r.variant == "repro"])
+        fixes = counts([r for r in res.records if r.variant == "fixed"])
+        ran = sum(v for k, v in repro.items() if k != "skipped")
+        rows.append([f"[`{name}`]({name}.md)", descriptions.get(name, ""), summary(res.environment),
+                     ran, repro["reproduces"], repro["does-not-reproduce"], repro["fails-differently"],
+                     repro["skipped"], f"{fixes['fix-works']}/{fixes['fix-works'] + fixes['fix-broken']}"])
+    lines.append(tabulate(rows, headers=["target", "hardware", "recorded on", "repros run", "reproduce",
+                                         "do not", "differently", "skipped", "fixes working"], tablefmt="github"))
+    lines += ["", "## Case x target", ""]
+    targets = list(all_results)
+    matrix = []
+    for case_id in sorted(cases):
+        cells = []
+        for t in targets:
+            recs = [r for r in all_results[t].records if r.case == case_id and r.variant == "repro"]
+            cells.append(" ".join(SYMBOL.get(r.verdict, "?") for r in sorted(recs, key=lambda r: r.dtype)) or "—")
+        matrix.append([f"[`{case_id}`](../cases/{case_id}/)", cases[case_id].case.category, *cells])
+    lines.append(tabulate(matrix, headers=["case", "category", *[f"[{t}]({t}.md)" for t in targets]],
+                          tablefmt="github"))
+    lines += ["", "Legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOL.items()) + ".", ""]
+    return "\n".join(lines)
+
+
+def write_reports(out: Path, all_results: dict[str, ResultSet], cases: list[CaseDir],
+                  descriptions: dict[str, str]) -> list[Path]:
+    by_id = {c.case.id: c for c in cases}
+    written = []
+    for name, res in all_results.items():
+        path = out / f"{name}.md"
+        path.write_text(render_target(res, by_id, descriptions.get(name, "")), encoding="utf-8")
+        written.append(path)
+    index = out / "README.md"
+    index.write_text(render_index(all_results, by_id, descriptions), encoding="utf-8")
+    written.append(index)
+    return written

@@ -1,0 +1,187 @@
+"""The data models: a case (cases/<id>/case.yaml) and the hardware matrix (matrix.yaml).
+
+Everything that reads YAML goes through `load_case` / `load_matrix`, so a bad field always surfaces as one
+`InputError` line naming the file, the field and what is allowed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+
+CATEGORIES = (
+    "dynamic-shape", "custom-op", "dtensor", "fusion", "graph-partition", "type-inference",
+    "memory-lifecycle", "backend-fallback", "ddp", "fsdp", "amp", "refactor", "compile-options",
+    "diagnosis", "model-sweep",
+)
+Category = Literal[CATEGORIES]  # type: ignore[valid-type]
+DType = Literal["float32", "float64", "bfloat16", "float16", "float8_e4m3fn"]
+DeviceKind = Literal["cpu", "cuda", "rocm", "npu"]
+Family = Literal["cpu", "cuda", "rocm", "ascend"]
+
+# Values that end up in Dockerfiles and shell lines: one token, no whitespace, no shell metacharacters.
+Token = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/@+=-]*$", max_length=200)]
+CaseId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*[a-z0-9]$", max_length=80)]
+Url = Annotated[str, StringConstraints(pattern=r"^https://[^\s]+$")]
+OneLine = Annotated[str, StringConstraints(pattern=r"^[^\n\r]*$", min_length=1)]
+
+
+class InputError(Exception):
+    """Bad input from a user-edited file: printed as one line, never as a traceback."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------- cases
+
+class ArticleRef(Strict):
+    section: OneLine  # e.g. "1" or "2.3"
+    claim: OneLine
+    # "failure": the article says this code fails (a reproduction confirms it);
+    # "works": the article offers this code as working (a reproduction refutes it).
+    asserts: Literal["failure", "works"] = "failure"
+
+
+class Requires(Strict):
+    devices: list[DeviceKind] = ["cpu", "cuda", "rocm", "npu"]
+    min_devices: int = Field(1, ge=1)
+    min_compute_capability: float | None = Field(None, ge=3.0, le=20.0)
+    dtypes: list[DType] = ["float32"]
+    world_size: int = Field(1, ge=1, le=64)
+    launcher: Literal["python", "torchrun"] = "python"
+    timeout: int = Field(600, ge=1, le=7200)
+
+    @model_validator(mode="after")
+    def _torchrun_for_ranks(self) -> Requires:
+        if self.world_size > 1 and self.launcher != "torchrun":
+            raise ValueError("world_size > 1 needs launcher: torchrun")
+        return self
+
+
+class Oracle(Strict):
+    """What 'the bug reproduces' means for a repro script."""
+
+    kind: Literal["raises", "wrong-result", "hangs", "nonzero-exit", "stdout", "stderr"]
+    exception: str | None = None  # dotted or bare class name, for kind=raises
+    match: str | None = None  # regex on the exception message (raises) or on the output (stdout/stderr)
+
+    @model_validator(mode="after")
+    def _check(self) -> Oracle:
+        if self.exception is not None:
+            if self.kind != "raises":
+                raise ValueError("exception is only allowed with kind: raises")
+            if not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", self.exception):
+                raise ValueError(f"exception {self.exception!r} is not a (dotted) class name")
+        if self.kind in ("stdout", "stderr") and not self.match:
+            raise ValueError(f"kind: {self.kind} needs a match regex")
+        if self.match is not None:
+            try:
+                re.compile(self.match)
+            except re.error as err:
+                raise ValueError(f"match is not a valid regex: {err}") from None
+        return self
+
+
+class Expect(Strict):
+    repro: Oracle
+    fix: Literal["passes"] = "passes"
+
+
+class Case(Strict):
+    id: CaseId
+    title: OneLine
+    category: Category
+    article: ArticleRef
+    requires: Requires = Requires()
+    expect: Expect
+    overrides: dict[Token, Expect] = {}  # per-target replacement of `expect`
+    links: list[Url] = []
+    notes: str | None = None
+
+    def expect_for(self, target: str) -> Expect:
+        return self.overrides.get(target, self.expect)
+
+
+# ---------------------------------------------------------------- matrix
+
+class DeviceMatch(Strict):
+    """How a target's hardware is recognised on the machine that runs it."""
+
+    kind: DeviceKind
+    name_pattern: str | None = None  # regex on torch.cuda.get_device_name()
+    compute_capability: float | None = None  # CUDA major.minor, exact
+    gfx_arch: Token | None = None  # ROCm gcnArchName prefix, e.g. gfx942
+
+
+class TorchPins(Strict):
+    torch: Token
+    triton: Token | None = None
+    torch_npu: Token | None = None
+    index_url: Url | None = None  # where torch (and triton) come from; None = PyPI
+
+
+class Target(Strict):
+    family: Family
+    description: OneLine
+    device: DeviceMatch
+    base_image: Token
+    pins: TorchPins
+    python: Token = "3.11"
+    dtypes: list[DType]
+    device_count: int = Field(1, ge=1)
+    runner_labels: list[Token]
+    fp8: bool = False  # the article's FP8 mixed-precision configuration
+
+
+class Matrix(Strict):
+    targets: dict[CaseId, Target]
+
+
+# ---------------------------------------------------------------- loading
+
+def _describe(err: ValidationError) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    msg = first["msg"]
+    if first["type"] == "literal_error":
+        msg = f"must be {first['ctx']['expected']} (got {first['input']!r})"
+    elif first["type"] == "extra_forbidden":
+        msg = "is not a known field"
+    elif first["type"] == "string_pattern_mismatch":
+        msg = f"{first['input']!r} is not allowed (must match {first['ctx']['pattern']})"
+    return f"{where}: {msg}"
+
+
+def _read_yaml(path: Path) -> object:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark else ""
+        raise InputError(f"{path}:{line} is not valid YAML ({getattr(err, 'problem', err)})") from None
+
+
+def load_case(path: Path) -> Case:
+    data = _read_yaml(path)
+    try:
+        case = Case.model_validate(data)
+    except ValidationError as err:
+        raise InputError(f"{path}: {_describe(err)}") from None
+    if case.id != path.parent.name:
+        raise InputError(f"{path}: id: {case.id!r} must equal the folder name {path.parent.name!r}")
+    return case
+
+
+def load_matrix(path: Path) -> Matrix:
+    try:
+        return Matrix.model_validate(_read_yaml(path))
+    except ValidationError as err:
+        raise InputError(f"{path}: {_describe(err)}") from None
