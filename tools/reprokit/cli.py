@@ -100,13 +100,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     records = [r for k, r in done.items() if k in planned] + new
     kept = _kept_records(res_path, facts, planned, {c.case.id for c in corpus.discover(root / "cases")})
     run_info = {"mode": "host", "jobs": args.jobs, "cache": "cold", "reprokit": __version__,
-                "wall_seconds": round(time.monotonic() - started, 1), "shard": args.shard,
+                "wall_seconds": round(time.monotonic() - started + _previous_wall(previous, resumed), 1),
+                "shard": args.shard, "resumed": bool(resumed),
                 "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     results.save(res_path, results.ResultSet(args.target, run_info, facts, kept + records))
     journal_file.unlink(missing_ok=True)
     for path in render_all(root, out, matrix):
         print(f"wrote {path}")
     return _check_expected(root, args, {r.key: r.verdict for r in records})
+
+
+def _previous_wall(previous: results.ResultSet | None, resumed: list) -> float:
+    """Wall time already spent by the run being resumed (the journal's records, or the last results)."""
+    if resumed:
+        return 0.0  # a cut-off run's wall time died with it; run["resumed"] says the figure is partial
+    return float(previous.run.get("wall_seconds", 0)) if previous else 0.0
 
 
 def _kept_records(res_path: Path, facts: dict, planned: set[str], case_ids: set[str]) -> list:

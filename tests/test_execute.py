@@ -1,0 +1,79 @@
+"""The runner's child process handling, with real processes that crash, hang and misbehave."""
+import os
+import time
+
+import pytest
+
+from reprokit.execute import observe
+
+
+def alive(pid):
+    """True if pid runs; a zombie (killed, waiting for init to reap it) counts as gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def run(path, timeout=60, env=None):
+    return observe(path, env=env or dict(os.environ), extra_env={}, timeout=timeout)
+
+
+def test_exception_is_recorded_with_class_and_message(script):
+    obs = run(script("raises.py"))
+    assert obs.status == "fail"
+    assert obs.exception == "ValueError"
+    assert obs.message.startswith("the bug: shapes")
+    assert obs.stage == "runtime"
+    assert "Traceback" in obs.stderr_tail
+
+
+def test_clean_exit_is_pass(script):
+    obs = run(script("passes.py"))
+    assert (obs.status, obs.exit_code, obs.stdout_tail.strip()) == ("pass", 0, "all good")
+
+
+@pytest.mark.parametrize("name, sig", [("segfault.py", "SIGSEGV"), ("abort.py", "SIGABRT")])
+def test_signals_are_crashes(script, name, sig):
+    obs = run(script(name))
+    assert (obs.status, obs.signal) == ("crash", sig)
+
+
+def test_hang_is_killed_at_the_timeout(script):
+    start = time.monotonic()
+    obs = run(script("hang.py"), timeout=2)
+    assert obs.status == "timeout"
+    assert time.monotonic() - start < 30
+
+
+def test_memory_cap_gives_oom(script):
+    obs = run(script("memory_hog.py"))
+    assert obs.status == "oom"
+    assert obs.exception == "MemoryError"
+
+
+def test_flood_of_output_is_truncated_with_a_note(script):
+    obs = run(script("flood.py"))
+    assert obs.status == "pass"
+    assert obs.stdout_bytes > 100 * 1024 * 1024
+    assert "earlier bytes truncated" in obs.stdout_tail
+    assert obs.stdout_tail.rstrip().endswith("END OF FLOOD")
+    assert len(obs.stdout_tail) < 10_000
+
+
+def test_child_that_outlives_the_script_is_killed(script):
+    obs = run(script("orphan.py"))
+    pid = int(obs.stdout_tail.split("CHILD=")[1].split()[0])
+    time.sleep(0.2)
+    assert not alive(pid)
+
+
+def test_secrets_do_not_reach_case_code_and_home_is_private(script, tmp_path):
+    env = {**os.environ, "AWS_SECRET_ACCESS_KEY": "hunter2"}
+    out = run(script("show_env.py"), env=env).stdout_tail
+    assert "SECRET=<unset>" in out
+    values = dict(line.split("=", 1) for line in out.splitlines())
+    assert values["HOME"] != os.environ.get("HOME")
+    assert values["HOME"].startswith(values["CWD"]) and values["TMP"].startswith(values["CWD"])
+    assert not os.path.exists(values["CWD"])  # the private folder is removed afterwards

@@ -1,0 +1,62 @@
+"""Observation -> verdict, for every oracle kind."""
+import pytest
+
+from reprokit.execute import Observation
+from reprokit.outcome import Verdict, compare, fix_verdict, repro_verdict
+from reprokit.schema import Oracle
+
+
+def obs(status, exception=None, message=None, stdout="", chain=()):
+    probes = [{"exception": exception, "chain": list(chain)}] if exception else []
+    return Observation(status=status, exit_code=0 if status == "pass" else 1, signal=None, seconds=1.0,
+                       exception=exception, message=message, stdout_tail=stdout, probes=probes)
+
+
+RAISES = Oracle(kind="raises", exception="torch._dynamo.exc.Unsupported", match="fake")
+
+
+@pytest.mark.parametrize("observation, verdict", [
+    (obs("fail", "torch._dynamo.exc.Unsupported", "no fake impl"), Verdict.REPRODUCES),
+    (obs("fail", "torch._dynamo.exc.Unsupported", "something else"), Verdict.FAILS_DIFFERENTLY),
+    (obs("fail", "RuntimeError", "no fake impl"), Verdict.FAILS_DIFFERENTLY),
+    (obs("pass"), Verdict.DOES_NOT_REPRODUCE),
+    (obs("crash"), Verdict.FAILS_DIFFERENTLY),
+    (obs("timeout"), Verdict.TIMEOUT),
+])
+def test_raises_oracle(observation, verdict):
+    assert repro_verdict(RAISES, observation)[0] is verdict
+
+
+def test_bare_exception_name_matches_any_module_and_the_chain():
+    oracle = Oracle(kind="raises", exception="UnsupportedOperatorException")
+    seen = obs("fail", "torch._dynamo.exc.Unsupported", "x",
+               chain=["torch._dynamo.exc.Unsupported", "torch._subclasses.fake_tensor.UnsupportedOperatorException"])
+    assert repro_verdict(oracle, seen)[0] is Verdict.REPRODUCES
+
+
+def test_wrong_result_means_an_assertion_failed():
+    oracle = Oracle(kind="wrong-result")
+    assert repro_verdict(oracle, obs("fail", "AssertionError", "Tensor-likes are not close"))[0] is Verdict.REPRODUCES
+    assert repro_verdict(oracle, obs("fail", "RuntimeError", "boom"))[0] is Verdict.FAILS_DIFFERENTLY
+
+
+def test_hang_oracle():
+    oracle = Oracle(kind="hangs")
+    assert repro_verdict(oracle, obs("timeout"))[0] is Verdict.REPRODUCES
+    assert repro_verdict(oracle, obs("pass"))[0] is Verdict.DOES_NOT_REPRODUCE
+
+
+def test_stdout_oracle_also_judges_the_fix():
+    oracle = Oracle(kind="stdout", match=r"Recompiling function \w+")
+    bad = obs("pass", stdout="Recompiling function forward")
+    assert repro_verdict(oracle, bad)[0] is Verdict.REPRODUCES
+    assert fix_verdict(oracle, bad)[0] is Verdict.FIX_BROKEN
+    assert fix_verdict(oracle, obs("pass", stdout="fine"))[0] is Verdict.FIX_WORKS
+
+
+def test_compare_reports_both_directions_and_new_runs():
+    expected = {"a/repro@float32": "reproduces", "b/repro@float32": "does-not-reproduce"}
+    observed = {"a/repro@float32": "does-not-reproduce", "b/repro@float32": "does-not-reproduce",
+                "c/repro@float32": "reproduces"}
+    assert compare(expected, observed) == [("a/repro@float32", "reproduces", "does-not-reproduce"),
+                                           ("c/repro@float32", None, "reproduces")]
