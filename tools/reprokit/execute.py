@@ -146,7 +146,7 @@ def _classify(code, timed_out, seconds, probes, world_size, stdout_tail, stderr_
     elif code is not None and code < 0:
         sig = _signal_name(-code)
         status = "oom" if sig == "SIGKILL" else "crash"  # an unasked-for SIGKILL is the kernel's OOM killer
-    elif code and rank_signal and len(probes) < world_size:
+    elif code and rank_signal and len(probes) < world_size and not failed:  # not torchrun stopping the others
         sig = _signal_name(int(rank_signal.group(1)))
         status = "oom" if sig == "SIGKILL" else "crash"
     elif first.get("exception") == "MemoryError" or "OutOfMemoryError" in (first.get("exception") or ""):

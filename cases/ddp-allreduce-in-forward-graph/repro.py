@@ -1,0 +1,78 @@
+"""Record the forward/backward graphs of compile(DDP(m)) and look for collective ops in the forward graph.
+
+Run: torchrun --standalone --nproc-per-node=2 repro.py   (plain `python repro.py` launches that itself)
+"""
+import copy
+import os
+import sys
+
+import torch
+
+if "RANK" not in os.environ:  # plain `python script.py`: start 2 ranks through torchrun
+    from torch.distributed.run import main as torchrun
+
+    sys.exit(torchrun(["--standalone", "--nproc-per-node=2", os.path.abspath(__file__)]))
+
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+device = os.environ.get("REPRO_DEVICE", "cpu")
+dtype = getattr(torch, os.environ.get("REPRO_DTYPE", "float32"))
+rank = int(os.environ["RANK"])
+dist.init_process_group("nccl" if device == "cuda" else "gloo")
+if device == "cuda":
+    torch.cuda.set_device(rank)
+    device = f"cuda:{rank}"
+
+
+def make_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64), torch.nn.ReLU(),
+                               torch.nn.Linear(64, 8)).to(device=device, dtype=dtype)
+
+
+def train(model, steps=3, batches=(16,)):
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    torch.manual_seed(1 + rank)
+    for step in range(steps):
+        x = torch.randn(batches[step % len(batches)], 32, device=device, dtype=dtype)
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+    return model
+
+
+def same_params(a, b, what):
+    for (name, p), q in zip(a.named_parameters(), b.parameters()):
+        torch.testing.assert_close(q, p, msg=lambda m, n=name: f"{what}: param {n}: {m}")
+
+
+from torch._dynamo.backends.common import aot_autograd
+
+graphs = {"forward": [], "backward": []}
+
+
+def keeper(kind):
+    def compiler(gm, example_inputs):
+        graphs[kind].append(gm)
+        return gm.forward
+    return compiler
+
+
+def collectives(gm):
+    return [str(n.target) for n in gm.graph.nodes if n.op == "call_function"
+            and any(k in str(n.target) for k in ("all_reduce", "allreduce", "c10d", "_c10d_functional"))]
+
+
+recording = aot_autograd(fw_compiler=keeper("forward"), bw_compiler=keeper("backward"))
+reference = train(DDP(make_model()))
+model = DDP(make_model())
+train(torch.compile(model, backend=recording))
+same_params(reference.module, model.module, "compile(DDP(m))")
+in_fw = [c for g in graphs["forward"] for c in collectives(g)]
+in_bw = [c for g in graphs["backward"] for c in collectives(g)]
+print(f"rank {rank}: {len(graphs['forward'])} forward graphs with collectives {in_fw}; "
+      f"{len(graphs['backward'])} backward graphs with collectives {in_bw}")
+assert not in_fw, f"collective ops in the forward graph: {in_fw}"
+print(f"rank {rank}: no collective in the forward graph")
+dist.destroy_process_group()

@@ -1,0 +1,49 @@
+"""Fix: torch.compile(FSDP(m, use_orig_params=True)), the order FSDP1 documents for compile."""
+import os
+import sys
+
+import torch
+
+if "RANK" not in os.environ:  # plain `python script.py`: start 2 ranks through torchrun
+    from torch.distributed.run import main as torchrun
+
+    sys.exit(torchrun(["--standalone", "--nproc-per-node=2", os.path.abspath(__file__)]))
+
+import torch.distributed as dist
+
+device = os.environ.get("REPRO_DEVICE", "cpu")
+dtype = getattr(torch, os.environ.get("REPRO_DTYPE", "float32"))
+rank = int(os.environ["RANK"])
+dist.init_process_group("nccl" if device == "cuda" else "gloo")
+if device == "cuda":
+    torch.cuda.set_device(rank)
+    device = f"cuda:{rank}"
+
+
+def make_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).to(device, dtype)
+
+
+def train(model, steps=3):
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    torch.manual_seed(1)  # the same data on every rank: sharded and unsharded training must agree
+    losses = []
+    for _ in range(steps):
+        x = torch.randn(16, 32, device=device, dtype=dtype)
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+reference = train(make_model())
+model = FSDP(make_model(), use_orig_params=True,
+             device_id=torch.cuda.current_device() if device.startswith("cuda") else None)
+losses = train(torch.compile(model))
+torch.testing.assert_close(torch.tensor(losses), torch.tensor(reference), rtol=1e-4, atol=1e-5)
+print(f"rank {rank}: compile(FSDP(m)) trains like the unsharded model: {losses}")
+dist.destroy_process_group()
