@@ -12,7 +12,7 @@ from pathlib import Path
 from . import __version__, corpus, environment, report, results
 from .outcome import compare
 from .scheduler import RunOptions, run_all
-from .schema import InputError, Matrix, load_matrix
+from .schema import InputError, Matrix, load_claims, load_matrix
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -60,7 +60,9 @@ def render_all(root: Path, out: Path, matrix: Matrix) -> list[Path]:
     found = {name: results.load(results.results_path(out, name)) for name in matrix.targets
              if results.results_path(out, name).exists()}
     cases = corpus.discover(root / "cases")
-    return report.write_reports(out, found, cases, {n: t.description for n, t in matrix.targets.items()})
+    claims_file = root / "claims.yaml"
+    claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
+    return report.write_reports(out, found, cases, {n: t.description for n, t in matrix.targets.items()}, claims)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

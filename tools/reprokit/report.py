@@ -7,9 +7,11 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from . import ledger
 from .corpus import CaseDir
 from .environment import summary
 from .results import Record, ResultSet
+from .schema import Claims
 
 SYMBOL = {"reproduces": "🔴", "does-not-reproduce": "🟢", "fails-differently": "🟠", "timeout": "⏱",
           "skipped": "⚪", "fix-works": "✅", "fix-broken": "❌"}
@@ -90,7 +92,29 @@ def render_target(results: ResultSet, cases: dict[str, CaseDir], description: st
     return "\n".join(lines)
 
 
-def render_index(all_results: dict[str, ResultSet], cases: dict[str, CaseDir], descriptions: dict[str, str]) -> str:
+def render_ledger(claims: Claims, all_results: dict[str, ResultSet], cases: dict[str, CaseDir]) -> list[str]:
+    rows, tally = [], {t: Counter() for t in all_results}
+    for claim in claims.claims:
+        cells = []
+        for target, res in all_results.items():
+            verdict, detail = ledger.judge(claim, cases, res.records)
+            tally[target][verdict] += 1
+            cells.append(ledger.SYMBOL[verdict] + (f": {_cell(detail, 50)}" if verdict in (
+                ledger.NOT_TESTABLE, ledger.MIXED) and not claim.untestable else ""))
+        tested_by = ", ".join(f"[`{c}`](../cases/{c}/)" for c in claim.cases) or _cell(claim.untestable, 70)
+        rows.append([f"§{claim.section}", _cell(claim.claim, 90), tested_by, *cells])
+    lines = ["## Claims ledger", "",
+             "Each claim of the article, the case(s) that test it and what the recorded runs say on each target. "
+             "A claim of failure is confirmed when its repro reproduces; a claim that some code works is refuted "
+             "when that code fails.", ""]
+    lines.append(tabulate(rows, headers=["§", "claim", "tested by", *all_results], tablefmt="github"))
+    lines += ["", "Per target: " + "; ".join(
+        f"`{t}` " + ", ".join(f"{n} {v}" for v, n in sorted(c.items())) for t, c in tally.items()) + ".", ""]
+    return lines
+
+
+def render_index(all_results: dict[str, ResultSet], cases: dict[str, CaseDir], descriptions: dict[str, str],
+                 claims: Claims | None = None) -> str:
     lines = ["# Compatibility report", "",
              "Every figure below is rendered from the recorded results linked per target; nothing is edited by hand.",
              "", "## Targets", ""]
@@ -116,11 +140,13 @@ def render_index(all_results: dict[str, ResultSet], cases: dict[str, CaseDir], d
     lines.append(tabulate(matrix, headers=["case", "category", *[f"[{t}]({t}.md)" for t in targets]],
                           tablefmt="github"))
     lines += ["", "Legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOL.items()) + ".", ""]
+    if claims is not None:
+        lines += render_ledger(claims, all_results, cases)
     return "\n".join(lines)
 
 
 def write_reports(out: Path, all_results: dict[str, ResultSet], cases: list[CaseDir],
-                  descriptions: dict[str, str]) -> list[Path]:
+                  descriptions: dict[str, str], claims: Claims | None = None) -> list[Path]:
     by_id = {c.case.id: c for c in cases}
     written = []
     for name, res in all_results.items():
@@ -128,6 +154,6 @@ def write_reports(out: Path, all_results: dict[str, ResultSet], cases: list[Case
         path.write_text(render_target(res, by_id, descriptions.get(name, "")), encoding="utf-8")
         written.append(path)
     index = out / "README.md"
-    index.write_text(render_index(all_results, by_id, descriptions), encoding="utf-8")
+    index.write_text(render_index(all_results, by_id, descriptions, claims), encoding="utf-8")
     written.append(index)
     return written

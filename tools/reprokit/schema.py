@@ -143,6 +143,26 @@ class Matrix(Strict):
     targets: dict[CaseId, Target]
 
 
+# ---------------------------------------------------------------- claims ledger
+
+class Claim(Strict):
+    id: CaseId
+    section: OneLine
+    claim: OneLine
+    cases: list[CaseId] = []
+    untestable: OneLine | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> Claim:
+        if bool(self.cases) == bool(self.untestable):
+            raise ValueError("give either cases or untestable (the reason no case can test the claim)")
+        return self
+
+
+class Claims(Strict):
+    claims: list[Claim]
+
+
 # ---------------------------------------------------------------- loading
 
 def _describe(err: ValidationError) -> str:
@@ -185,3 +205,15 @@ def load_matrix(path: Path) -> Matrix:
         return Matrix.model_validate(_read_yaml(path))
     except ValidationError as err:
         raise InputError(f"{path}: {_describe(err)}") from None
+
+
+def load_claims(path: Path, case_ids: set[str]) -> Claims:
+    try:
+        claims = Claims.model_validate(_read_yaml(path))
+    except ValidationError as err:
+        raise InputError(f"{path}: {_describe(err)}") from None
+    for i, claim in enumerate(claims.claims):
+        missing = [c for c in claim.cases if c not in case_ids]
+        if missing:
+            raise InputError(f"{path}: claims.{i}.cases: no case folder {missing[0]!r} (see `reprokit list`)")
+    return claims
