@@ -139,3 +139,15 @@ def test_shards_partition_the_corpus(tmp_path):
         reprokit(root, "run", "--target", "cpu", "--shard", f"{i}/3", "--out", str(out))
         seen += [r["case"] for r in json.loads((out / "cpu" / "results.json").read_text())["records"]]
     assert sorted(set(seen)) == [f"fixture-{i:02d}" for i in range(5)] and len(seen) == 10
+
+
+def test_deadline_leaves_unstarted_runs_for_resume(tmp_path):
+    root = make_corpus(tmp_path, 4, sleep=1.0)
+    first = reprokit(root, "run", "--target", "cpu", "--jobs", "1", "--deadline", "0.5")
+    assert "runs not started before the --deadline" in first.stdout
+    data = json.loads((root / "reports" / "cpu" / "results.json").read_text())
+    assert 1 <= len(data["records"]) < 8 and data["run"]["not_started"] == 8 - len(data["records"])
+    assert "**Incomplete:**" in (root / "reports" / "cpu.md").read_text()
+    reprokit(root, "run", "--target", "cpu", "--jobs", "2", "--resume")
+    data = json.loads((root / "reports" / "cpu" / "results.json").read_text())
+    assert len(data["records"]) == 8 and data["run"]["not_started"] == 0

@@ -29,6 +29,9 @@ w1 = torch.randn(1024, 512, device=device, dtype=torch.bfloat16) * 0.05
 w2 = torch.randn(512, 1024, device=device, dtype=torch.bfloat16) * 0.05
 compiled = torch.compile(mlp, fullgraph=True)
 with torch.no_grad():
-    ref = torch.relu(x @ w1.t()) @ w2.t()
-    torch.testing.assert_close(compiled(x, w1, w2), ref, atol=0.15, rtol=0.15)
-print("FP8 compiled inference matches bf16")
+    ref64 = torch.relu(x.double() @ w1.double().t()) @ w2.double().t()
+    err_eager = (mlp(x, w1, w2).double() - ref64).abs().max().item()
+    err_compiled = (compiled(x, w1, w2).double() - ref64).abs().max().item()
+print(f"max abs error vs float64: eager FP8 {err_eager:.4f}, compiled FP8 {err_compiled:.4f}")
+assert err_compiled <= 1.5 * err_eager + 1e-3, f"compiled FP8 error {err_compiled:.4f} > 1.5 x eager {err_eager:.4f}"
+print("FP8 compiled inference is as accurate as eager FP8")

@@ -44,8 +44,14 @@ w1 = (torch.randn(1024, 512, device=device, dtype=torch.bfloat16) * 0.05).requir
 w2 = (torch.randn(512, 1024, device=device, dtype=torch.bfloat16) * 0.05).requires_grad_()
 compiled = torch.compile(mlp, fullgraph=True)
 with torch.no_grad():
-    torch.testing.assert_close(compiled(x, w1, w2), mlp_bf16(x, w1, w2), atol=0.15, rtol=0.15)
+    # Accuracy as PyTorch's dashboard checks it: against a float64 reference, the compiled error may not exceed
+    # eager's (same FP8 recipe, uncompiled) by more than a small factor.
+    ref64 = mlp_bf16(x.double(), w1.double(), w2.double())
+    err_eager = (mlp(x, w1, w2).double() - ref64).abs().max().item()
+    err_compiled = (compiled(x, w1, w2).double() - ref64).abs().max().item()
+print(f"max abs error vs float64: eager FP8 {err_eager:.4f}, compiled FP8 {err_compiled:.4f}")
+assert err_compiled <= 1.5 * err_eager + 1e-3, f"compiled FP8 error {err_compiled:.4f} > 1.5 x eager {err_eager:.4f}"
 loss = compiled(x, w1, w2).float().pow(2).mean()
 loss.backward()
 assert w1.grad is not None and torch.isfinite(w1.grad).all() and torch.isfinite(w2.grad).all()
-print(f"FP8 compiled forward matches bf16 and a training step ran (loss {loss.item():.4f})")
+print(f"FP8 compiled forward as accurate as eager FP8 and a training step ran (loss {loss.item():.4f})")

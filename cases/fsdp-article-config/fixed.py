@@ -1,4 +1,5 @@
-"""Fix: the same config with use_orig_params=True, which torch.compile of an FSDP1 module requires."""
+"""The config torch.compile documents for FSDP1: use_orig_params=True, FULL_SHARD, mixed precision, no CPU offload
+(CPU offload with use_orig_params=True fails under compile: see the case fsdp-cpu-offload-orig-params-compile)."""
 import os
 import sys
 
@@ -38,17 +39,16 @@ def train(model, steps=3):
         losses.append(loss.item())
     return losses
 
-from torch.distributed.fsdp import CPUOffload, MixedPrecision, ShardingStrategy
+from torch.distributed.fsdp import MixedPrecision, ShardingStrategy
 from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
 
 mp_policy = MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16, buffer_dtype=torch.bfloat16)
 fsdp_config = dict(  # the article's dict
     sharding_strategy=ShardingStrategy.FULL_SHARD,  # Zero-3 equivalent
-    cpu_offload=CPUOffload(offload_params=True),  # parameter offload
     mixed_precision=mp_policy,  # the same as single-GPU
 )
 reference = train(make_model())
-model = FSDP(make_model().cpu(), device_id=torch.cuda.current_device(), use_orig_params=True, **fsdp_config)
+model = FSDP(make_model(), device_id=torch.cuda.current_device(), use_orig_params=True, **fsdp_config)
 losses = train(torch.compile(model))
 torch.testing.assert_close(torch.tensor(losses), torch.tensor(reference), rtol=5e-2, atol=5e-3)
 print(f"rank {rank}: the config with use_orig_params=True trains like the unsharded model: {losses}")

@@ -5,6 +5,7 @@ import torch
 
 device = os.environ.get("REPRO_DEVICE", "cpu")
 dtype = getattr(torch, os.environ.get("REPRO_DTYPE", "float32"))
+tol = {} if dtype == torch.float32 else {"atol": 2e-2, "rtol": 2e-2}
 
 
 def update_functional(x, y):
@@ -28,6 +29,6 @@ y = torch.randn(8, 4, device=device, dtype=dtype)
 x_ref = x0.clone()
 out_ref = update_inplace(x_ref, y)
 new_x, out = torch.compile(update_functional, fullgraph=True)(x0, y)
-torch.testing.assert_close(out, out_ref)
-torch.testing.assert_close(new_x, x_ref)
+torch.testing.assert_close(out, out_ref, **tol)
+torch.testing.assert_close(new_x, x_ref, **tol)
 print("functional update compiled matches eager")

@@ -8,6 +8,8 @@ import torch
 
 device = os.environ.get("REPRO_DEVICE", "cpu")
 dtype = getattr(torch, os.environ.get("REPRO_DTYPE", "float32"))
+# Low-precision sums may round differently when fused; a bug is a difference beyond that.
+tol = {} if dtype == torch.float32 else {"atol": 2e-2, "rtol": 2e-2}
 
 
 def update(x, y):
@@ -25,6 +27,6 @@ y = torch.randn(8, 4, device=device, dtype=dtype)
 x_eager, x_comp = x0.clone(), x0.clone()
 out_eager = update(x_eager, y)
 out_comp = torch.compile(update, fullgraph=True)(x_comp, y)
-torch.testing.assert_close(out_comp, out_eager)
-torch.testing.assert_close(x_comp, x_eager)  # the input mutation must be replayed exactly
+torch.testing.assert_close(out_comp, out_eager, **tol)
+torch.testing.assert_close(x_comp, x_eager, **tol)  # the input mutation must be replayed exactly
 print("compiled in-place updates through views match eager")

@@ -94,16 +94,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         opts = RunOptions(device_kind=target.device.kind, jobs=args.jobs, timeout=args.timeout, python=args.python,
-                          ladder=not args.no_ladder)
+                          ladder=not args.no_ladder,
+                          deadline=started + args.deadline if args.deadline else None)
         new = run_all(todo, args.target, opts, journal, _progress(len(todo)))
     finally:
         journal.close()
     planned = {r.key for r in runs}
     records = [r for k, r in done.items() if k in planned] + new
+    not_started = len(planned) - len(records)
+    if not_started:
+        print(f"{not_started} runs not started before the --deadline; continue with --resume")
     kept = _kept_records(res_path, facts, planned, {c.case.id for c in corpus.discover(root / "cases")})
     run_info = {"mode": "host", "jobs": args.jobs, "cache": "cold", "reprokit": __version__,
                 "wall_seconds": round(time.monotonic() - started + _previous_wall(previous, resumed), 1),
-                "shard": args.shard, "resumed": bool(resumed),
+                "shard": args.shard, "resumed": bool(resumed), "not_started": not_started,
                 "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     results.save(res_path, results.ResultSet(args.target, run_info, facts, kept + records))
     journal_file.unlink(missing_ok=True)
@@ -151,6 +155,17 @@ def _check_expected(root: Path, args: argparse.Namespace, observed: dict[str, st
     return 1
 
 
+def cmd_accept(args: argparse.Namespace) -> int:
+    """Accept a target's recorded verdicts (e.g. results brought back from a GPU box) as its expected state."""
+    root = _root(args)
+    _target(load_matrix(root / "matrix.yaml"), args.target)
+    recorded = results.load(results.results_path(_out(args, root), args.target))
+    path = results.expected_path(root, args.target)
+    results.save_expected(path, {**results.load_expected(path), **{r.key: r.verdict for r in recorded.records}})
+    print(f"accepted {len(recorded.records)} recorded verdicts into {path.relative_to(root)}")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     root = _root(args)
     for path in render_all(root, _out(args, root), load_matrix(root / "matrix.yaml")):
@@ -195,9 +210,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--update-expected", action="store_true", help="accept the observed verdicts as expected")
     run.add_argument("--host", action="store_true", help="run in this Python environment (the default for now)")
     run.add_argument("--force", action="store_true", help="run even if this machine is not the target's hardware")
+    run.add_argument("--deadline", type=float, metavar="SECONDS",
+                     help="start no new run after this many seconds (runs in flight finish); --resume continues")
     run.add_argument("--no-ladder", action="store_true", help="do not re-run failures on eager/aot_eager")
     run.add_argument("--python", default=sys.executable, help="interpreter that runs the cases (needs torch)")
     run.set_defaults(func=cmd_run)
+
+    acc = sub.add_parser("accept", help="accept a target's recorded verdicts as its expected state (no run)")
+    acc.add_argument("--target", required=True)
+    acc.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
+    acc.set_defaults(func=cmd_accept)
 
     rep = sub.add_parser("report", help="render reports/*.md from the recorded results")
     rep.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")

@@ -71,6 +71,9 @@ def render_target(results: ResultSet, cases: dict[str, CaseDir], description: st
              f"Run: {run.get('mode', 'host')} mode, {run.get('jobs')} jobs, cold caches, "
              f"{run.get('wall_seconds', 0):.0f} s wall, finished {run.get('finished', '?')}.", "",
              summary_line(results.records), ""]
+    if run.get("not_started"):
+        lines[-1:] = [f"**Incomplete:** {run['not_started']} runs were not started before the run's deadline "
+                      "and are missing below.", ""]
     table = []
     for (case_id, dtype), variants in rows_by_case(results.records).items():
         cd = cases.get(case_id)

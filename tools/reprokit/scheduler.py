@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ class RunOptions:
     timeout: float | None = None  # overrides every case's own timeout
     python: str = sys.executable
     ladder: bool = True
+    deadline: float | None = None  # time.monotonic() after which no new run starts (runs in flight finish)
 
 
 def _record(run: CaseRun, obs: Observation, verdict: Verdict, why: str, ladder: dict | None) -> Record:
@@ -48,7 +50,10 @@ def ladder_stage(ladder: dict[str, str]) -> str:
     return "inductor"
 
 
-def execute_run(run: CaseRun, target: str, opts: RunOptions, threads: int) -> Record:
+def execute_run(run: CaseRun, target: str, opts: RunOptions, threads: int) -> Record | None:
+    """Run one CaseRun and judge it; None if the deadline passed before it could start."""
+    if opts.deadline is not None and time.monotonic() > opts.deadline:
+        return None
     oracle = run.case.expect_for(target).repro
     timeout = opts.timeout or run.case.requires.timeout
     env_extra = {"REPRO_DEVICE": DEVICE_STRING[opts.device_kind], "REPRO_DTYPE": run.dtype}
@@ -75,7 +80,10 @@ def execute_run(run: CaseRun, target: str, opts: RunOptions, threads: int) -> Re
 
 def run_all(runs: list[CaseRun], target: str, opts: RunOptions, journal: Journal,
             on_done: Callable[[Record], None] = lambda r: None) -> list[Record]:
-    """Run every CaseRun (skips are recorded at once); records are journalled in completion order."""
+    """Run every CaseRun (skips are recorded at once); records are journalled in completion order.
+
+    Runs not started before `opts.deadline` are left out (not recorded), so a later --resume runs them.
+    """
     lock = threading.Lock()
     records: list[Record] = []
 
@@ -93,5 +101,7 @@ def run_all(runs: list[CaseRun], target: str, opts: RunOptions, journal: Journal
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
         futures = [pool.submit(execute_run, run, target, opts, threads) for run in todo]
         for future in as_completed(futures):
-            finish(future.result())
+            record = future.result()
+            if record is not None:
+                finish(record)
     return records

@@ -1,0 +1,54 @@
+"""Workaround: keep use_orig_params=True and drop CPU offload (or keep offload and leave the model uncompiled)."""
+import os
+import sys
+
+import torch
+
+if "RANK" not in os.environ:  # plain `python script.py`: start 2 ranks through torchrun
+    from torch.distributed.run import main as torchrun
+
+    sys.exit(torchrun(["--standalone", "--nproc-per-node=2", os.path.abspath(__file__)]))
+
+import torch.distributed as dist
+
+device = os.environ.get("REPRO_DEVICE", "cpu")
+dtype = getattr(torch, os.environ.get("REPRO_DTYPE", "float32"))
+rank = int(os.environ["RANK"])
+dist.init_process_group("nccl" if device == "cuda" else "gloo")
+if device == "cuda":
+    torch.cuda.set_device(rank)
+    device = f"cuda:{rank}"
+
+
+def make_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).to(device, dtype)
+
+
+def train(model, steps=3):
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    torch.manual_seed(1)  # the same data on every rank: sharded and unsharded training must agree
+    losses = []
+    for _ in range(steps):
+        x = torch.randn(16, 32, device=device, dtype=dtype)
+        opt.zero_grad()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+from torch.distributed.fsdp import MixedPrecision, ShardingStrategy
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+mp_policy = MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16, buffer_dtype=torch.bfloat16)
+fsdp_config = dict(  # the article's dict
+    sharding_strategy=ShardingStrategy.FULL_SHARD,  # Zero-3 equivalent
+    mixed_precision=mp_policy,  # the same as single-GPU
+)
+reference = train(make_model())
+model = FSDP(make_model(), device_id=torch.cuda.current_device(), use_orig_params=True, **fsdp_config)
+losses = train(torch.compile(model))
+torch.testing.assert_close(torch.tensor(losses), torch.tensor(reference), rtol=5e-2, atol=5e-3)
+print(f"rank {rank}: the config with use_orig_params=True trains like the unsharded model: {losses}")
+dist.destroy_process_group()
