@@ -107,7 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     kept = _kept_records(res_path, facts, planned, {c.case.id for c in corpus.discover(root / "cases")})
     run_info = {"mode": "host", "jobs": args.jobs, "cache": "cold", "reprokit": __version__,
                 "wall_seconds": round(time.monotonic() - started + _previous_wall(previous, resumed), 1),
-                "shard": args.shard, "resumed": bool(resumed), "not_started": not_started,
+                "shard": args.shard, "resumed": bool(resumed), "not_started": not_started, "selection": args.case,
                 "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
     results.save(res_path, results.ResultSet(args.target, run_info, facts, kept + records))
     journal_file.unlink(missing_ok=True)

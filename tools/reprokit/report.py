@@ -64,32 +64,43 @@ def summary_line(records: list[Record]) -> str:
             f"Fixes: {fixes['fix-works']} work, {fixes['fix-broken']} broken, {fixes['skipped']} skipped.")
 
 
+def _case_row(case_id: str, dtype: str, variants: dict[str, Record], cd: CaseDir | None) -> list:
+    repro = variants.get("repro")
+    fix = outcome_text(variants.get("fixed")) if "fixed" in variants else "no fix yet"
+    if "article_fix" in variants:
+        fix += f"<br>article's fix: {outcome_text(variants['article_fix'])}"
+    breaks = (repro.dynamo or {}).get("graph_breaks") if repro and repro.dynamo else None
+    return [f"[`{case_id}`](../cases/{case_id}/)" + (f" `{dtype}`" if dtype != "float32" else ""),
+            cd.case.category if cd else "?",
+            f"§{cd.case.article.section}: {_cell(cd.case.article.claim, 80)}" if cd else "",
+            outcome_text(repro), fix, (repro.stage or "") if repro else "",
+            "" if breaks is None else breaks, f"{repro.seconds:.1f}" if repro and repro.status else ""]
+
+
 def render_target(results: ResultSet, cases: dict[str, CaseDir], description: str) -> str:
     run, env = results.run, results.environment
     lines = [f"# `{results.target}`: {description}", "",
              f"Recorded on {summary(env)}.  ",
              f"Run: {run.get('mode', 'host')} mode, {run.get('jobs')} jobs, cold caches, "
-             f"{run.get('wall_seconds', 0):.0f} s wall, finished {run.get('finished', '?')}.", "",
+             f"{run.get('wall_seconds', 0):.0f} s wall"
+             + (f" for the selection {', '.join(run['selection'])}" if run.get("selection") else "")
+             + f", finished {run.get('finished', '?')}.", "",
              summary_line(results.records), ""]
     if run.get("not_started"):
         lines[-1:] = [f"**Incomplete:** {run['not_started']} runs were not started before the run's deadline "
                       "and are missing below.", ""]
-    table = []
+    single, multi = [], []
     for (case_id, dtype), variants in rows_by_case(results.records).items():
         cd = cases.get(case_id)
-        repro = variants.get("repro")
-        fix = outcome_text(variants.get("fixed")) if "fixed" in variants else "no fix yet"
-        if "article_fix" in variants:
-            fix += f"<br>article's fix: {outcome_text(variants['article_fix'])}"
-        breaks = (repro.dynamo or {}).get("graph_breaks") if repro and repro.dynamo else None
-        table.append([
-            f"[`{case_id}`](../cases/{case_id}/)" + (f" `{dtype}`" if dtype != "float32" else ""),
-            cd.case.category if cd else "?",
-            f"§{cd.case.article.section}: {_cell(cd.case.article.claim, 80)}" if cd else "",
-            outcome_text(repro), fix, (repro.stage or "") if repro else "",
-            "" if breaks is None else breaks, f"{repro.seconds:.1f}" if repro and repro.status else ""])
+        row = _case_row(case_id, dtype, variants, cd)
+        needs = cd.case.requires if cd else None
+        (multi if needs and max(needs.world_size, needs.min_devices) > 1 else single).append(row)
     headers = ["case", "category", "article's claim", "repro", "fix", "stage", "graph breaks", "s"]
-    lines.append(tabulate(table, headers=headers, tablefmt="github"))
+    lines.append(tabulate(single, headers=headers, tablefmt="github"))
+    if multi:
+        lines += ["", "### Multi-process and multi-GPU cases", "",
+                  "Launched with torchrun, one process per rank (gloo on CPU, NCCL on GPUs; NVLink multicast off).", "",
+                  tabulate(multi, headers=headers, tablefmt="github")]
     lines += ["", "Legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOL.items()) + ".",
               f"Raw records: [`{results.target}/results.json`]({results.target}/results.json).", ""]
     return "\n".join(lines)
