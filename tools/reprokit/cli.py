@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import os
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, corpus, environment, report, results
+from . import __version__, corpus, environment, report, results, sweep, sweep_report
 from .outcome import compare
 from .scheduler import RunOptions, run_all
 from .schema import InputError, Matrix, load_claims, load_matrix
@@ -62,23 +63,28 @@ def render_all(root: Path, out: Path, matrix: Matrix) -> list[Path]:
     cases = corpus.discover(root / "cases")
     claims_file = root / "claims.yaml"
     claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
-    return report.write_reports(out, found, cases, {n: t.description for n, t in matrix.targets.items()}, claims)
+    descriptions = {n: t.description for n, t in matrix.targets.items()}
+    sweeps = {name: results.load(results.results_path(out, name, "sweep")) for name in matrix.targets
+              if results.results_path(out, name, "sweep").exists()}
+    written = sweep_report.write_reports(out, sweeps, descriptions)
+    return report.write_reports(out, found, cases, descriptions, claims, sweeps) + written
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     root = _root(args)
     matrix = load_matrix(root / "matrix.yaml")
     target = _target(matrix, args.target)
-    cases = corpus.select(corpus.discover(root / "cases"), args.case)
     out = _out(args, root)
-    res_path, journal_file = results.results_path(out, args.target), results.journal_path(out, args.target)
+    suite = args.suite
+    res_path = results.results_path(out, args.target, suite)
+    journal_file = results.journal_path(out, args.target, suite)
     previous = results.load(res_path) if res_path.exists() and args.resume else None
     resumed = results.load_journal(journal_file) if args.resume and journal_file.exists() else []
     facts = environment.collect(args.python)
     mismatch = environment.hardware_mismatch(args.target, target, facts)
     if mismatch and not args.force:
         raise InputError(f"{mismatch}; pass --force to run anyway")
-    runs = corpus.shard(corpus.plan(cases, args.target, target, facts), args.shard)
+    runs = corpus.shard(_plan(args, root, target, facts), args.shard)
     done = {r.key: r for r in (previous.records if previous else [])}
     done.update({r.key: r for r in resumed})
     todo = [r for r in runs if r.key not in done]
@@ -104,8 +110,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     not_started = len(planned) - len(records)
     if not_started:
         print(f"{not_started} runs not started before the --deadline; continue with --resume")
-    kept = _kept_records(res_path, facts, planned, {c.case.id for c in corpus.discover(root / "cases")})
-    run_info = {"mode": "host", "jobs": args.jobs, "cache": "cold", "reprokit": __version__,
+    kept = _kept_records(res_path, facts, planned, {r.case.id for r in _plan(args, root, target, facts, every=True)})
+    run_info = {"suite": suite, "smoke": bool(args.smoke), "mode": "host", "jobs": args.jobs, "cache": "cold", "reprokit": __version__,
                 "wall_seconds": round(time.monotonic() - started + _previous_wall(previous, resumed), 1),
                 "shard": args.shard, "resumed": bool(resumed), "not_started": not_started, "selection": args.case,
                 "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
@@ -114,6 +120,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     for path in render_all(root, out, matrix):
         print(f"wrote {path}")
     return _check_expected(root, args, {r.key: r.verdict for r in records})
+
+
+def _plan(args: argparse.Namespace, root: Path, target, facts: dict, every: bool = False) -> list:
+    """The CaseRuns of the chosen suite (all of them with every=True, for deciding which old records to keep)."""
+    globs = [] if every else args.case
+    if args.suite == "sweep":
+        runs = sweep.plan(root / "sweep", args.target, target, facts, smoke=args.smoke and not every)
+        chosen = {c for c in {r.case.id for r in runs} if not globs or any(fnmatch.fnmatchcase(c, g) for g in globs)}
+        if globs and not chosen:
+            raise InputError(f"--case {globs[0]!r}: no sweep structure matches (ids are sweep-<model>)")
+        return [r for r in runs if r.case.id in chosen]
+    return corpus.plan(corpus.select(corpus.discover(root / "cases"), globs), args.target, target, facts)
 
 
 def _previous_wall(previous: results.ResultSet | None, resumed: list) -> float:
@@ -136,7 +154,7 @@ def _kept_records(res_path: Path, facts: dict, planned: set[str], case_ids: set[
 
 
 def _check_expected(root: Path, args: argparse.Namespace, observed: dict[str, str]) -> int:
-    path = results.expected_path(root, args.target)
+    path = results.expected_path(root, args.target, args.suite)
     expected = results.load_expected(path)
     if args.update_expected:
         merged = {**expected, **observed}
@@ -150,7 +168,7 @@ def _check_expected(root: Path, args: argparse.Namespace, observed: dict[str, st
     print(f"{len(changed)} verdicts differ from {path.relative_to(root)}:")
     for key, was, now in changed:
         print(f"  {key}: {was or '(new)'} -> {now}")
-    accept = f"reprokit run --target {args.target} " + " ".join(f"--case {c}" for c in sorted({k.split('/')[0] for k, _, _ in changed}))
+    accept = f"reprokit run --target {args.target} " + ("--suite sweep " if args.suite == "sweep" else "") + " ".join(f"--case {c}" for c in sorted({k.split('/')[0] for k, _, _ in changed}))
     print(f"accept the new state with: {accept} --update-expected")
     return 1
 
@@ -163,6 +181,22 @@ def cmd_accept(args: argparse.Namespace) -> int:
     path = results.expected_path(root, args.target)
     results.save_expected(path, {**results.load_expected(path), **{r.key: r.verdict for r in recorded.records}})
     print(f"accepted {len(recorded.records)} recorded verdicts into {path.relative_to(root)}")
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    """Drop recorded runs (e.g. made with a harness since fixed); `run --resume` runs them again."""
+    root = _root(args)
+    path = results.results_path(_out(args, root), args.target, args.suite)
+    recorded = results.load(path)
+    keep = [r for r in recorded.records if not any(fnmatch.fnmatchcase(r.key, g) for g in args.key)]
+    dropped = len(recorded.records) - len(keep)
+    if not dropped:
+        raise InputError(f"{path}: no record matches {args.key[0]!r} (keys look like case/variant@dtype)")
+    recorded.run["not_started"] = recorded.run.get("not_started", 0) + dropped
+    results.save(path, results.ResultSet(recorded.target, recorded.run, recorded.environment, keep))
+    print(f"dropped {dropped} records from {path}; `reprokit run --target {args.target} --suite {args.suite} "
+          "--resume` runs them again")
     return 0
 
 
@@ -202,6 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the corpus on one target and render its report")
     run.add_argument("--target", required=True)
     run.add_argument("--case", action="append", default=[], metavar="GLOB", help="select cases (repeatable)")
+    run.add_argument("--suite", choices=["cases", "sweep"], default="cases",
+                     help="the repro corpus (default) or the model-structure sweep")
+    run.add_argument("--smoke", action="store_true", help="with --suite sweep: only the smoke subset")
     run.add_argument("--shard", metavar="I/N", help="run the I-th of N deterministic slices")
     run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel runs (default: CPU cores)")
     run.add_argument("--timeout", type=float, help="seconds; overrides every case's own timeout")
@@ -220,6 +257,13 @@ def build_parser() -> argparse.ArgumentParser:
     acc.add_argument("--target", required=True)
     acc.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
     acc.set_defaults(func=cmd_accept)
+
+    fgt = sub.add_parser("forget", help="drop recorded runs so that --resume runs them again")
+    fgt.add_argument("--target", required=True)
+    fgt.add_argument("--suite", choices=["cases", "sweep"], default="cases")
+    fgt.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
+    fgt.add_argument("key", nargs="+", metavar="KEY_GLOB", help="record keys, e.g. 'sweep-*/train-default@float8*'")
+    fgt.set_defaults(func=cmd_forget)
 
     rep = sub.add_parser("report", help="render reports/*.md from the recorded results")
     rep.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")

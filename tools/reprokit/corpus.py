@@ -35,6 +35,7 @@ class CaseRun:
     variant: str
     dtype: str
     skip: str | None = None
+    env: tuple[tuple[str, str], ...] = ()  # extra environment (the sweep's cell parameters)
 
     @property
     def key(self) -> str:

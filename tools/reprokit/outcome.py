@@ -34,8 +34,20 @@ def _output_matches(oracle: Oracle, obs: Observation) -> bool:
     return bool(re.search(oracle.match or "", text, re.MULTILINE))
 
 
+SKIP_EXIT_CODE = 77  # a script's "not applicable here" (the automake/ctest convention); its last line says why
+
+
+def _skipped(obs: Observation) -> tuple[Verdict, str] | None:
+    if obs.status == "fail" and obs.exit_code == SKIP_EXIT_CODE and not obs.exception:
+        lines = obs.stdout_tail.strip().splitlines()
+        return Verdict.SKIPPED, f"the script skipped itself: {lines[-1] if lines else 'no reason printed'}"
+    return None
+
+
 def repro_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
     """The verdict of a repro script and one line saying why."""
+    if skipped := _skipped(obs):
+        return skipped
     chain = next((p.get("chain", []) for p in obs.probes if p.get("exception")), [])
     if oracle.kind == "hangs":
         if obs.status == "timeout":
@@ -67,6 +79,8 @@ def repro_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
 
 
 def fix_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
+    if skipped := _skipped(obs):
+        return skipped
     if obs.status != "pass":
         return Verdict.FIX_BROKEN, f"{obs.status}: {obs.exception or obs.signal or 'exit ' + str(obs.exit_code)}"
     if oracle.kind in ("stdout", "stderr") and _output_matches(oracle, obs):

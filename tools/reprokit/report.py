@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from . import ledger
+from . import ledger, sweep_report
 from .corpus import CaseDir
 from .environment import summary
 from .results import Record, ResultSet
@@ -128,7 +128,7 @@ def render_ledger(claims: Claims, all_results: dict[str, ResultSet], cases: dict
 
 
 def render_index(all_results: dict[str, ResultSet], cases: dict[str, CaseDir], descriptions: dict[str, str],
-                 claims: Claims | None = None) -> str:
+                 claims: Claims | None = None, sweeps: dict[str, ResultSet] | None = None) -> str:
     lines = ["# Compatibility report", "",
              "Every figure below is rendered from the recorded results linked per target; nothing is edited by hand.",
              "", "## Targets", ""]
@@ -156,11 +156,13 @@ def render_index(all_results: dict[str, ResultSet], cases: dict[str, CaseDir], d
     lines += ["", "Legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOL.items()) + ".", ""]
     if claims is not None:
         lines += render_ledger(claims, all_results, cases)
+    lines += sweep_report.index_section(sweeps or {})
     return "\n".join(lines)
 
 
 def write_reports(out: Path, all_results: dict[str, ResultSet], cases: list[CaseDir],
-                  descriptions: dict[str, str], claims: Claims | None = None) -> list[Path]:
+                  descriptions: dict[str, str], claims: Claims | None = None,
+                  sweeps: dict[str, ResultSet] | None = None) -> list[Path]:
     by_id = {c.case.id: c for c in cases}
     written = []
     for name, res in all_results.items():
@@ -168,6 +170,6 @@ def write_reports(out: Path, all_results: dict[str, ResultSet], cases: list[Case
         path.write_text(render_target(res, by_id, descriptions.get(name, "")), encoding="utf-8")
         written.append(path)
     index = out / "README.md"
-    index.write_text(render_index(all_results, by_id, descriptions, claims), encoding="utf-8")
+    index.write_text(render_index(all_results, by_id, descriptions, claims, sweeps), encoding="utf-8")
     written.append(index)
     return written

@@ -62,12 +62,16 @@ class ResultSet:
         return json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
 
 
-def results_path(out: Path, target: str) -> Path:
-    return out / target / "results.json"
+# The corpus of cases and the model sweep are two suites with separate files, read and written the same way.
+SUITE_FILE = {"cases": "results", "sweep": "sweep"}
 
 
-def journal_path(out: Path, target: str) -> Path:
-    return out / target / "results.partial.jsonl"
+def results_path(out: Path, target: str, suite: str = "cases") -> Path:
+    return out / target / f"{SUITE_FILE[suite]}.json"
+
+
+def journal_path(out: Path, target: str, suite: str = "cases") -> Path:
+    return out / target / f"{SUITE_FILE[suite]}.partial.jsonl"
 
 
 def load(path: Path) -> ResultSet:
@@ -119,8 +123,8 @@ def save(path: Path, results: ResultSet) -> None:
 
 # ---------------------------------------------------------------- expected state (committed baseline)
 
-def expected_path(root: Path, target: str) -> Path:
-    return root / "expected" / f"{target}.yaml"
+def expected_path(root: Path, target: str, suite: str = "cases") -> Path:
+    return root / "expected" / (f"{target}.yaml" if suite == "cases" else f"{target}-{suite}.yaml")
 
 
 def load_expected(path: Path) -> dict[str, str]:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
-from .corpus import DEVICE_STRING, CaseRun
+from .corpus import DEVICE_STRING, FIX_VARIANTS, CaseRun
 from .execute import Observation, observe
 from .outcome import Verdict, fix_verdict, repro_verdict
 from .results import Journal, Record
@@ -56,7 +56,7 @@ def execute_run(run: CaseRun, target: str, opts: RunOptions, threads: int) -> Re
         return None
     oracle = run.case.expect_for(target).repro
     timeout = opts.timeout or run.case.requires.timeout
-    env_extra = {"REPRO_DEVICE": DEVICE_STRING[opts.device_kind], "REPRO_DTYPE": run.dtype}
+    env_extra = {"REPRO_DEVICE": DEVICE_STRING[opts.device_kind], "REPRO_DTYPE": run.dtype, **dict(run.env)}
 
     def go(extra: dict[str, str]) -> Observation:
         return observe(run.script, env=dict(os.environ), extra_env={**env_extra, **extra}, timeout=timeout,
@@ -64,14 +64,15 @@ def execute_run(run: CaseRun, target: str, opts: RunOptions, threads: int) -> Re
                        python=opts.python, threads=threads)
 
     obs = go({})
-    if run.variant != "repro":
+    if run.variant in FIX_VARIANTS:
         verdict, why = fix_verdict(oracle, obs)
         return _record(run, obs, verdict, why, None)
     verdict, why = repro_verdict(oracle, obs)
     ladder = None
     # A failure whose traceback names no compiler stage (a wrong result, an error raised at run time) is placed
     # by re-running it on the simpler backends.
-    if opts.ladder and obs.status == "fail" and obs.stage in ("runtime", None) and obs.dynamo:
+    if (opts.ladder and verdict is not Verdict.SKIPPED and obs.status == "fail" and obs.stage in ("runtime", None)
+            and obs.dynamo):
         ladder = {backend: go({"REPROKIT_BACKEND": backend}).status for backend in LADDER}
         ladder["default"] = obs.status
         obs.stage = ladder_stage(ladder)

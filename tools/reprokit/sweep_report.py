@@ -1,0 +1,151 @@
+"""Render the model sweep: pass rates with denominators beside the article's figures, failing cells, a heatmap."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from tabulate import tabulate
+
+from .environment import summary
+from .results import Record, ResultSet
+
+ARTICLE_FAILURE_RATE, ARTICLE_FP8_FAILURE_RATE, ARTICLE_STRUCTURES = 0.632, 0.89, 27
+FAILED = ("reproduces", "fails-differently", "timeout")
+
+
+def metrics(rec: Record) -> dict:
+    """The cell's own SWEEP_RESULT line (compile time, speedup, accuracy), when it got that far."""
+    for line in reversed(rec.stdout_tail.splitlines()):
+        if line.startswith("SWEEP_RESULT "):
+            return json.loads(line[len("SWEEP_RESULT "):])
+    return {}
+
+
+def ran(records: list[Record]) -> list[Record]:
+    return [r for r in records if r.verdict != "skipped"]
+
+
+def rate(records: list[Record]) -> str:
+    done = ran(records)
+    failed = sum(r.verdict in FAILED for r in done)
+    return f"{failed / len(done):.1%} ({failed}/{len(done)})" if done else "—"
+
+
+def column(rec: Record) -> str:
+    return f"{rec.variant}@{rec.dtype}"
+
+
+def structure(rec: Record) -> str:
+    return rec.case.removeprefix("sweep-")
+
+
+def summary_rows(res: ResultSet) -> list[list]:
+    done = ran(res.records)
+    by_structure = defaultdict(list)
+    for r in done:
+        by_structure[structure(r)].append(r)
+    any_fail = sum(any(r.verdict in FAILED for r in rs) for rs in by_structure.values())
+    default = [r for r in done if r.variant == "inference-default" and r.dtype == "float32"]
+    fp8 = [r for r in done if r.dtype.startswith("float8")]
+    rows = [["cells failing (error or inaccurate)", rate(done), f"{ARTICLE_FAILURE_RATE:.1%}"],
+            ["structures failing at least one cell",
+             f"{any_fail / len(by_structure):.1%} ({any_fail}/{len(by_structure)})" if by_structure else "—",
+             f"{ARTICLE_FAILURE_RATE:.1%} of {ARTICLE_STRUCTURES}"],
+            ["structures failing the plain call (inference, default, float32)", rate(default), "—"]]
+    if fp8:
+        rows.append(["FP8 cells failing", rate(fp8), f"{ARTICLE_FP8_FAILURE_RATE:.0%}"])
+    return rows
+
+
+def render_target(res: ResultSet, description: str, heatmap: str | None) -> str:
+    run = res.run
+    lines = [f"# Model sweep on `{res.target}`: {description}", "",
+             f"Recorded on {summary(res.environment)}.  ",
+             f"Run: {run.get('jobs')} jobs, cold caches, {run.get('wall_seconds', 0):.0f} s wall for "
+             f"{len(res.records)} cells{' (smoke subset)' if run.get('smoke') else ''}, finished "
+             f"{run.get('finished', '?')}.", "",
+             *([f"**Incomplete:** {run['not_started']} cells of the grid are not recorded (not started before the "
+                "run's deadline, or dropped with `reprokit forget`); they are left out of every rate below.", ""]
+               if run.get("not_started") else []),
+             "A cell passes when the compiled model runs and is as accurate as PyTorch's dashboard requires "
+             "(`torch._dynamo.utils.same` against a float64 reference). The article's 63.2% cannot be k/27 for any k "
+             "(17/27 = 63.0%), so it is shown beside both a cell rate and a structure rate.", "",
+             tabulate(summary_rows(res), headers=["measure", "measured", "article"], tablefmt="github"), "",
+             "## Failure rate per configuration", ""]
+    by_col = defaultdict(list)
+    for r in res.records:
+        by_col[column(r)].append(r)
+    lines.append(tabulate([[c, rate(rs)] for c, rs in sorted(by_col.items())],
+                          headers=["mode-config@dtype", "failing"], tablefmt="github"))
+    if heatmap:
+        lines += ["", f"![structure x configuration]({heatmap})"]
+    failing = [r for r in res.records if r.verdict in FAILED]
+    lines += ["", f"## Failing cells ({len(failing)})", ""]
+    rows = [[structure(r), column(r), r.stage or "", f"`{(r.exception or r.status or '').rsplit('.', 1)[-1]}`",
+             " ".join(((r.message or r.why or "").splitlines() or [""])[0].split())[:100].replace("|", "\\|")]
+            for r in sorted(failing, key=lambda r: r.key)]
+    lines.append(tabulate(rows, headers=["structure", "cell", "stage", "error", "message"], tablefmt="github")
+                 if rows else "None.")
+    passing = [(structure(r), column(r), metrics(r)) for r in res.records if r.verdict == "does-not-reproduce"]
+    speed = [(s, c, m["speedup"], m["compile_seconds"]) for s, c, m in passing if m.get("speedup")]
+    if speed:
+        lines += ["", "## Compile time and speedup of the passing cells", "",
+                  tabulate(sorted(speed), headers=["structure", "cell", "speedup over eager", "compile s"],
+                           tablefmt="github", floatfmt=".2f")]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def write_heatmap(res: ResultSet, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    cols = sorted({column(r) for r in res.records})
+    rows = sorted({structure(r) for r in res.records})
+    value = {"does-not-reproduce": 0, "skipped": 1}
+    grid = [[2] * len(cols) for _ in rows]  # 2 = failed, unless recorded otherwise
+    present = {(structure(r), column(r)): value.get(r.verdict, 2) for r in res.records}
+    for i, s in enumerate(rows):
+        for j, c in enumerate(cols):
+            grid[i][j] = present.get((s, c), 1)
+    fig, ax = plt.subplots(figsize=(1.0 + 0.45 * len(cols), 1.0 + 0.28 * len(rows)))
+    ax.imshow(grid, cmap=ListedColormap(["#2e7d32", "#bdbdbd", "#c62828"]), vmin=0, vmax=2, aspect="auto")
+    ax.set_xticks(range(len(cols)), cols, rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(len(rows)), rows, fontsize=7)
+    ax.set_title(f"{res.target}: green passes, red fails, grey not run", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(fig)
+
+
+def write_reports(out: Path, sweeps: dict[str, ResultSet], descriptions: dict[str, str]) -> list[Path]:
+    written = []
+    for name, res in sweeps.items():
+        png = out / name / "sweep-heatmap.png"
+        write_heatmap(res, png)
+        md = out / f"{name}-sweep.md"
+        md.write_text(render_target(res, descriptions.get(name, ""), f"{name}/sweep-heatmap.png"), encoding="utf-8")
+        written += [md, png]
+    return written
+
+
+def index_section(sweeps: dict[str, ResultSet]) -> list[str]:
+    if not sweeps:
+        return []
+    rows = []
+    for name, res in sweeps.items():
+        measured = {row[0]: row[1] for row in summary_rows(res)}
+        rows.append([f"[`{name}`]({name}-sweep.md)", summary(res.environment),
+                     measured["cells failing (error or inaccurate)"], measured["structures failing at least one cell"],
+                     measured.get("FP8 cells failing", "—"), f"{res.run.get('wall_seconds', 0):.0f} s"
+                     + (" (smoke)" if res.run.get("smoke") else "")])
+    return ["## Model-structure sweep", "",
+            f"The article's headline: {ARTICLE_FAILURE_RATE:.1%} of {ARTICLE_STRUCTURES} structures fail; "
+            f"{ARTICLE_FP8_FAILURE_RATE:.0%} with FP8 on H100. Measured:", "",
+            tabulate(rows, headers=["target", "recorded on", "cells failing", "structures failing a cell",
+                                    "FP8 cells failing", "wall"], tablefmt="github"), ""]
