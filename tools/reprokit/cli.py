@@ -10,10 +10,10 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, corpus, environment, report, results, sweep, sweep_report
+from . import __version__, corpus, environment, new_case, report, results, sweep, sweep_report, upstream, validate
 from .outcome import compare
 from .scheduler import RunOptions, run_all
-from .schema import InputError, Matrix, load_claims, load_matrix
+from .schema import CATEGORIES, InputError, Matrix, load_claims, load_matrix
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -200,6 +200,39 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_new_case(args: argparse.Namespace) -> int:
+    root = _root(args)
+    oracle = new_case.oracle_from_flags(args.raises, args.match, args.stdout, args.stderr, args.hang)
+    folder = new_case.create(root / "cases", args.id, source=Path(args.source) if args.source else None,
+                             title=args.title, category=args.category, links=args.link, oracle=oracle,
+                             timeout=args.timeout)
+    print(f"created {folder.relative_to(root)}/ ({', '.join(sorted(p.name for p in folder.iterdir()))}); next: "
+          f"reprokit run --target cpu --case {args.id}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    problems = validate.validate(_root(args))
+    for problem in problems:
+        print(problem)
+    print(f"{len(problems)} problem(s)" if problems else "all cases, matrix.yaml, claims.yaml and the sweep are valid")
+    return 1 if problems else 0
+
+
+def cmd_upstream(args: argparse.Namespace) -> int:
+    root = _root(args)
+    cd = next((c for c in corpus.discover(root / "cases") if c.case.id == args.id), None)
+    if cd is None:
+        raise InputError(f"{args.id!r}: no such case (see `reprokit list`)")
+    recorded = results.load(results.results_path(_out(args, root), args.target))
+    if not any(r.case == args.id for r in recorded.records):
+        raise InputError(f"{args.id!r}: no recorded run on {args.target}; run `reprokit run --target {args.target} "
+                         f"--case {args.id}` first")
+    path = upstream.write(cd, recorded, root / "reports" / "upstream")
+    print(f"wrote {path.relative_to(root)}")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     root = _root(args)
     for path in render_all(root, _out(args, root), load_matrix(root / "matrix.yaml")):
@@ -264,6 +297,29 @@ def build_parser() -> argparse.ArgumentParser:
     fgt.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
     fgt.add_argument("key", nargs="+", metavar="KEY_GLOB", help="record keys, e.g. 'sweep-*/train-default@float8*'")
     fgt.set_defaults(func=cmd_forget)
+
+    new = sub.add_parser("new-case", help="scaffold cases/ID, or make a case of a standalone repro script")
+    new.add_argument("id", metavar="ID")
+    new.add_argument("--from", dest="source", metavar="SCRIPT.py", help="copy this script unchanged as repro.py")
+    new.add_argument("--raises", metavar="CLASS", help="the bug reproduces when this exception is raised")
+    new.add_argument("--match", metavar="REGEX", help="... and its message matches this regex")
+    new.add_argument("--stdout", metavar="REGEX", help="the bug reproduces when stdout matches")
+    new.add_argument("--stderr", metavar="REGEX", help="the bug reproduces when stderr matches")
+    new.add_argument("--hang", action="store_true", help="the bug is a hang: it reproduces past --timeout")
+    new.add_argument("--timeout", type=int, help="seconds before a run is killed")
+    new.add_argument("--category", default="diagnosis", choices=CATEGORIES)
+    new.add_argument("--link", action="append", default=[], metavar="URL", help="upstream issue (repeatable)")
+    new.add_argument("--title")
+    new.set_defaults(func=cmd_new_case)
+
+    val = sub.add_parser("validate", help="check every case, matrix.yaml, claims.yaml and the sweep (runs nothing)")
+    val.set_defaults(func=cmd_validate)
+
+    ups = sub.add_parser("upstream", help="write reports/upstream/ID.md, a ready-to-file PyTorch bug report")
+    ups.add_argument("id", metavar="ID")
+    ups.add_argument("--target", default="cpu")
+    ups.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
+    ups.set_defaults(func=cmd_upstream)
 
     rep = sub.add_parser("report", help="render reports/*.md from the recorded results")
     rep.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")

@@ -29,7 +29,8 @@ def judge(claim: Claim, cases: dict[str, CaseDir], records: list[Record]) -> tup
     runs = [r for r in records if r.case in claim.cases and r.variant == "repro"]
     if not runs:
         return NOT_RUN, "no recorded run"
-    stances = [(r, record_stance(r, cases[r.case].case.article.asserts)) for r in runs if r.case in cases]
+    stances = [(r, record_stance(r, cases[r.case].case.article.asserts if cases[r.case].case.article else "failure"))
+               for r in runs if r.case in cases]
     judged = [s for _, s in stances if s is not None]
     if not judged:
         return NOT_TESTABLE, runs[0].why

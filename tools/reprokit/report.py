@@ -72,7 +72,8 @@ def _case_row(case_id: str, dtype: str, variants: dict[str, Record], cd: CaseDir
     breaks = (repro.dynamo or {}).get("graph_breaks") if repro and repro.dynamo else None
     return [f"[`{case_id}`](../cases/{case_id}/)" + (f" `{dtype}`" if dtype != "float32" else ""),
             cd.case.category if cd else "?",
-            f"§{cd.case.article.section}: {_cell(cd.case.article.claim, 80)}" if cd else "",
+            f"§{cd.case.article.section}: {_cell(cd.case.article.claim, 80)}" if cd and cd.case.article
+            else (_cell(cd.case.title, 80) if cd else ""),
             outcome_text(repro), fix, (repro.stage or "") if repro else "",
             "" if breaks is None else breaks, f"{repro.seconds:.1f}" if repro and repro.status else ""]
 

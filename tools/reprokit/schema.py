@@ -97,7 +97,7 @@ class Case(Strict):
     id: CaseId
     title: OneLine
     category: Category
-    article: ArticleRef
+    article: ArticleRef | None = None  # where the article makes the claim; None for cases from elsewhere
     requires: Requires = Requires()
     expect: Expect
     overrides: dict[Token, Expect] = {}  # per-target replacement of `expect`

@@ -1,0 +1,102 @@
+"""A contributor's path: a script from an issue -> a case -> a verdict, in three commands; validate; upstream."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CONTRIB = Path(__file__).parent / "fixtures" / "contrib"
+
+
+def reprokit(root, *args):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
+    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], env=env,
+                          capture_output=True, text=True)
+
+
+@pytest.fixture
+def empty_repo(tmp_path):
+    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    (tmp_path / "cases").mkdir()
+    return tmp_path
+
+
+@pytest.mark.parametrize("script, oracle, verdict", [
+    ("data_dependent_branch.py", ["--raises", "torch._dynamo.exc.Unsupported", "--match", "(?i)data.dependent"],
+     "reproduces"),
+    ("data_dependent_branch.py", ["--raises", "RuntimeError", "--match", "never says this"], "fails-differently"),
+    ("printed_dtype.py", ["--stdout", r"result dtype: torch\.int64"], "reproduces"),
+    ("printed_dtype.py", ["--stdout", r"result dtype: torch\.float16"], "does-not-reproduce"),
+    ("recompiles.py", ["--stderr", "Recompiling function"], "reproduces"),
+    ("hangs.py", ["--hang", "--timeout", "3"], "reproduces"),
+    ("data_dependent_branch.py", [], "reproduces"),  # no oracle: a non-zero exit is the bug
+])
+def test_script_from_an_issue_becomes_a_case_with_a_verdict(empty_repo, script, oracle, verdict):
+    made = reprokit(empty_repo, "new-case", "from-issue", "--from", str(CONTRIB / script), *oracle,
+                    "--link", "https://github.com/pytorch/pytorch/issues/1")
+    assert made.returncode == 0, made.stderr
+    assert (empty_repo / "cases" / "from-issue" / "repro.py").read_bytes() == (CONTRIB / script).read_bytes()
+    assert not (empty_repo / "cases" / "from-issue" / "fixed.py").exists()
+    reprokit(empty_repo, "run", "--target", "cpu", "--case", "from-issue")
+    record = json.loads((empty_repo / "reports" / "cpu" / "results.json").read_text())["records"][0]
+    assert record["verdict"] == verdict, record
+    assert "no fix yet" in (empty_repo / "reports" / "cpu.md").read_text()
+
+
+def test_scaffold_is_valid_and_runs(empty_repo):
+    assert reprokit(empty_repo, "new-case", "my-new-case", "--category", "fusion").returncode == 0
+    assert {p.name for p in (empty_repo / "cases" / "my-new-case").iterdir()} == {"case.yaml", "repro.py", "fixed.py"}
+    assert "# A repro case. Fields" in (empty_repo / "cases" / "my-new-case" / "case.yaml").read_text()
+    assert reprokit(empty_repo, "validate").returncode == 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["Bad ID"], "lowercase letters, digits and '-' only"),
+    (["ok-id", "--raises", "X", "--hang"], "--raises and --hang: give one oracle"),
+    (["ok-id", "--from", "/no/such.py"], "--from /no/such.py: no such file"),
+])
+def test_new_case_refuses_bad_input_in_one_line(empty_repo, args, message):
+    proc = reprokit(empty_repo, "new-case", *args)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+    assert not any((empty_repo / "cases").iterdir())
+
+
+def test_validate_names_a_script_that_imports_the_project(empty_repo):
+    reprokit(empty_repo, "new-case", "imports-project", "--from", str(CONTRIB / "imports_project.py"))
+    proc = reprokit(empty_repo, "validate")
+    assert proc.returncode == 1
+    assert "cases/imports-project/repro.py:1: imports reprokit; case scripts must run with torch alone" in proc.stdout
+
+
+def test_validate_resolves_dotted_exception_names(empty_repo):
+    reprokit(empty_repo, "new-case", "bad-exception", "--from", str(CONTRIB / "printed_dtype.py"),
+             "--raises", "torch._dynamo.exc.NoSuchError")
+    proc = reprokit(empty_repo, "validate")
+    assert "expect.repro.exception: 'torch._dynamo.exc.NoSuchError' does not resolve to a class" in proc.stdout
+
+
+def test_the_committed_corpus_validates():
+    proc = reprokit(ROOT, "validate")
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_upstream_report_for_a_real_failing_case(tmp_path):
+    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    shutil.copytree(ROOT / "cases" / "custom-op-unregistered-gemm", tmp_path / "cases" / "custom-op-unregistered-gemm")
+    (tmp_path / "reports" / "cpu").mkdir(parents=True)
+    shutil.copy(ROOT / "reports" / "cpu" / "results.json", tmp_path / "reports" / "cpu" / "results.json")
+    proc = reprokit(tmp_path, "upstream", "custom-op-unregistered-gemm")
+    assert proc.returncode == 0, proc.stderr
+    body = (tmp_path / "reports" / "upstream" / "custom-op-unregistered-gemm.md").read_text()
+    repro = (ROOT / "cases" / "custom-op-unregistered-gemm" / "repro.py").read_text().rstrip()
+    assert repro in body
+    assert "### Error logs" in body and "Operator does not support running with fake tensors" in body
+    assert "### Versions" in body and "torch_version: 2." in body
+    assert "`eager`: fail" in body  # the ablation ladder: it already fails on the eager backend (Dynamo)
+    assert "gh issue create --repo pytorch/pytorch" in body and "--label 'oncall: pt2'" in body
+    traces = list((tmp_path / "reports" / "upstream" / "custom-op-unregistered-gemm" / "trace").iterdir())
+    assert traces and traces[0].stat().st_size > 0
