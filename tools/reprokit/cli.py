@@ -115,6 +115,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "wall_seconds": round(time.monotonic() - started + _previous_wall(previous, resumed), 1),
                 "shard": args.shard, "resumed": bool(resumed), "not_started": not_started, "selection": args.case,
                 "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    if res_path.exists() and not args.resume and not args.case and not args.shard:
+        # A complete new run: the last one becomes "previous", for the report's list of changes.
+        os.replace(res_path, res_path.with_name(res_path.stem + ".previous.json"))
     results.save(res_path, results.ResultSet(args.target, run_info, facts, kept + records))
     journal_file.unlink(missing_ok=True)
     for path in render_all(root, out, matrix):

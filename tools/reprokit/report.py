@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from . import ledger, sweep_report
+from . import ledger, publish, sweep_report
 from .corpus import CaseDir
 from .environment import summary
 from .results import Record, ResultSet
@@ -78,7 +78,8 @@ def _case_row(case_id: str, dtype: str, variants: dict[str, Record], cd: CaseDir
             "" if breaks is None else breaks, f"{repro.seconds:.1f}" if repro and repro.status else ""]
 
 
-def render_target(results: ResultSet, cases: dict[str, CaseDir], description: str) -> str:
+def render_target(results: ResultSet, cases: dict[str, CaseDir], description: str,
+                  previous: ResultSet | None = None) -> str:
     run, env = results.run, results.environment
     lines = [f"# `{results.target}`: {description}", "",
              f"Recorded on {summary(env)}.  ",
@@ -102,8 +103,17 @@ def render_target(results: ResultSet, cases: dict[str, CaseDir], description: st
         lines += ["", "### Multi-process and multi-GPU cases", "",
                   "Launched with torchrun, one process per rank (gloo on CPU, NCCL on GPUs; NVLink multicast off).", "",
                   tabulate(multi, headers=headers, tablefmt="github")]
+    changed = publish.changes(previous, results)
+    lines += ["", "## Changes since the previous recorded run", ""]
+    if previous is None:
+        lines.append("No previous run is recorded.")
+    else:
+        lines.append(tabulate(changed, headers=["run", "before", "now"], tablefmt="github") if changed
+                     else f"None (previous run finished {previous.run.get('finished', '?')}).")
     lines += ["", "Legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOL.items()) + ".",
-              f"Raw records: [`{results.target}/results.json`]({results.target}/results.json).", ""]
+              f"Raw records: [`{results.target}/results.json`]({results.target}/results.json); "
+              f"JUnit XML: [`{results.target}/junit.xml`]({results.target}/junit.xml); "
+              f"badge: [`{results.target}/badge.json`]({results.target}/badge.json).", ""]
     return "\n".join(lines)
 
 
@@ -143,7 +153,7 @@ def render_index(all_results: dict[str, ResultSet], cases: dict[str, CaseDir], d
                      repro["skipped"], f"{fixes['fix-works']}/{fixes['fix-works'] + fixes['fix-broken']}"])
     lines.append(tabulate(rows, headers=["target", "hardware", "recorded on", "repros run", "reproduce",
                                          "do not", "differently", "skipped", "fixes working"], tablefmt="github"))
-    lines += ["", "## Case x target", ""]
+    lines += ["", "## Case x target", "", "![case x target heatmap](heatmap.png)", ""]
     targets = list(all_results)
     matrix = []
     for case_id in sorted(cases):
@@ -167,9 +177,16 @@ def write_reports(out: Path, all_results: dict[str, ResultSet], cases: list[Case
     by_id = {c.case.id: c for c in cases}
     written = []
     for name, res in all_results.items():
+        prev_path = out / name / "results.previous.json"
+        previous = ResultSet.load(prev_path) if prev_path.exists() else None
         path = out / f"{name}.md"
-        path.write_text(render_target(res, by_id, descriptions.get(name, "")), encoding="utf-8")
-        written.append(path)
+        path.write_text(render_target(res, by_id, descriptions.get(name, ""), previous), encoding="utf-8")
+        (out / name / "junit.xml").write_text(publish.junit_xml(res), encoding="utf-8")
+        (out / name / "badge.json").write_text(publish.badge(res), encoding="utf-8")
+        written += [path, out / name / "junit.xml", out / name / "badge.json"]
+    if all_results:
+        publish.heatmap(all_results, sorted(by_id), out / "heatmap.png")
+        written.append(out / "heatmap.png")
     index = out / "README.md"
     index.write_text(render_index(all_results, by_id, descriptions, claims, sweeps), encoding="utf-8")
     written.append(index)

@@ -1,0 +1,84 @@
+"""Machine-readable companions of a target's report: JUnit XML for CI, a shields.io badge endpoint, a heatmap,
+and the verdict changes since the previous recorded run. Deterministic: same results, same bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+from .results import ResultSet
+
+FAILURE = {"fix-broken": "the fix does not work", "fails-differently": "fails, but not as expected",
+           "timeout": "killed at its timeout"}
+
+
+def junit_xml(res: ResultSet) -> str:
+    suite = ET.Element("testsuite", name=f"reprokit.{res.target}", tests=str(len(res.records)),
+                       failures=str(sum(r.verdict in FAILURE for r in res.records)),
+                       skipped=str(sum(r.verdict == "skipped" for r in res.records)),
+                       time=f"{sum(r.seconds for r in res.records):.2f}")
+    for rec in sorted(res.records, key=lambda r: r.key):
+        case = ET.SubElement(suite, "testcase", classname=rec.case, name=f"{rec.variant}@{rec.dtype}",
+                             time=f"{rec.seconds:.2f}")
+        if rec.verdict in FAILURE:
+            failure = ET.SubElement(case, "failure", message=f"{rec.verdict}: {rec.why}"[:500], type=rec.verdict)
+            failure.text = rec.stderr_tail[-3000:]
+        elif rec.verdict == "skipped":
+            ET.SubElement(case, "skipped", message=rec.why[:500])
+        ET.SubElement(case, "system-out").text = f"verdict: {rec.verdict} ({rec.why})"
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+
+
+def badge(res: ResultSet) -> str:
+    repro = [r for r in res.records if r.variant == "repro" and r.verdict != "skipped"]
+    reproducing = sum(r.verdict == "reproduces" for r in repro)
+    broken = sum(r.verdict == "fix-broken" for r in res.records if r.variant == "fixed")
+    color = "red" if broken else ("orange" if reproducing else "brightgreen")
+    message = f"{reproducing}/{len(repro)} reproduce" + (f", {broken} fixes broken" if broken else "")
+    return json.dumps({"schemaVersion": 1, "label": f"torch.compile repros ({res.target})", "message": message,
+                       "color": color}, sort_keys=True) + "\n"
+
+
+def changes(previous: ResultSet | None, current: ResultSet) -> list[tuple[str, str, str]]:
+    """(key, before, after) for every run whose verdict changed, appeared or disappeared."""
+    if previous is None:
+        return []
+    before = {r.key: r.verdict for r in previous.records}
+    after = {r.key: r.verdict for r in current.records}
+    return [(k, before.get(k, "(new)"), after.get(k, "(gone)")) for k in sorted(set(before) | set(after))
+            if before.get(k) != after.get(k)]
+
+
+def heatmap(all_results: dict[str, ResultSet], case_ids: list[str], path: Path) -> None:
+    """Case x target: the repro verdict of each cell (worst over dtypes)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+    from matplotlib.colors import ListedColormap
+
+    order = ["does-not-reproduce", "reproduces", "fails-differently", "timeout", "skipped"]
+    colors = ["#2e7d32", "#c62828", "#ef6c00", "#6a1b9a", "#bdbdbd"]
+    targets = list(all_results)
+    grid = []
+    for case_id in case_ids:
+        row = []
+        for t in targets:
+            verdicts = [r.verdict for r in all_results[t].records if r.case == case_id and r.variant == "repro"]
+            ran = [v for v in verdicts if v != "skipped"]
+            row.append(order.index(sorted(ran, key=order.index)[-1]) if ran else len(order) - 1)
+        grid.append(row)
+    fig, ax = plt.subplots(figsize=(2.5 + 1.1 * len(targets), 1.2 + 0.22 * len(case_ids)))
+    ax.imshow(grid, cmap=ListedColormap(colors), vmin=0, vmax=len(order) - 1, aspect="auto")
+    ax.set_xticks(range(len(targets)), targets, fontsize=8)
+    ax.set_yticks(range(len(case_ids)), case_ids, fontsize=6)
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Patch(color=c, label=v) for v, c in zip(order, colors)], loc="upper center",
+              bbox_to_anchor=(0.5, -0.04), ncol=2, fontsize=6, frameon=False)
+    ax.set_title("repro verdict per case and target", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(fig)
