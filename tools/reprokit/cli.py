@@ -10,7 +10,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, corpus, environment, new_case, report, results, sweep, sweep_report, upstream, validate
+from . import __version__, autofix, corpus, environment, new_case, report, results, sweep, sweep_report, upstream, validate
 from .outcome import compare
 from .scheduler import RunOptions, run_all
 from .schema import CATEGORIES, InputError, Matrix, load_claims, load_matrix
@@ -236,6 +236,14 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_autofix(args: argparse.Namespace) -> int:
+    root = _root(args)
+    recorded = results.load(results.results_path(Path(args.results).resolve(), args.target))
+    for line in autofix.propose(root, args.target, recorded, remote=args.remote, push=args.push):
+        print(line)
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     root = _root(args)
     for path in render_all(root, _out(args, root), load_matrix(root / "matrix.yaml")):
@@ -254,11 +262,12 @@ def cmd_targets(args: argparse.Namespace) -> int:
     import json
 
     matrix = load_matrix(_root(args) / "matrix.yaml")
+    chosen = {n: t for n, t in matrix.targets.items() if n not in args.exclude}
     if args.json:
         print(json.dumps({"include": [{"target": n, "family": t.family, "runs-on": t.runner_labels}
-                                      for n, t in matrix.targets.items()]}))
+                                      for n, t in chosen.items()]}))
     else:
-        for name, t in matrix.targets.items():
+        for name, t in chosen.items():
             print(f"{name:12} {t.family:7} {t.description}")
     return 0
 
@@ -324,6 +333,13 @@ def build_parser() -> argparse.ArgumentParser:
     ups.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
     ups.set_defaults(func=cmd_upstream)
 
+    fix = sub.add_parser("autofix", help="one branch (and with --push a PR) per case whose verdict changed")
+    fix.add_argument("--target", required=True)
+    fix.add_argument("--results", required=True, metavar="DIR", help="folder holding <target>/results.json")
+    fix.add_argument("--remote", default="origin")
+    fix.add_argument("--push", action="store_true", help="push the branches and open PRs (gh)")
+    fix.set_defaults(func=cmd_autofix)
+
     rep = sub.add_parser("report", help="render reports/*.md from the recorded results")
     rep.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
     rep.set_defaults(func=cmd_report)
@@ -334,6 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     tgt = sub.add_parser("targets", help="list the hardware targets of matrix.yaml")
     tgt.add_argument("--json", action="store_true", help="as a GitHub Actions matrix")
+    tgt.add_argument("--exclude", action="append", default=[], metavar="TARGET", help="leave this target out")
     tgt.set_defaults(func=cmd_targets)
     return parser
 

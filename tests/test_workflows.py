@@ -1,0 +1,91 @@
+"""The GitHub Actions workflows: actionlint and zizmor clean, the hardware matrix generated from matrix.yaml,
+trusted-ref triggers only, and the nightly autofix's one-PR-per-case idempotence against a real git remote."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+TOOLS_ENV = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
+
+
+def bin_path(name):
+    found = shutil.which(name) or str(Path(sys.executable).with_name(name))
+    assert Path(found).exists(), f"{name} is not installed (it comes with the test extra: pip install -e .[test])"
+    return found
+
+
+def test_actionlint_finds_nothing():
+    proc = subprocess.run([bin_path("actionlint"), *map(str, WORKFLOWS)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_zizmor_finds_nothing():
+    # Offline: no GitHub API calls. No finding is ignored, so no ignore list is kept.
+    proc = subprocess.run([bin_path("zizmor"), "--offline", "--format", "json", *map(str, WORKFLOWS)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout) == []
+
+
+def test_gpu_jobs_run_only_on_trusted_refs():
+    for path in WORKFLOWS:
+        data = yaml.safe_load(path.read_text())
+        triggers = data[True]  # YAML 1.1 reads the key `on` as True
+        assert "pull_request_target" not in triggers, path
+        if path.name != "ci.yml":
+            assert "pull_request" not in triggers, path
+            assert data["permissions"] == {}, path
+    hardware = yaml.safe_load((ROOT / ".github" / "workflows" / "hardware.yml").read_text())
+    assert "vars.REPROKIT_GPU_RUNNERS" in hardware["jobs"]["matrix"]["if"]
+    assert "fork == false" in hardware["jobs"]["matrix"]["if"]
+
+
+def test_adding_a_target_adds_a_job_without_a_workflow_edit(tmp_path):
+    matrix = yaml.safe_load((ROOT / "matrix.yaml").read_text())
+    matrix["targets"]["l40s"] = {**matrix["targets"]["a100"], "description": "NVIDIA L40S",
+                                 "runner_labels": ["self-hosted", "gpu-l40s"]}
+    (tmp_path / "matrix.yaml").write_text(yaml.safe_dump(matrix))
+    out = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(tmp_path), "targets", "--json",
+                          "--exclude", "cpu"], capture_output=True, text=True, env=TOOLS_ENV, check=True).stdout
+    jobs = {j["target"]: j["runs-on"] for j in json.loads(out)["include"]}
+    assert jobs["l40s"] == ["self-hosted", "gpu-l40s"] and "cpu" not in jobs
+    assert set(jobs) == set(matrix["targets"]) - {"cpu"}
+
+
+def git(*args, cwd):
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def test_autofix_opens_one_branch_per_changed_case_and_is_idempotent(tmp_path):
+    remote, repo = tmp_path / "remote.git", tmp_path / "repo"
+    git("init", "-q", "--bare", str(remote), cwd=tmp_path)
+    git("clone", "-q", str(remote), str(repo), cwd=tmp_path)
+    shutil.copy(ROOT / "matrix.yaml", repo / "matrix.yaml")
+    (repo / "expected").mkdir()
+    (repo / "expected" / "cpu.yaml").write_text("a-case/repro@float32: reproduces\nb-case/repro@float32: reproduces\n")
+    git("add", ".", cwd=repo)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init", cwd=repo)
+    git("push", "-q", "origin", "HEAD", cwd=repo)
+    record = {"variant": "repro", "dtype": "float32", "why": "ran and exited 0", "stderr_tail": "", "seconds": 1.0}
+    results = {"target": "cpu", "run": {"finished": "today"}, "environment": {"torch": "2.99.0.dev"},
+               "records": [{**record, "key": "a-case/repro@float32", "case": "a-case", "verdict": "does-not-reproduce"},
+                           {**record, "key": "b-case/repro@float32", "case": "b-case", "verdict": "reproduces"}]}
+    (tmp_path / "nightly" / "cpu").mkdir(parents=True)
+    (tmp_path / "nightly" / "cpu" / "results.json").write_text(json.dumps(results))
+    cmd = [sys.executable, "-m", "reprokit", "--root", str(repo), "autofix", "--target", "cpu",
+           "--results", str(tmp_path / "nightly"), "--push"]
+    first = subprocess.run(cmd, capture_output=True, text=True, env=TOOLS_ENV)
+    assert "proposed a-case: a-case: no longer reproduces on torch 2.99.0.dev" in first.stdout, first.stderr
+    assert "b-case" not in first.stdout  # unchanged: no PR
+    branches = git("ls-remote", "--heads", str(remote), cwd=tmp_path)
+    assert "refs/heads/autofix/cpu/a-case" in branches
+    changed = git("show", "autofix/cpu/a-case:expected/cpu.yaml", cwd=remote)
+    assert "a-case/repro@float32: does-not-reproduce" in changed and "b-case/repro@float32: reproduces" in changed
+    second = subprocess.run(cmd, capture_output=True, text=True, env=TOOLS_ENV)
+    assert "skip a-case: branch autofix/cpu/a-case exists" in second.stdout
