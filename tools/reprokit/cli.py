@@ -10,7 +10,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, autofix, corpus, environment, new_case, report, results, sweep, sweep_report, upstream, validate
+from . import __version__, autofix, container, corpus, images, environment, new_case, report, results, sweep, sweep_report, upstream, validate
 from .outcome import compare
 from .scheduler import RunOptions, run_all
 from .schema import CATEGORIES, InputError, Matrix, load_claims, load_matrix
@@ -74,6 +74,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     root = _root(args)
     matrix = load_matrix(root / "matrix.yaml")
     target = _target(matrix, args.target)
+    if args.container or (not args.host and container.docker_running()):
+        return _run_in_container(args, root, matrix, target)
+    if not args.host:
+        print("Docker is not running here: running in this Python environment (--host)", flush=True)
     out = _out(args, root)
     suite = args.suite
     res_path = results.results_path(out, args.target, suite)
@@ -123,6 +127,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     for path in render_all(root, out, matrix):
         print(f"wrote {path}")
     return _check_expected(root, args, {r.key: r.verdict for r in records})
+
+
+def _passthrough(args: argparse.Namespace) -> list[str]:
+    """The run options that mean the same inside the container."""
+    out = [f"--case={c}" for c in args.case] + ["--jobs", str(args.jobs), "--suite", args.suite]
+    for flag, value in (("--timeout", args.timeout), ("--shard", args.shard), ("--deadline", args.deadline)):
+        if value is not None:
+            out += [flag, str(value)]
+    for flag, on in (("--resume", args.resume), ("--smoke", args.smoke), ("--force", args.force),
+                     ("--no-ladder", args.no_ladder)):
+        if on:
+            out.append(flag)
+    return out
+
+
+def _run_in_container(args: argparse.Namespace, root: Path, matrix: Matrix, target) -> int:
+    out = _out(args, root)
+    tag = images.build(root / "images", args.target, target, args.base_image,
+                       Path(args.wheelhouse).resolve() if args.wheelhouse else None)
+    print(f"{args.target}: running in {tag} (no network, non-root, repository read-only)", flush=True)
+    code = container.run(tag, root, out, args.target, target, _passthrough(args))
+    recorded = results.results_path(out, args.target, args.suite)
+    if not recorded.exists():
+        raise InputError(f"{args.target}: the container exited {code} without writing {recorded}")
+    for path in render_all(root, out, matrix):
+        print(f"wrote {path}")
+    observed = {r.key: r.verdict for r in results.load(recorded).records}
+    return _check_expected(root, args, observed)
 
 
 def _plan(args: argparse.Namespace, root: Path, target, facts: dict, every: bool = False) -> list:
@@ -244,6 +276,22 @@ def cmd_autofix(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_images(args: argparse.Namespace) -> int:
+    root = _root(args)
+    for path in images.write_all(root / "images", Path(args.out or root / "images" / "rendered"),
+                                 load_matrix(root / "matrix.yaml").targets):
+        print(f"wrote {path}")
+    return 0
+
+
+def cmd_image(args: argparse.Namespace) -> int:
+    root = _root(args)
+    target = _target(load_matrix(root / "matrix.yaml"), args.target)
+    print(images.build(root / "images", args.target, target, args.base_image,
+                       Path(args.wheelhouse).resolve() if args.wheelhouse else None))
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     root = _root(args)
     for path in render_all(root, _out(args, root), load_matrix(root / "matrix.yaml")):
@@ -290,7 +338,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", help="write results and reports under this folder instead of reports/")
     run.add_argument("--resume", action="store_true", help="skip runs already recorded (also a killed run's)")
     run.add_argument("--update-expected", action="store_true", help="accept the observed verdicts as expected")
-    run.add_argument("--host", action="store_true", help="run in this Python environment (the default for now)")
+    run.add_argument("--host", action="store_true",
+                     help="run in this Python environment (the default where Docker is not running)")
+    run.add_argument("--container", action="store_true", help="run in the target's image (the default with Docker)")
+    run.add_argument("--base-image", help="container mode: build FROM this image instead of matrix.yaml's")
+    run.add_argument("--wheelhouse", metavar="DIR", help="container mode: install every package from these wheels")
     run.add_argument("--force", action="store_true", help="run even if this machine is not the target's hardware")
     run.add_argument("--deadline", type=float, metavar="SECONDS",
                      help="start no new run after this many seconds (runs in flight finish); --resume continues")
@@ -339,6 +391,16 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--remote", default="origin")
     fix.add_argument("--push", action="store_true", help="push the branches and open PRs (gh)")
     fix.set_defaults(func=cmd_autofix)
+
+    ims = sub.add_parser("images", help="render every target's Dockerfile into images/rendered/")
+    ims.add_argument("--out", help="folder for the rendered Dockerfiles")
+    ims.set_defaults(func=cmd_images)
+
+    img = sub.add_parser("image", help="build one target's image with the docker SDK (reused if unchanged)")
+    img.add_argument("--target", required=True)
+    img.add_argument("--base-image", help="build FROM this image instead of matrix.yaml's")
+    img.add_argument("--wheelhouse", metavar="DIR", help="install every Python package from these wheels (offline)")
+    img.set_defaults(func=cmd_image)
 
     rep = sub.add_parser("report", help="render reports/*.md from the recorded results")
     rep.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")

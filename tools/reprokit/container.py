@@ -1,0 +1,64 @@
+"""Run the corpus inside a target's image: repository read-only, results writable, no network, non-root, limits,
+and the family's device access. The runner inside is the same `reprokit run --host`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .schema import Target
+
+UID = 1000  # the image's unprivileged user
+ASCEND_DEVICES = ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
+ASCEND_MOUNTS = ["/usr/local/dcmi", "/usr/local/bin/npu-smi", "/usr/local/Ascend/driver/lib64",
+                 "/usr/local/Ascend/driver/version.info", "/etc/ascend_install.info"]
+
+
+def docker_running() -> bool:
+    try:
+        import docker
+
+        docker.from_env().ping()
+        return True
+    except Exception:  # noqa: BLE001 - no SDK, no socket, no daemon: all mean "run on the host"
+        return False
+
+
+def device_options(target: Target) -> dict:
+    import docker
+
+    family = target.family
+    if family == "cuda":
+        return {"device_requests": [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]}
+    if family == "rocm":
+        return {"devices": ["/dev/kfd:/dev/kfd", "/dev/dri:/dev/dri"], "group_add": ["video"],
+                "security_opt": ["seccomp=unconfined"]}
+    if family == "ascend":
+        davinci = sorted(str(p) for p in Path("/dev").glob("davinci[0-9]*"))
+        return {"devices": [f"{d}:{d}" for d in davinci + ASCEND_DEVICES if Path(d).exists()],
+                "volumes_extra": {m: {"bind": m, "mode": "ro"} for m in ASCEND_MOUNTS if Path(m).exists()}}
+    return {}
+
+
+def run(tag: str, root: Path, out: Path, target_name: str, target: Target, args: list[str], log=print) -> int:
+    """Run `reprokit run --host` for the target in its image; results land in out/<target>/ as on the host."""
+    import docker
+
+    (out / target_name).mkdir(parents=True, exist_ok=True)
+    os.chmod(out / target_name, 0o777)  # the container's user writes here  # noqa: S103
+    options = device_options(target)
+    volumes = {str(root): {"bind": "/work/repo", "mode": "ro"}, str(out): {"bind": "/results", "mode": "rw"},
+               **options.pop("volumes_extra", {})}
+    command = ["python", "-m", "reprokit", "--root", "/work/repo", "run", "--target", target_name, "--host",
+               "--out", "/results", *args]
+    container = docker.from_env().containers.run(
+        tag, command, detach=True, user=f"{UID}:{UID}", network_mode="none", volumes=volumes,
+        working_dir="/work", environment={"PYTHONPATH": "/work/repo/tools", "HOME": "/home/repro"},
+        shm_size="4g", pids_limit=4096, mem_limit=os.environ.get("REPROKIT_CONTAINER_MEMORY", "16g"),
+        read_only=False, **options)
+    try:
+        for chunk in container.logs(stream=True, follow=True):
+            log(chunk.decode("utf-8", "replace").rstrip("\n"))
+        return int(container.wait().get("StatusCode", 1))
+    finally:
+        container.remove(force=True)
