@@ -10,6 +10,8 @@ Arguments after `--` go to the sub-command unchanged, e.g. `nox -s repro-cpu -- 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import nox
@@ -23,6 +25,13 @@ ROOT = Path(__file__).parent
 TARGETS = yaml.safe_load((ROOT / "matrix.yaml").read_text())["targets"]
 
 
+def docker_running() -> bool:
+    """Container mode is the default where a Docker engine answers (and --host was not asked for)."""
+    if not shutil.which("docker"):
+        return False
+    return subprocess.run(["docker", "info"], capture_output=True, check=False).returncode == 0
+
+
 def install_torch(session: nox.Session, target: str) -> None:
     """The target's torch pin: PyPI for the CPU target, the target's own index for accelerators."""
     pins = TARGETS[target]["pins"]
@@ -34,11 +43,14 @@ def install_torch(session: nox.Session, target: str) -> None:
     session.install(*args)
 
 
-def reprokit(session: nox.Session, *args: str, target: str = "cpu", torch: bool = True) -> None:
-    """The one shared helper: install reprokit (and torch, when the sub-command runs cases), then call it."""
-    if torch:
+def reprokit(session: nox.Session, *args: str, target: str | None = None, extras: str = "") -> None:
+    """The one shared helper: install reprokit (and torch for `target` when cases run here), then call it."""
+    runs_here = target is not None and ("--host" in session.posargs or not docker_running())
+    if runs_here:
         install_torch(session, target)
-    session.install("-e", ".")
+    session.install("-e", f".{extras}")
+    if target is not None and not runs_here:
+        session.install("docker>=7")
     session.run("reprokit", *args, *session.posargs)
 
 
@@ -50,23 +62,73 @@ for _name in TARGETS:
 
     _repro.__doc__ = f"Run every case on {TARGETS[_name]['description']} and render reports/{_name}.md."
 
+    @nox.session(name=f"sweep-{_name}", reuse_venv=True, default=False)
+    def _sweep(session: nox.Session, _target: str = _name) -> None:
+        reprokit(session, "run", "--target", _target, "--suite", "sweep", target=_target, extras="[sweep]")
+
+    _sweep.__doc__ = f"Run the 27-structure compile sweep on {TARGETS[_name]['description']}."
+
+    @nox.session(name=f"image-{_name}", reuse_venv=True, default=False)
+    def _image(session: nox.Session, _target: str = _name) -> None:
+        session.install("-e", ".", "docker>=7")
+        session.run("reprokit", "image", "--target", _target, *session.posargs)
+
+    _image.__doc__ = f"Build (or reuse) the {_name} image with the docker SDK."
+
+
+@nox.session(reuse_venv=True)
+def images(session: nox.Session) -> None:
+    """Render every target's Dockerfile into images/rendered/."""
+    reprokit(session, "images")
+
 
 @nox.session(reuse_venv=True)
 def report(session: nox.Session) -> None:
     """Render reports/*.md from the committed results (no torch needed)."""
-    reprokit(session, "report", torch=False)
+    reprokit(session, "report")
+
+
+@nox.session(reuse_venv=True)
+def validate(session: nox.Session) -> None:
+    """Check every case, matrix.yaml, claims.yaml and the sweep; runs nothing."""
+    reprokit(session, "validate")
+
+
+@nox.session(name="new-case", reuse_venv=True, default=False)
+def new_case(session: nox.Session) -> None:
+    """Scaffold cases/ID, or make a case of a script: nox -s new-case -- ID [--from SCRIPT --raises CLASS]."""
+    if not session.posargs:
+        session.error("Usage: nox -s new-case -- ID [--from SCRIPT.py] [--raises CLASS | --stdout RE | --hang]")
+    reprokit(session, "new-case")
+
+
+@nox.session(reuse_venv=True, default=False)
+def upstream(session: nox.Session) -> None:
+    """Write reports/upstream/ID.md, a ready-to-file PyTorch bug report: nox -s upstream -- ID [--target T]."""
+    if not session.posargs:
+        session.error("Usage: nox -s upstream -- ID [--target T]")
+    install_torch(session, "cpu")
+    reprokit(session, "upstream")
 
 
 @nox.session(reuse_venv=True)
 def tests(session: nox.Session) -> None:
     """Run the test suite: unit tests and real end-to-end runs of real cases."""
     install_torch(session, "cpu")
-    session.install("-e", ".[test]")
+    session.install("-e", ".[test,sweep]")
     session.run("pytest", *(session.posargs or ["-q"]))
+
+
+@nox.session(reuse_venv=True, default=False)
+def bench(session: nox.Session) -> None:
+    """Print the runner's overhead, corpus wall time against the ideal, and report rendering time."""
+    install_torch(session, "cpu")
+    session.install("-e", ".")
+    session.run("python", "-m", "reprokit.bench", *session.posargs)
 
 
 @nox.session(reuse_venv=True)
 def lint(session: nox.Session) -> None:
     """Lint the package, the noxfile and the tests with ruff."""
     session.install("ruff")
-    session.run("ruff", "check", "tools", "tests", "noxfile.py")
+    session.run("ruff", "check", "tools", "tests", "sweep", "noxfile.py")

@@ -3,7 +3,6 @@ import os
 import time
 
 import pytest
-
 from reprokit.execute import observe
 
 

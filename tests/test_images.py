@@ -6,7 +6,6 @@ from pathlib import Path
 
 import jinja2
 import pytest
-
 from reprokit import images
 from reprokit.schema import InputError, load_matrix
 

@@ -1,6 +1,5 @@
 """Observation -> verdict, for every oracle kind."""
 import pytest
-
 from reprokit.execute import Observation
 from reprokit.outcome import Verdict, compare, fix_verdict, repro_verdict
 from reprokit.schema import Oracle

@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from reprokit.schema import InputError, load_case, load_matrix
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,7 +10,21 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import __version__, autofix, container, corpus, images, environment, new_case, report, results, sweep, sweep_report, upstream, validate
+from . import (
+    __version__,
+    autofix,
+    container,
+    corpus,
+    environment,
+    images,
+    new_case,
+    report,
+    results,
+    sweep,
+    sweep_report,
+    upstream,
+    validate,
+)
 from .outcome import compare
 from .scheduler import RunOptions, run_all
 from .schema import CATEGORIES, InputError, Matrix, load_claims, load_matrix

@@ -104,7 +104,8 @@ def build(templates: Path, name: str, target: Target, base_image: str | None = N
                                 network_mode="host")
         except BuildError as err:
             tail = [line.get("stream", line.get("error", "")).strip() for line in err.build_log][-8:]
-            raise InputError(f"{name}: image build failed: {err.msg}; last lines: {' | '.join(t for t in tail if t)}")
+            raise InputError(f"{name}: image build failed: {err.msg}; last lines: "
+                             f"{' | '.join(t for t in tail if t)}") from None
         return tag
     finally:
         shutil.rmtree(context, ignore_errors=True)

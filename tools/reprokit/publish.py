@@ -76,7 +76,7 @@ def heatmap(all_results: dict[str, ResultSet], case_ids: list[str], path: Path) 
     ax.set_yticks(range(len(case_ids)), case_ids, fontsize=6)
     from matplotlib.patches import Patch
 
-    ax.legend(handles=[Patch(color=c, label=v) for v, c in zip(order, colors)], loc="upper center",
+    ax.legend(handles=[Patch(color=c, label=v) for v, c in zip(order, colors, strict=True)], loc="upper center",
               bbox_to_anchor=(0.5, -0.04), ncol=2, fontsize=6, frameon=False)
     ax.set_title("repro verdict per case and target", fontsize=8)
     fig.tight_layout()
