@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import tabulate as _tabulate_module
 from tabulate import tabulate
+
+# Markdown renderers ignore column padding, and measuring emoji display widths (wcwidth) dominated render time.
+_tabulate_module.WIDE_CHARS_MODE = False
 
 from . import ledger, publish, sweep_report
 from .corpus import CaseDir
@@ -98,11 +102,11 @@ def render_target(results: ResultSet, cases: dict[str, CaseDir], description: st
         needs = cd.case.requires if cd else None
         (multi if needs and max(needs.world_size, needs.min_devices) > 1 else single).append(row)
     headers = ["case", "category", "article's claim", "repro", "fix", "stage", "graph breaks", "s"]
-    lines.append(tabulate(single, headers=headers, tablefmt="github"))
+    lines.append(tabulate(single, headers=headers, tablefmt="github", disable_numparse=True))
     if multi:
         lines += ["", "### Multi-process and multi-GPU cases", "",
                   "Launched with torchrun, one process per rank (gloo on CPU, NCCL on GPUs; NVLink multicast off).", "",
-                  tabulate(multi, headers=headers, tablefmt="github")]
+                  tabulate(multi, headers=headers, tablefmt="github", disable_numparse=True)]
     changed = publish.changes(previous, results)
     lines += ["", "## Changes since the previous recorded run", ""]
     if previous is None:
