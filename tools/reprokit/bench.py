@@ -79,17 +79,32 @@ def render_10k(root: Path, path: Path) -> None:
           "(floor: < 2 s)")
 
 
+def warm_vs_cold(cold_path: Path, warm_path: Path) -> None:
+    cold, warm = results.load(cold_path), results.load(warm_path)
+    a = {r.key: r.verdict for r in cold.records}
+    b = {r.key: r.verdict for r in warm.records}
+    differ = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    ratio = warm.run.get("wall_seconds", 0) / max(cold.run.get("wall_seconds", 1), 1e-9)
+    print(f"4. warm interpreter: {len(b)} runs, {len(differ)} verdicts differ from the cold run"
+          + (f" ({', '.join(differ[:5])})" if differ else "")
+          + f"; wall {warm.run.get('wall_seconds', 0):.0f} s vs cold {cold.run.get('wall_seconds', 0):.0f} s "
+          f"= {ratio:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m reprokit.bench", description=__doc__)
     parser.add_argument("--root", default=".")
     parser.add_argument("--sample", type=int, default=6, help="repro scripts timed for the overhead figure")
     parser.add_argument("--results", default="reports/cpu/results.json", help="a recorded run, for figures 2 and 3")
+    parser.add_argument("--warm-results", help="the same corpus run with --warm, for the warm/cold comparison")
     args = parser.parse_args()
     root = Path(args.root).resolve()
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     overhead(root, args.sample)
     wall_vs_ideal(root / args.results)
     render_10k(root, root / args.results)
+    if args.warm_results:
+        warm_vs_cold(root / args.results, Path(args.warm_results).resolve())
 
 
 if __name__ == "__main__":

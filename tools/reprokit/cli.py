@@ -28,6 +28,7 @@ from . import (
 from .outcome import compare
 from .scheduler import RunOptions, run_all
 from .schema import CATEGORIES, InputError, Matrix, load_claims, load_matrix
+from .warm import WarmPool
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -117,10 +118,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     journal = results.Journal(journal_file)
     started = time.monotonic()
     try:
+        pool = WarmPool(args.python) if args.warm else None
         opts = RunOptions(device_kind=target.device.kind, jobs=args.jobs, timeout=args.timeout, python=args.python,
-                          ladder=not args.no_ladder,
-                          deadline=started + args.deadline if args.deadline else None)
-        new = run_all(todo, args.target, opts, journal, _progress(len(todo)))
+                          ladder=not args.no_ladder, deadline=started + args.deadline if args.deadline else None,
+                          warm=pool)
+        try:
+            new = run_all(todo, args.target, opts, journal, _progress(len(todo)))
+        finally:
+            if pool is not None:
+                pool.close()
     finally:
         journal.close()
     planned = {r.key for r in runs}
@@ -129,7 +135,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not_started:
         print(f"{not_started} runs not started before the --deadline; continue with --resume")
     kept = _kept_records(res_path, facts, planned, {r.case.id for r in _plan(args, root, target, facts, every=True)})
-    run_info = {"suite": suite, "smoke": bool(args.smoke), "mode": "host", "jobs": args.jobs, "cache": "cold", "reprokit": __version__,
+    run_info = {"suite": suite, "smoke": bool(args.smoke), "mode": "host", "jobs": args.jobs,
+                "cache": "cold", "interpreter": "warm (forked from a zygote)" if args.warm else "cold", "reprokit": __version__,
                 "wall_seconds": round(time.monotonic() - started + _previous_wall(previous, resumed), 1),
                 "shard": args.shard, "resumed": bool(resumed), "not_started": not_started, "selection": args.case,
                 "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
@@ -360,6 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true", help="run even if this machine is not the target's hardware")
     run.add_argument("--deadline", type=float, metavar="SECONDS",
                      help="start no new run after this many seconds (runs in flight finish); --resume continues")
+    run.add_argument("--warm", action="store_true",
+                     help="fork each run from a process that imported torch once (faster; published runs stay cold)")
     run.add_argument("--no-ladder", action="store_true", help="do not re-run failures on eager/aot_eager")
     run.add_argument("--python", default=sys.executable, help="interpreter that runs the cases (needs torch)")
     run.set_defaults(func=cmd_run)

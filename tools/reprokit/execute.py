@@ -115,17 +115,22 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
                 proc.wait()
             _kill_group(proc.pid)  # children that outlived the script (compile workers, stray forks)
         seconds = time.monotonic() - start
-        probes = [json.loads(p.read_text()) for p in sorted(workdir.glob("probe-*.json"))]
-        stdout_tail, stdout_bytes = _tail(out_path)
-        stderr_tail, stderr_bytes = _tail(err_path)
-        if keep_dir is not None:
-            keep_dir.mkdir(parents=True, exist_ok=True)
-            for name in ("stdout.txt", "stderr.txt"):
-                shutil.copy(workdir / name, keep_dir / name)
-        return _classify(proc.returncode, timed_out, seconds, probes, world_size, stdout_tail, stderr_tail,
-                         stdout_bytes, stderr_bytes)
+        return _finish(workdir, proc.returncode, timed_out, seconds, world_size, keep_dir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _finish(workdir: Path, code: int | None, timed_out: bool, seconds: float, world_size: int,
+            keep_dir: Path | None) -> Observation:
+    probes = [json.loads(p.read_text()) for p in sorted(workdir.glob("probe-*.json"))]
+    stdout_tail, stdout_bytes = _tail(workdir / "stdout.txt")
+    stderr_tail, stderr_bytes = _tail(workdir / "stderr.txt")
+    if keep_dir is not None:
+        keep_dir.mkdir(parents=True, exist_ok=True)
+        for name in ("stdout.txt", "stderr.txt"):
+            shutil.copy(workdir / name, keep_dir / name)
+    return _classify(code, timed_out, seconds, probes, world_size, stdout_tail, stderr_tail, stdout_bytes,
+                     stderr_bytes)
 
 
 def _signal_name(number: int) -> str:

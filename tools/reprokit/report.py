@@ -87,7 +87,8 @@ def render_target(results: ResultSet, cases: dict[str, CaseDir], description: st
     run, env = results.run, results.environment
     lines = [f"# `{results.target}`: {description}", "",
              f"Recorded on {summary(env)}.  ",
-             f"Run: {run.get('mode', 'host')} mode, {run.get('jobs')} jobs, cold caches, "
+             f"Run: {run.get('mode', 'host')} mode, {run.get('jobs')} jobs, cold caches"
+             + (", warm interpreter" if str(run.get("interpreter", "")).startswith("warm") else "") + ", "
              f"{run.get('wall_seconds', 0):.0f} s wall"
              + (f" for the selection {', '.join(run['selection'])}" if run.get("selection") else "")
              + f", finished {run.get('finished', '?')}.", "",

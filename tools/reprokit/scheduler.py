@@ -14,6 +14,7 @@ from .corpus import DEVICE_STRING, FIX_VARIANTS, CaseRun
 from .execute import Observation, observe
 from .outcome import Verdict, fix_verdict, repro_verdict
 from .results import Journal, Record
+from .warm import WarmPool
 
 LADDER = ("eager", "aot_eager")  # then the case's own backend (inductor by default)
 
@@ -26,6 +27,7 @@ class RunOptions:
     python: str = sys.executable
     ladder: bool = True
     deadline: float | None = None  # time.monotonic() after which no new run starts (runs in flight finish)
+    warm: WarmPool | None = None  # warm-interpreter mode: python-launched runs fork from a zygote
 
 
 def _record(run: CaseRun, obs: Observation, verdict: Verdict, why: str, ladder: dict | None) -> Record:
@@ -59,6 +61,9 @@ def execute_run(run: CaseRun, target: str, opts: RunOptions, threads: int) -> Re
     env_extra = {"REPRO_DEVICE": DEVICE_STRING[opts.device_kind], "REPRO_DTYPE": run.dtype, **dict(run.env)}
 
     def go(extra: dict[str, str]) -> Observation:
+        if opts.warm is not None and run.case.requires.launcher == "python":
+            return opts.warm.observe(run.script, env=dict(os.environ), extra_env={**env_extra, **extra},
+                                     timeout=timeout, threads=threads)
         return observe(run.script, env=dict(os.environ), extra_env={**env_extra, **extra}, timeout=timeout,
                        launcher=run.case.requires.launcher, world_size=run.case.requires.world_size,
                        python=opts.python, threads=threads)

@@ -1,0 +1,79 @@
+"""The runner's side of warm-interpreter mode: one zygote process (torch imported once) forks a child per run.
+
+Same isolation as a cold run (own process group, private working directory, allow-listed environment, timeout
+killing the group); only the interpreter start and `import torch` are shared. torchrun cases always run cold.
+Published runs stay cold (the default); the run record says which mode made it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from .execute import Observation, _finish, _kill_group, child_env
+from .schema import InputError
+
+ZYGOTE = Path(__file__).with_name("zygote.py")
+
+
+class WarmPool:
+    def __init__(self, python: str = sys.executable):
+        self._proc = subprocess.Popen([python, str(ZYGOTE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      text=True, bufsize=1, start_new_session=True)
+        ready = self._proc.stdout.readline()
+        if not ready.strip().startswith('{"ready"'):
+            raise InputError(f"{python}: the warm interpreter did not start (cannot import torch?)")
+        self._replies: dict[int, queue.Queue] = {}
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self._proc.stdout:
+            message = json.loads(line)
+            with self._lock:
+                box = self._replies.get(message.get("id"))
+            if box is not None:
+                box.put(message)
+
+    def observe(self, script: Path, *, env: dict[str, str], extra_env: dict[str, str], timeout: float,
+                threads: int = 1) -> Observation:
+        workdir = Path(tempfile.mkdtemp(prefix="reprokit-warm-"))
+        ident, box = next(self._ids), queue.Queue()
+        with self._lock:
+            self._replies[ident] = box
+        try:
+            request = {"id": ident, "script": str(script), "cwd": str(workdir),
+                       "env": child_env(env, workdir, threads, extra_env),
+                       "stdout": str(workdir / "stdout.txt"), "stderr": str(workdir / "stderr.txt")}
+            start = time.monotonic()
+            with self._lock:
+                self._proc.stdin.write(json.dumps(request) + "\n")
+                self._proc.stdin.flush()
+            pid = box.get(timeout=60)["pid"]
+            timed_out = False
+            try:
+                status = box.get(timeout=timeout)["status"]
+            except queue.Empty:
+                timed_out = True
+                _kill_group(pid)
+                status = box.get()["status"]
+            _kill_group(pid)
+            return _finish(workdir, status, timed_out, time.monotonic() - start, 1, None)
+        finally:
+            with self._lock:
+                self._replies.pop(ident, None)
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def close(self) -> None:
+        self._proc.stdin.close()
+        _kill_group(self._proc.pid)
+        self._proc.wait()

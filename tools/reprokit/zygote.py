@@ -1,0 +1,81 @@
+"""Warm-interpreter runs: a process that has imported torch forks one child per run (before any CUDA init).
+
+Usage (the runner does this): python zygote.py   -- then JSON lines on stdin: {"id", "script", "cwd", "env",
+"stdout", "stderr"}; it answers {"id", "pid"} when the child starts and {"id", "status"} (waitpid style: negative
+signal number or exit code) when it ends. Standard library + torch only, like probe.py.
+"""
+
+import json
+import os
+import runpy
+import sys
+import threading
+
+import torch  # noqa: F401 - the point of the zygote: children start with torch already imported
+
+PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py")
+_write_lock = threading.Lock()
+_ids = {}
+
+
+def _write(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def _send(message):
+    with _write_lock:
+        _write(message)
+
+
+def _child(request):
+    os.setsid()  # its own process group, killed as a whole at the timeout
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(target, fd)
+        os.close(target)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+    threads = request["env"].get("OMP_NUM_THREADS")
+    if threads:
+        torch.set_num_threads(int(threads))  # OpenMP read the zygote's setting at import time
+    sys.argv = [PROBE, request["script"]]
+    try:
+        runpy.run_path(PROBE, run_name="__main__")  # probe.main() ends with os._exit
+    finally:
+        os._exit(1)
+
+
+def _reaper():
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            threading.Event().wait(0.05)
+            continue
+        code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        with _write_lock:  # the fork that made pid registered it under this lock
+            _write({"id": _ids.pop(pid, None), "status": code})
+
+
+def main():
+    threading.Thread(target=_reaper, daemon=True).start()
+    _send({"ready": True})
+    for line in sys.stdin:
+        request = json.loads(line)
+        sys.stdout.flush()
+        with _write_lock:  # no fork while a reply is half written
+            pid = os.fork()
+            if pid == 0:
+                _child(request)
+            _ids[pid] = request["id"]
+        _send({"id": request["id"], "pid": pid})
+
+
+if __name__ == "__main__":
+    main()
