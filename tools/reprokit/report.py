@@ -8,14 +8,14 @@ from pathlib import Path
 import tabulate as _tabulate_module
 from tabulate import tabulate
 
-# Markdown renderers ignore column padding, and measuring emoji display widths (wcwidth) dominated render time.
-_tabulate_module.WIDE_CHARS_MODE = False
-
 from . import ledger, publish, sweep_report
 from .corpus import CaseDir
 from .environment import summary
 from .results import Record, ResultSet
 from .schema import Claims
+
+# Markdown renderers ignore column padding, and measuring emoji display widths (wcwidth) dominated render time.
+_tabulate_module.WIDE_CHARS_MODE = False
 
 SYMBOL = {"reproduces": "🔴", "does-not-reproduce": "🟢", "fails-differently": "🟠", "timeout": "⏱",
           "skipped": "⚪", "fix-works": "✅", "fix-broken": "❌"}
