@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import os
+import subprocess
 import sys
 import time
 from datetime import datetime, timezone
@@ -145,8 +146,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.replace(res_path, res_path.with_name(res_path.stem + ".previous.json"))
     results.save(res_path, results.ResultSet(args.target, run_info, facts, kept + records))
     journal_file.unlink(missing_ok=True)
-    for path in render_all(root, out, matrix):
-        print(f"wrote {path}")
+    if not args.no_report:
+        for path in render_all(root, out, matrix):
+            print(f"wrote {path}")
     return _check_expected(root, args, {r.key: r.verdict for r in records})
 
 
@@ -313,6 +315,15 @@ def cmd_image(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_wheelhouse(args: argparse.Namespace) -> int:
+    """Download every package a target's image installs, for `--wheelhouse` builds on air-gapped machines."""
+    root = _root(args)
+    target = _target(load_matrix(root / "matrix.yaml"), args.target)
+    command = [sys.executable, "-m", "pip", "download", "--dest", args.dest, *images.packages(target)]
+    print(" ".join(command), flush=True)
+    return subprocess.run(command, check=False).returncode
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     root = _root(args)
     for path in render_all(root, _out(args, root), load_matrix(root / "matrix.yaml")):
@@ -369,6 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="start no new run after this many seconds (runs in flight finish); --resume continues")
     run.add_argument("--warm", action="store_true",
                      help="fork each run from a process that imported torch once (faster; published runs stay cold)")
+    run.add_argument("--no-report", action="store_true", help="record results only (container mode renders outside)")
     run.add_argument("--no-ladder", action="store_true", help="do not re-run failures on eager/aot_eager")
     run.add_argument("--python", default=sys.executable, help="interpreter that runs the cases (needs torch)")
     run.set_defaults(func=cmd_run)
@@ -424,6 +436,11 @@ def build_parser() -> argparse.ArgumentParser:
     img.add_argument("--base-image", help="build FROM this image instead of matrix.yaml's")
     img.add_argument("--wheelhouse", metavar="DIR", help="install every Python package from these wheels (offline)")
     img.set_defaults(func=cmd_image)
+
+    whl = sub.add_parser("wheelhouse", help="download the wheels a target's image installs (for --wheelhouse)")
+    whl.add_argument("--target", required=True)
+    whl.add_argument("dest", metavar="DIR")
+    whl.set_defaults(func=cmd_wheelhouse)
 
     rep = sub.add_parser("report", help="render reports/*.md from the recorded results")
     rep.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")

@@ -50,10 +50,15 @@ def run(tag: str, root: Path, out: Path, target_name: str, target: Target, args:
     volumes = {str(root): {"bind": "/work/repo", "mode": "ro"}, str(out): {"bind": "/results", "mode": "rw"},
                **options.pop("volumes_extra", {})}
     command = ["python", "-m", "reprokit", "--root", "/work/repo", "run", "--target", target_name, "--host",
-               "--out", "/results", *args]
+               "--out", "/results", "--no-report", *args]
     container = docker.from_env().containers.run(
-        tag, command, detach=True, user=f"{UID}:{UID}", network_mode="none", volumes=volumes,
-        working_dir="/work", environment={"PYTHONPATH": "/work/repo/tools", "HOME": "/home/repro"},
+        # With no network the container's own hostname resolves to nothing; torchrun's rendezvous needs it to.
+        tag, command, detach=True, user=f"{UID}:{UID}", network_mode="none", hostname="localhost", volumes=volumes,
+        working_dir="/work",
+        # --network none leaves only loopback: rendezvous and collectives must bind to it.
+        environment={"PYTHONPATH": "/work/repo/tools", "HOME": "/home/repro", "GLOO_SOCKET_IFNAME": "lo",
+                     "NCCL_SOCKET_IFNAME": "lo", "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+                     "NVSHMEM_DISABLE_NVLS": "1"},
         shm_size="4g", pids_limit=4096, mem_limit=os.environ.get("REPROKIT_CONTAINER_MEMORY", "16g"),
         read_only=False, **options)
     try:
