@@ -115,7 +115,7 @@ def upstream(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Run the test suite: unit tests and real end-to-end runs of real cases."""
     install_torch(session, "cpu")
-    session.install("-e", ".[test,sweep]")
+    session.install("-e", ".[test]")
     session.run("pytest", *(session.posargs or ["-q"]))
 
 
