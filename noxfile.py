@@ -49,8 +49,6 @@ def reprokit(session: nox.Session, *args: str, target: str | None = None, extras
     if runs_here:
         install_torch(session, target)
     session.install("-e", f".{extras}")
-    if target is not None and not runs_here:
-        session.install("docker>=7")
     session.run("reprokit", *args, *session.posargs)
 
 
@@ -70,7 +68,7 @@ for _name in TARGETS:
 
     @nox.session(name=f"image-{_name}", reuse_venv=True, default=False)
     def _image(session: nox.Session, _target: str = _name) -> None:
-        session.install("-e", ".", "docker>=7")
+        session.install("-e", ".")
         session.run("reprokit", "image", "--target", _target, *session.posargs)
 
     _image.__doc__ = f"Build (or reuse) the {_name} image with the docker SDK."
@@ -109,6 +107,15 @@ def upstream(session: nox.Session) -> None:
         session.error("Usage: nox -s upstream -- ID [--target T]")
     install_torch(session, "cpu")
     reprokit(session, "upstream")
+
+
+@nox.session(reuse_venv=True, default=False)
+def minify(session: nox.Session) -> None:
+    """Run PyTorch's minifier on a failing case: nox -s minify -- ID (writes cases/ID/minified_repro.py)."""
+    if not session.posargs:
+        session.error("Usage: nox -s minify -- ID")
+    install_torch(session, "cpu")
+    reprokit(session, "minify")
 
 
 @nox.session(reuse_venv=True)

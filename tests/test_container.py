@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from reprokit.container import docker_running
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -100,3 +100,21 @@ def test_upstream_report_for_a_real_failing_case(tmp_path):
     assert "gh issue create --repo pytorch/pytorch" in body and "--label 'oncall: pt2'" in body
     traces = list((tmp_path / "reports" / "upstream" / "custom-op-unregistered-gemm" / "trace").iterdir())
     assert traces and traces[0].stat().st_size > 0
+
+
+def test_minify_keeps_pytorchs_minified_repro_beside_the_case(tmp_path):
+    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    shutil.copytree(ROOT / "cases" / "backend-fallback-chain", tmp_path / "cases" / "backend-fallback-chain")
+    proc = reprokit(tmp_path, "minify", "backend-fallback-chain")
+    assert proc.returncode == 0, proc.stderr
+    folder = tmp_path / "cases" / "backend-fallback-chain"
+    assert "class Repro(torch.nn.Module)" in (folder / "minified_repro.py").read_text()
+    assert "TORCHDYNAMO_REPRO_AFTER=dynamo" in (folder / "MINIFIED.md").read_text()
+    assert (folder / "repro.py").read_bytes() == (ROOT / "cases" / "backend-fallback-chain" / "repro.py").read_bytes()
+
+
+def test_minify_says_when_the_failure_is_not_in_a_backend(tmp_path):
+    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    shutil.copytree(ROOT / "cases" / "custom-op-unregistered-gemm", tmp_path / "cases" / "custom-op-unregistered-gemm")
+    proc = reprokit(tmp_path, "minify", "custom-op-unregistered-gemm")
+    assert proc.returncode == 2 and "the minifier did not trigger after dynamo" in proc.stderr

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from reprokit import sweep
 from reprokit.schema import load_matrix
 

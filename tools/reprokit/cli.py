@@ -18,6 +18,7 @@ from . import (
     corpus,
     environment,
     images,
+    minify,
     new_case,
     report,
     results,
@@ -324,6 +325,19 @@ def cmd_wheelhouse(args: argparse.Namespace) -> int:
     return subprocess.run(command, check=False).returncode
 
 
+def cmd_minify(args: argparse.Namespace) -> int:
+    root = _root(args)
+    cd = next((c for c in corpus.discover(root / "cases") if c.case.id == args.id), None)
+    if cd is None:
+        raise InputError(f"{args.id!r}: no such case (see `reprokit list`)")
+    recorded = results.results_path(_out(args, root), args.target)
+    stage = next((r.stage for r in results.load(recorded).records if r.case == args.id and r.variant == "repro"),
+                 None) if recorded.exists() else None
+    path = minify.minify(cd, stage)
+    print(f"wrote {path.relative_to(root)} and {path.with_name('MINIFIED.md').relative_to(root)}")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     root = _root(args)
     for path in render_all(root, _out(args, root), load_matrix(root / "matrix.yaml")):
@@ -441,6 +455,12 @@ def build_parser() -> argparse.ArgumentParser:
     whl.add_argument("--target", required=True)
     whl.add_argument("dest", metavar="DIR")
     whl.set_defaults(func=cmd_wheelhouse)
+
+    mini = sub.add_parser("minify", help="run PyTorch's minifier on a failing case; keeps minified_repro.py")
+    mini.add_argument("id", metavar="ID")
+    mini.add_argument("--target", default="cpu", help="whose recorded stage picks dynamo or aot (default cpu)")
+    mini.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
+    mini.set_defaults(func=cmd_minify)
 
     rep = sub.add_parser("report", help="render reports/*.md from the recorded results")
     rep.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
