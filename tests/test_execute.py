@@ -76,3 +76,18 @@ def test_secrets_do_not_reach_case_code_and_home_is_private(script, tmp_path):
     assert values["HOME"] != os.environ.get("HOME")
     assert values["HOME"].startswith(values["CWD"]) and values["TMP"].startswith(values["CWD"])
     assert not os.path.exists(values["CWD"])  # the private folder is removed afterwards
+
+
+def test_torchrun_rank_hanging_in_a_collective_is_killed_with_all_its_processes(script):
+    before = {p for p in os.listdir("/proc") if p.isdigit()}
+    start = time.monotonic()
+    obs = observe(script("collective_hang.py"), env=dict(os.environ), extra_env={}, timeout=20,
+                  launcher="torchrun", world_size=2)
+    assert obs.status == "timeout" and time.monotonic() - start < 60
+    time.sleep(0.5)
+    for pid in {p for p in os.listdir("/proc") if p.isdigit()} - before:
+        try:
+            cmdline = open(f"/proc/{pid}/cmdline").read()
+        except OSError:
+            continue
+        assert "collective_hang.py" not in cmdline or not alive(int(pid)), f"left behind: {cmdline}"

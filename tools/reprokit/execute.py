@@ -79,11 +79,32 @@ def _tail(path: Path) -> tuple[str, int]:
     return text, size
 
 
+def _descendants(root: int) -> list[int]:
+    """Every live descendant of root (Linux /proc): torchrun starts its ranks in sessions of their own."""
+    parent_of = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    parent_of[int(entry)] = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = [], [root]
+    while frontier:
+        children = [pid for pid, ppid in parent_of.items() if ppid in frontier]
+        found += children
+        frontier = children
+    return found
+
+
 def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """Kill the run's process group and every descendant, including those that left the group (setsid)."""
+    for pid in [pgid, *(_descendants(pgid) if os.path.isdir("/proc") else [])]:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def command_for(script: Path, launcher: str, world_size: int, python: str) -> list[str]:

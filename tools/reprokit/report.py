@@ -158,6 +158,27 @@ def render_index(all_results: dict[str, ResultSet], cases: dict[str, CaseDir], d
                      repro["skipped"], f"{fixes['fix-works']}/{fixes['fix-works'] + fixes['fix-broken']}"])
     lines.append(tabulate(rows, headers=["target", "hardware", "recorded on", "repros run", "reproduce",
                                          "do not", "differently", "skipped", "fixes working"], tablefmt="github"))
+    lines += ["", "## Failure rate per category", "",
+              "Repros that fail as their case.yaml expects (the failure the article describes, or the article's own code "
+              "failing) out of those that ran, per category and target.",
+              ""]
+    categories = sorted({c.case.category for c in cases.values()})
+    rate_rows = []
+    for category in categories:
+        cells = []
+        for res in all_results.values():
+            ran = [r for r in res.records if r.variant == "repro" and r.verdict != "skipped"
+                   and r.case in cases and cases[r.case].case.category == category]
+            hit = sum(r.verdict == "reproduces" for r in ran)
+            cells.append(f"{hit / len(ran):.0%} ({hit}/{len(ran)})" if ran else "—")
+        rate_rows.append([category, *cells])
+    totals = []
+    for res in all_results.values():
+        ran = [r for r in res.records if r.variant == "repro" and r.verdict != "skipped"]
+        hit = sum(r.verdict == "reproduces" for r in ran)
+        totals.append(f"**{hit / len(ran):.1%} ({hit}/{len(ran)})**" if ran else "—")
+    rate_rows.append(["all cases (article: 63.2% of 27 structures fail)", *totals])
+    lines.append(tabulate(rate_rows, headers=["category", *all_results], tablefmt="github", disable_numparse=True))
     lines += ["", "## Case x target", "", "![case x target heatmap](heatmap.png)", ""]
     targets = list(all_results)
     matrix = []
