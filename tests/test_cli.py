@@ -40,13 +40,13 @@ def reprokit(root, *args, **kwargs):
 
 def test_expected_state_gates_changes_in_both_directions(tmp_path):
     root = make_corpus(tmp_path, 2)
-    first = reprokit(root, "run", "--target", "cpu", "--jobs", "2")
+    first = reprokit(root, "run", "--host", "--target", "cpu", "--jobs", "2")
     assert first.returncode == 1 and "(new) -> reproduces" in first.stdout
-    assert reprokit(root, "run", "--target", "cpu", "--update-expected").returncode == 0
-    assert reprokit(root, "run", "--target", "cpu").returncode == 0
+    assert reprokit(root, "run", "--host", "--target", "cpu", "--update-expected").returncode == 0
+    assert reprokit(root, "run", "--host", "--target", "cpu").returncode == 0
     # The bug is fixed upstream: the repro stops reproducing, and the run must say so and fail.
     (root / "cases" / "fixture-01" / "repro.py").write_text("print('no longer fails')\n")
-    changed = reprokit(root, "run", "--target", "cpu")
+    changed = reprokit(root, "run", "--host", "--target", "cpu")
     assert changed.returncode == 1
     assert "fixture-01/repro@float32: reproduces -> does-not-reproduce" in changed.stdout
     assert "reprokit run --target cpu --case fixture-01 --update-expected" in changed.stdout
@@ -54,7 +54,7 @@ def test_expected_state_gates_changes_in_both_directions(tmp_path):
 
 def test_results_and_report(tmp_path):
     root = make_corpus(tmp_path, 2)
-    reprokit(root, "run", "--target", "cpu")
+    reprokit(root, "run", "--host", "--target", "cpu")
     data = json.loads((root / "reports" / "cpu" / "results.json").read_text())
     assert data["environment"]["torch"].startswith("2.")
     assert "collect_env" in data["environment"]
@@ -73,7 +73,7 @@ def test_killed_run_resumes_without_losing_or_repeating_anything(tmp_path):
     root = make_corpus(tmp_path, 6, sleep=1.0)
     journal = root / "reports" / "cpu" / "results.partial.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    proc = subprocess.Popen([sys.executable, "-m", "reprokit", "--root", str(root), "run", "--target", "cpu",
+    proc = subprocess.Popen([sys.executable, "-m", "reprokit", "--root", str(root), "run", "--host", "--target", "cpu",
                              "--jobs", "1"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.monotonic() + 120
@@ -85,7 +85,7 @@ def test_killed_run_resumes_without_losing_or_repeating_anything(tmp_path):
     assert 3 <= len(before) < 12
     assert not (root / "reports" / "cpu" / "results.json").exists()  # a cut-off run publishes nothing
 
-    reprokit(root, "run", "--target", "cpu", "--jobs", "2", "--resume")
+    reprokit(root, "run", "--host", "--target", "cpu", "--jobs", "2", "--resume")
     records = json.loads((root / "reports" / "cpu" / "results.json").read_text())["records"]
     keys = [r["key"] for r in records]
     assert len(keys) == len(set(keys)) == 12
@@ -100,16 +100,16 @@ def test_corrupt_results_file_is_one_line_and_left_alone(tmp_path):
     path = root / "reports" / "cpu" / "results.json"
     path.parent.mkdir(parents=True)
     path.write_text('{"target": "cpu", "records": [')
-    proc = reprokit(root, "run", "--target", "cpu", "--resume")
+    proc = reprokit(root, "run", "--host", "--target", "cpu", "--resume")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "results.json: not a valid results file" in proc.stderr
     assert path.read_text() == '{"target": "cpu", "records": ['
 
 
 @pytest.mark.parametrize("args, message", [
-    (["run", "--target", "h200"], "--target 'h200': unknown target; matrix.yaml has cpu, a10"),
-    (["run", "--target", "cpu", "--case", "nope-*"], "--case 'nope-*': no case matches"),
-    (["run", "--target", "cpu", "--shard", "3/2"], "--shard '3/2': must be i/n"),
+    (["run", "--host", "--target", "h200"], "--target 'h200': unknown target; matrix.yaml has cpu, a10"),
+    (["run", "--host", "--target", "cpu", "--case", "nope-*"], "--case 'nope-*': no case matches"),
+    (["run", "--host", "--target", "cpu", "--shard", "3/2"], "--shard '3/2': must be i/n"),
 ])
 def test_unknown_target_case_or_shard_is_one_line(tmp_path, args, message):
     proc = reprokit(make_corpus(tmp_path, 1), *args)
@@ -117,7 +117,7 @@ def test_unknown_target_case_or_shard_is_one_line(tmp_path, args, message):
 
 
 def test_gpu_target_is_refused_on_a_cpu_machine(tmp_path):
-    proc = reprokit(make_corpus(tmp_path, 1), "run", "--target", "h100")
+    proc = reprokit(make_corpus(tmp_path, 1), "run", "--host", "--target", "h100")
     assert proc.returncode == 2
     assert "target h100 needs a cuda device, found no accelerator (cpu); pass --force" in proc.stderr
 
@@ -126,7 +126,7 @@ def test_forced_gpu_target_records_skips_with_reasons(tmp_path):
     root = make_corpus(tmp_path, 1)
     (root / "cases" / "fixture-00" / "case.yaml").write_text(
         CASE_YAML.format(id="fixture-00").replace("devices: [cpu]", "devices: [cuda], min_devices: 2"))
-    reprokit(root, "run", "--target", "h100", "--force")
+    reprokit(root, "run", "--host", "--target", "h100", "--force")
     rec = json.loads((root / "reports" / "h100" / "results.json").read_text())["records"][0]
     assert rec["verdict"] == "skipped" and rec["why"] == "needs 2 CUDA devices, found 0"
 
@@ -136,18 +136,18 @@ def test_shards_partition_the_corpus(tmp_path):
     seen = []
     for i in (1, 2, 3):
         out = tmp_path / f"out{i}"
-        reprokit(root, "run", "--target", "cpu", "--shard", f"{i}/3", "--out", str(out))
+        reprokit(root, "run", "--host", "--target", "cpu", "--shard", f"{i}/3", "--out", str(out))
         seen += [r["case"] for r in json.loads((out / "cpu" / "results.json").read_text())["records"]]
     assert sorted(set(seen)) == [f"fixture-{i:02d}" for i in range(5)] and len(seen) == 10
 
 
 def test_deadline_leaves_unstarted_runs_for_resume(tmp_path):
     root = make_corpus(tmp_path, 4, sleep=1.0)
-    first = reprokit(root, "run", "--target", "cpu", "--jobs", "1", "--deadline", "0.5")
+    first = reprokit(root, "run", "--host", "--target", "cpu", "--jobs", "1", "--deadline", "0.5")
     assert "runs not started before the --deadline" in first.stdout
     data = json.loads((root / "reports" / "cpu" / "results.json").read_text())
     assert 1 <= len(data["records"]) < 8 and data["run"]["not_started"] == 8 - len(data["records"])
     assert "**Incomplete:**" in (root / "reports" / "cpu.md").read_text()
-    reprokit(root, "run", "--target", "cpu", "--jobs", "2", "--resume")
+    reprokit(root, "run", "--host", "--target", "cpu", "--jobs", "2", "--resume")
     data = json.loads((root / "reports" / "cpu" / "results.json").read_text())
     assert len(data["records"]) == 8 and data["run"]["not_started"] == 0

@@ -41,7 +41,7 @@ def test_script_from_an_issue_becomes_a_case_with_a_verdict(empty_repo, script, 
     assert made.returncode == 0, made.stderr
     assert (empty_repo / "cases" / "from-issue" / "repro.py").read_bytes() == (CONTRIB / script).read_bytes()
     assert not (empty_repo / "cases" / "from-issue" / "fixed.py").exists()
-    reprokit(empty_repo, "run", "--target", "cpu", "--case", "from-issue")
+    reprokit(empty_repo, "run", "--host", "--target", "cpu", "--case", "from-issue")
     record = json.loads((empty_repo / "reports" / "cpu" / "results.json").read_text())["records"][0]
     assert record["verdict"] == verdict, record
     assert "no fix yet" in (empty_repo / "reports" / "cpu.md").read_text()

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.e2e
 def records(tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "run", "--target", "cpu", "--jobs", "2",
+    subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "run", "--host", "--target", "cpu", "--jobs", "2",
                     "--case", "custom-op-unregistered-gemm", "--out", str(out)], env=env, check=False)
     data = json.loads((out / "cpu" / "results.json").read_text())
     return {r["key"]: r for r in data["records"]}

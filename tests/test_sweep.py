@@ -31,7 +31,7 @@ def test_a_real_cell_is_recorded_and_reported(tmp_path):
     shutil.copytree(ROOT / "sweep", root / "sweep")
     (root / "cases").mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), "run", "--target", "cpu", "--suite",
+    subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), "run", "--host", "--target", "cpu", "--suite",
                     "sweep", "--smoke", "--case", "sweep-glu-mlp"], env=env, capture_output=True, text=True)
     data = json.loads((root / "reports" / "cpu" / "sweep.json").read_text())
     (record,) = data["records"]
