@@ -47,7 +47,9 @@ def run(tag: str, root: Path, out: Path, target_name: str, target: Target, args:
     (out / target_name).mkdir(parents=True, exist_ok=True)
     os.chmod(out / target_name, 0o777)  # the container's user writes here  # noqa: S103
     options = device_options(target)
-    volumes = {str(root): {"bind": "/work/repo", "mode": "ro"}, str(out): {"bind": "/results", "mode": "rw"},
+    # Only the target's own results folder is writable, mounted by itself: its parents may be private (0700).
+    volumes = {str(root): {"bind": "/work/repo", "mode": "ro"},
+               str(out / target_name): {"bind": f"/results/{target_name}", "mode": "rw"},
                **options.pop("volumes_extra", {})}
     command = ["python", "-m", "reprokit", "--root", "/work/repo", "run", "--target", target_name, "--host",
                "--out", "/results", "--no-report", *args]
