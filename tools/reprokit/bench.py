@@ -22,19 +22,21 @@ from .execute import observe
 
 
 def overhead(root: Path, sample: int) -> None:
-    scripts = [cd.script("repro") for cd in corpus.discover(root / "cases")
-               if cd.case.requires.launcher == "python" and "cpu" in cd.case.requires.devices][:sample]
+    chosen = [cd for cd in corpus.discover(root / "cases")
+              if cd.case.requires.launcher == "python" and "cpu" in cd.case.requires.devices][:sample]
     rows = []
-    for script in scripts:
-        env = {**os.environ, "REPRO_DEVICE": "cpu", "REPRO_DTYPE": "float32"}
+    for cd in chosen:
+        script, case_env = cd.script("repro"), {"REPRO_DEVICE": "cpu", "REPRO_DTYPE": cd.case.requires.dtypes[0]}
         with tempfile.TemporaryDirectory() as tmp:
+            # The same compile settings as the harness gives a run (one compile thread, cold cache), so the
+            # difference is the harness: isolation, probe, environment, process-group handling.
+            env = {**os.environ, **case_env, "TORCHINDUCTOR_CACHE_DIR": tmp, "TORCHINDUCTOR_COMPILE_THREADS": "1",
+                   "OMP_NUM_THREADS": str(os.cpu_count() or 1)}
             start = time.monotonic()
-            subprocess.run([sys.executable, str(script)], cwd=tmp, env={**env, "TORCHINDUCTOR_CACHE_DIR": tmp},
-                           capture_output=True, check=False)
+            subprocess.run([sys.executable, str(script)], cwd=tmp, env=env, capture_output=True, check=False)
             bare = time.monotonic() - start
         start = time.monotonic()
-        observe(script, env=dict(os.environ), extra_env={"REPRO_DEVICE": "cpu", "REPRO_DTYPE": "float32"},
-                timeout=900)
+        observe(script, env=dict(os.environ), extra_env=case_env, timeout=900, threads=os.cpu_count() or 1)
         harness = time.monotonic() - start
         rows.append((script.parent.name, bare, harness))
         print(f"  {script.parent.name:40} bare {bare:6.2f} s  harness {harness:6.2f} s  +{harness - bare:5.2f} s")
