@@ -99,7 +99,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     suite = args.suite
     res_path = results.results_path(out, args.target, suite)
     journal_file = results.journal_path(out, args.target, suite)
-    previous = results.load(res_path) if res_path.exists() and args.resume else None
+    previous = results.load(res_path) if res_path.exists() and args.resume else None  # corrupt: one-line error
+    existing = previous or _load_if_readable(res_path)
     resumed = results.load_journal(journal_file) if args.resume and journal_file.exists() else []
     facts = environment.collect(args.python)
     mismatch = environment.hardware_mismatch(args.target, target, facts)
@@ -110,7 +111,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     done.update({r.key: r for r in resumed})
     todo = [r for r in runs if r.key not in done]
     # Longest first (by the last recorded time), so the tail of the run is short jobs.
-    last = results.load(res_path).by_key() if res_path.exists() and not previous else {}
+    last = existing.by_key() if existing and not previous else {}
     todo.sort(key=lambda r: -(done.get(r.key) or last.get(r.key) or results.Record("", "", "", "", "", "")).seconds)
     print(f"{args.target}: {len(runs)} runs ({len(runs) - len(todo)} already recorded), {args.jobs} jobs, "
           f"on {environment.summary(facts)}", flush=True)
@@ -136,7 +137,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     not_started = len(planned) - len(records)
     if not_started:
         print(f"{not_started} runs not started before the --deadline; continue with --resume")
-    kept = _kept_records(res_path, facts, planned, {r.case.id for r in _plan(args, root, target, facts, every=True)})
+    kept = _kept_records(existing, facts, planned, {r.case.id for r in _plan(args, root, target, facts, every=True)})
     run_info = {"suite": suite, "smoke": bool(args.smoke), "mode": "host", "jobs": args.jobs,
                 "cache": "cold", "interpreter": "warm (forked from a zygote)" if args.warm else "cold", "reprokit": __version__,
                 "wall_seconds": round(time.monotonic() - started + _previous_wall(previous, resumed), 1),
@@ -200,13 +201,17 @@ def _previous_wall(previous: results.ResultSet | None, resumed: list) -> float:
     return float(previous.run.get("wall_seconds", 0)) if previous else 0.0
 
 
-def _kept_records(res_path: Path, facts: dict, planned: set[str], case_ids: set[str]) -> list:
-    """Records of runs outside this selection, kept only if they come from the same torch and device."""
-    if not res_path.exists():
-        return []
+def _load_if_readable(path: Path) -> results.ResultSet | None:
+    """The last results, when there are readable ones; a fresh run replaces an unreadable file at its end."""
     try:
-        old = results.load(res_path)
+        return results.load(path) if path.exists() else None
     except InputError:
+        return None
+
+
+def _kept_records(old: results.ResultSet | None, facts: dict, planned: set[str], case_ids: set[str]) -> list:
+    """Records of runs outside this selection, kept only if they come from the same torch and device."""
+    if old is None:
         return []
     same = all(old.environment.get(k) == facts.get(k) for k in ("torch", "device_name", "cuda", "hip"))
     return [r for r in old.records if same and r.key not in planned and r.case in case_ids]
@@ -278,11 +283,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def _case(root: Path, case_id: str) -> corpus.CaseDir:
+    found = {c.case.id: c for c in corpus.discover(root / "cases")}.get(case_id)
+    if found is None:
+        raise InputError(f"{case_id!r}: no such case (see `reprokit list`)")
+    return found
+
+
 def cmd_upstream(args: argparse.Namespace) -> int:
     root = _root(args)
-    cd = next((c for c in corpus.discover(root / "cases") if c.case.id == args.id), None)
-    if cd is None:
-        raise InputError(f"{args.id!r}: no such case (see `reprokit list`)")
+    cd = _case(root, args.id)
     recorded = results.load(results.results_path(_out(args, root), args.target))
     if not any(r.case == args.id for r in recorded.records):
         raise InputError(f"{args.id!r}: no recorded run on {args.target}; run `reprokit run --target {args.target} "
@@ -327,9 +337,7 @@ def cmd_wheelhouse(args: argparse.Namespace) -> int:
 
 def cmd_minify(args: argparse.Namespace) -> int:
     root = _root(args)
-    cd = next((c for c in corpus.discover(root / "cases") if c.case.id == args.id), None)
-    if cd is None:
-        raise InputError(f"{args.id!r}: no such case (see `reprokit list`)")
+    cd = _case(root, args.id)
     recorded = results.results_path(_out(args, root), args.target)
     stage = next((r.stage for r in results.load(recorded).records if r.case == args.id and r.variant == "repro"),
                  None) if recorded.exists() else None

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import jinja2
 
-from .schema import InputError, Target
+from .schema import InputError, Target, Token, conforms
 
 # The runner's own dependencies inside every image, pinned.
 RUNNER_PACKAGES = ["pydantic==2.13.4", "PyYAML==6.0.3", "tabulate==0.10.0", "rich==15.0.0", "Jinja2==3.1.6",
@@ -50,8 +50,8 @@ def image_tag(templates: Path, name: str, target: Target, base_image: str, wheel
 
 def render(templates: Path, name: str, target: Target, base_image: str | None = None, wheelhouse: bool = False) -> str:
     base = base_image or target.base_image
-    if base_image is not None and not all(c.isalnum() or c in "._:/@-" for c in base_image):
-        raise InputError(f"--base-image {base_image!r}: one image reference, letters, digits and ._:/@- only")
+    if base_image is not None and not conforms(Token, base_image):
+        raise InputError(f"--base-image {base_image!r}: one image reference (a single token: no spaces, no newlines)")
     template = _environment(templates).get_template(f"{target.family}.Dockerfile.j2")
     return template.render(target=name, family=target.family, description=target.description, base_image=base,
                            pins=target.pins, packages=packages(target), wheelhouse=wheelhouse,

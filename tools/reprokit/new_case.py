@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
 import yaml
 
-from .schema import CATEGORIES, InputError, load_case
+from .schema import CATEGORIES, CaseId, InputError, conforms, load_case
 
 REPRO_TEMPLATE = '''"""{title}
 
@@ -86,7 +85,7 @@ def oracle_from_flags(raises: str | None, match: str | None, stdout: str | None,
 
 def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | None, category: str,
            links: list[str], oracle: dict, timeout: int | None) -> Path:
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*[a-z0-9]", case_id):
+    if not conforms(CaseId, case_id):
         raise InputError(f"ID {case_id!r}: lowercase letters, digits and '-' only, e.g. dynamic-shape-my-bug")
     folder = cases_dir / case_id
     if folder.exists():

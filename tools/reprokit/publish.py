@@ -51,14 +51,32 @@ def changes(previous: ResultSet | None, current: ResultSet) -> list[tuple[str, s
             if before.get(k) != after.get(k)]
 
 
-def heatmap(all_results: dict[str, ResultSet], case_ids: list[str], path: Path) -> None:
-    """Case x target: the repro verdict of each cell (worst over dtypes)."""
+def save_grid(grid: list[list[int]], rows: list[str], cols: list[str], colors: list[str], path: Path, *,
+              size: tuple[float, float], title: str, col_labels: dict, row_fontsize: int,
+              legend: list[str] | None = None) -> None:
+    """A categorical heatmap (cell value = index into colors) saved as a PNG without a timestamp or version."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
     from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
 
+    fig, ax = plt.subplots(figsize=size)
+    ax.imshow(grid, cmap=ListedColormap(colors), vmin=0, vmax=len(colors) - 1, aspect="auto")
+    ax.set_xticks(range(len(cols)), cols, **col_labels)
+    ax.set_yticks(range(len(rows)), rows, fontsize=row_fontsize)
+    if legend:
+        ax.legend(handles=[Patch(color=c, label=v) for v, c in zip(legend, colors, strict=True)],
+                  loc="upper center", bbox_to_anchor=(0.5, -0.04), ncol=2, fontsize=6, frameon=False)
+    ax.set_title(title, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(fig)
+
+
+def heatmap(all_results: dict[str, ResultSet], case_ids: list[str], path: Path) -> None:
+    """Case x target: the repro verdict of each cell (worst over dtypes)."""
     order = ["does-not-reproduce", "reproduces", "fails-differently", "timeout", "skipped"]
     colors = ["#2e7d32", "#c62828", "#ef6c00", "#6a1b9a", "#bdbdbd"]
     targets = list(all_results)
@@ -70,15 +88,5 @@ def heatmap(all_results: dict[str, ResultSet], case_ids: list[str], path: Path) 
             ran = [v for v in verdicts if v != "skipped"]
             row.append(order.index(sorted(ran, key=order.index)[-1]) if ran else len(order) - 1)
         grid.append(row)
-    fig, ax = plt.subplots(figsize=(2.5 + 1.1 * len(targets), 1.2 + 0.22 * len(case_ids)))
-    ax.imshow(grid, cmap=ListedColormap(colors), vmin=0, vmax=len(order) - 1, aspect="auto")
-    ax.set_xticks(range(len(targets)), targets, fontsize=8)
-    ax.set_yticks(range(len(case_ids)), case_ids, fontsize=6)
-    from matplotlib.patches import Patch
-
-    ax.legend(handles=[Patch(color=c, label=v) for v, c in zip(order, colors, strict=True)], loc="upper center",
-              bbox_to_anchor=(0.5, -0.04), ncol=2, fontsize=6, frameon=False)
-    ax.set_title("repro verdict per case and target", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(fig)
+    save_grid(grid, case_ids, targets, colors, path, size=(2.5 + 1.1 * len(targets), 1.2 + 0.22 * len(case_ids)),
+              title="repro verdict per case and target", col_labels={"fontsize": 8}, row_fontsize=6, legend=order)

@@ -12,6 +12,7 @@ from . import ledger, publish, sweep_report
 from .corpus import CaseDir
 from .environment import summary
 from .results import Record, ResultSet
+from .results import load as load_results
 from .schema import Claims
 
 # Markdown renderers ignore column padding, and measuring emoji display widths (wcwidth) dominated render time.
@@ -19,9 +20,6 @@ _tabulate_module.WIDE_CHARS_MODE = False
 
 SYMBOL = {"reproduces": "🔴", "does-not-reproduce": "🟢", "fails-differently": "🟠", "timeout": "⏱",
           "skipped": "⚪", "fix-works": "✅", "fix-broken": "❌"}
-CLAIM = {"reproduces": "confirmed", "does-not-reproduce": "refuted", "fails-differently": "fails differently",
-         "timeout": "timed out", "skipped": "not testable here"}
-
 
 def _cell(text: str | None, width: int = 90) -> str:
     text = " ".join((text or "").split()).replace("|", "\\|")
@@ -204,7 +202,7 @@ def write_reports(out: Path, all_results: dict[str, ResultSet], cases: list[Case
     written = []
     for name, res in all_results.items():
         prev_path = out / name / "results.previous.json"
-        previous = ResultSet.load(prev_path) if prev_path.exists() else None
+        previous = load_results(prev_path) if prev_path.exists() else None
         path = out / f"{name}.md"
         path.write_text(render_target(res, by_id, descriptions.get(name, ""), previous), encoding="utf-8")
         (out / name / "junit.xml").write_text(publish.junit_xml(res), encoding="utf-8")

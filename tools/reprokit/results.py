@@ -53,10 +53,6 @@ class ResultSet:
     environment: dict
     records: list[Record]
 
-    @staticmethod
-    def load(path: Path) -> ResultSet:
-        return load(path)
-
     def by_key(self) -> dict[str, Record]:
         return {r.key: r for r in self.records}
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, model_validator
 
 CATEGORIES = (
     "dynamic-shape", "custom-op", "dtensor", "fusion", "graph-partition", "type-inference",
@@ -28,6 +28,15 @@ Token = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/@+=
 CaseId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*[a-z0-9]$", max_length=80)]
 Url = Annotated[str, StringConstraints(pattern=r"^https://[^\s]+$")]
 OneLine = Annotated[str, StringConstraints(pattern=r"^[^\n\r]*$", min_length=1)]
+
+
+def conforms(kind: object, value: str) -> bool:
+    """Whether value passes one of the constrained string types above (Token, CaseId, ...)."""
+    try:
+        TypeAdapter(kind).validate_python(value)
+        return True
+    except ValidationError:
+        return False
 
 
 class InputError(Exception):

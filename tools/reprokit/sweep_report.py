@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from . import publish
 from .environment import summary
 from .results import Record, ResultSet
 
@@ -99,28 +100,15 @@ def render_target(res: ResultSet, description: str, heatmap: str | None) -> str:
 
 
 def write_heatmap(res: ResultSet, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-    from matplotlib.colors import ListedColormap
-
     cols = sorted({column(r) for r in res.records})
     rows = sorted({structure(r) for r in res.records})
-    value = {"does-not-reproduce": 0, "skipped": 1}
-    grid = [[2] * len(cols) for _ in rows]  # 2 = failed, unless recorded otherwise
+    value = {"does-not-reproduce": 0, "skipped": 1}  # anything else recorded failed (2); unrecorded is grey (1)
     present = {(structure(r), column(r)): value.get(r.verdict, 2) for r in res.records}
-    for i, s in enumerate(rows):
-        for j, c in enumerate(cols):
-            grid[i][j] = present.get((s, c), 1)
-    fig, ax = plt.subplots(figsize=(1.0 + 0.45 * len(cols), 1.0 + 0.28 * len(rows)))
-    ax.imshow(grid, cmap=ListedColormap(["#2e7d32", "#bdbdbd", "#c62828"]), vmin=0, vmax=2, aspect="auto")
-    ax.set_xticks(range(len(cols)), cols, rotation=60, ha="right", fontsize=7)
-    ax.set_yticks(range(len(rows)), rows, fontsize=7)
-    ax.set_title(f"{res.target}: green passes, red fails, grey not run", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(fig)
+    grid = [[present.get((s, c), 1) for c in cols] for s in rows]
+    publish.save_grid(grid, rows, cols, ["#2e7d32", "#bdbdbd", "#c62828"], path,
+                      size=(1.0 + 0.45 * len(cols), 1.0 + 0.28 * len(rows)),
+                      title=f"{res.target}: green passes, red fails, grey not run",
+                      col_labels={"rotation": 60, "ha": "right", "fontsize": 7}, row_fontsize=7)
 
 
 def write_reports(out: Path, sweeps: dict[str, ResultSet], descriptions: dict[str, str]) -> list[Path]:
