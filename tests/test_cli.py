@@ -151,3 +151,5 @@ def test_deadline_leaves_unstarted_runs_for_resume(tmp_path):
     reprokit(root, "run", "--host", "--target", "cpu", "--jobs", "2", "--resume")
     data = json.loads((root / "reports" / "cpu" / "results.json").read_text())
     assert len(data["records"]) == 8 and data["run"]["not_started"] == 0
+    assert data["run"]["sittings"] == [1, 2]  # the report says the run was split, and how
+    assert "Run: host mode, 2 sittings (1, 2 jobs)" in (root / "reports" / "cpu.md").read_text()

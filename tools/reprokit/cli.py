@@ -139,6 +139,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{not_started} runs not started before the --deadline; continue with --resume")
     kept = _kept_records(existing, facts, planned, {r.case.id for r in _plan(args, root, target, facts, every=True)})
     run_info = {"suite": suite, "smoke": bool(args.smoke), "mode": "host", "jobs": args.jobs,
+                "sittings": [*_previous_sittings(previous), args.jobs],
                 "cache": "cold", "interpreter": "warm (forked from a zygote)" if args.warm else "cold", "reprokit": __version__,
                 "wall_seconds": round(time.monotonic() - started + _previous_wall(previous, resumed), 1),
                 "shard": args.shard, "resumed": bool(resumed), "not_started": not_started, "selection": args.case,
@@ -201,6 +202,13 @@ def _previous_wall(previous: results.ResultSet | None, resumed: list) -> float:
     return float(previous.run.get("wall_seconds", 0)) if previous else 0.0
 
 
+def _previous_sittings(previous: results.ResultSet | None) -> list[int]:
+    """The --jobs of each earlier sitting of a run continued with --resume (the report says a run was split)."""
+    if previous is None:
+        return []
+    return list(previous.run.get("sittings") or [previous.run.get("jobs")])
+
+
 def _load_if_readable(path: Path) -> results.ResultSet | None:
     """The last results, when there are readable ones; a fresh run replaces an unreadable file at its end."""
     try:
@@ -241,8 +249,8 @@ def cmd_accept(args: argparse.Namespace) -> int:
     """Accept a target's recorded verdicts (e.g. results brought back from a GPU box) as its expected state."""
     root = _root(args)
     _target(load_matrix(root / "matrix.yaml"), args.target)
-    recorded = results.load(results.results_path(_out(args, root), args.target))
-    path = results.expected_path(root, args.target)
+    recorded = results.load(results.results_path(_out(args, root), args.target, args.suite))
+    path = results.expected_path(root, args.target, args.suite)
     results.save_expected(path, {**results.load_expected(path), **{r.key: r.verdict for r in recorded.records}})
     print(f"accepted {len(recorded.records)} recorded verdicts into {path.relative_to(root)}")
     return 0
@@ -409,6 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     acc = sub.add_parser("accept", help="accept a target's recorded verdicts as its expected state (no run)")
     acc.add_argument("--target", required=True)
+    acc.add_argument("--suite", choices=["cases", "sweep"], default="cases")
     acc.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
     acc.set_defaults(func=cmd_accept)
 

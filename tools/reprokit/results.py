@@ -62,6 +62,14 @@ class ResultSet:
         return json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
 
 
+def jobs_text(run: dict) -> str:
+    """'12 jobs', or '3 sittings (15, 15, 1 jobs)' for a run continued with --resume."""
+    sittings = run.get("sittings") or [run.get("jobs")]
+    if len(sittings) == 1:
+        return f"{sittings[0]} jobs"
+    return f"{len(sittings)} sittings ({', '.join(str(j) for j in sittings)} jobs)"
+
+
 # The corpus of cases and the model sweep are two suites with separate files, read and written the same way.
 SUITE_FILE = {"cases": "results", "sweep": "sweep"}
 
