@@ -59,3 +59,14 @@ def test_compare_reports_both_directions_and_new_runs():
                 "c/repro@float32": "reproduces"}
     assert compare(expected, observed) == [("a/repro@float32", "reproduces", "does-not-reproduce"),
                                            ("c/repro@float32", None, "reproduces")]
+
+
+@pytest.mark.parametrize(("message", "headline"), [
+    ("backend='inductor' raised:\nGuardOnDataDependentSymNode: Could not guard\n\nmore", "GuardOnDataDependentSymNode: Could not guard"),
+    ("  Attempted to wrap RNN\n  Explanation: ...", "Attempted to wrap RNN"),
+    ("backend='openxla' raised:", "backend='openxla' raised:"),  # nothing better to show
+    (None, ""),
+])
+def test_report_headline_skips_backend_wrapper_line(message, headline):
+    from reprokit.results import Record
+    assert Record("k", "c", "repro", "float32", "reproduces", "", message=message).headline() == headline

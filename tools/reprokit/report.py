@@ -26,10 +26,6 @@ def _cell(text: str | None, width: int = 90) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _first_line(message: str | None) -> str:
-    return (message or "").strip().splitlines()[0] if (message or "").strip() else ""
-
-
 def outcome_text(rec: Record | None) -> str:
     if rec is None:
         return "—"
@@ -38,7 +34,7 @@ def outcome_text(rec: Record | None) -> str:
         return f"{text}: {_cell(rec.why, 60)}"
     if rec.exception and rec.verdict not in ("does-not-reproduce", "fix-works"):
         short = rec.exception.rsplit(".", 1)[-1]
-        text += f": `{short}` {_cell(_first_line(rec.message), 70)}"
+        text += f": `{short}` {_cell(rec.headline(), 70)}"
     elif rec.verdict in ("fails-differently", "fix-broken", "timeout"):
         text += f": {_cell(rec.why, 70)}"
     return text

@@ -40,6 +40,13 @@ class Record:
     stdout_tail: str = ""
     output_bytes: dict = field(default_factory=dict)
 
+    def headline(self) -> str:
+        """The message's first informative line (a backend wrapper's "backend='inductor' raised:" is skipped)."""
+        lines = [line.strip() for line in (self.message or "").splitlines() if line.strip()]
+        while len(lines) > 1 and lines[0].endswith("raised:"):
+            lines.pop(0)
+        return lines[0] if lines else ""
+
     @classmethod
     def from_dict(cls, data: dict) -> Record:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}

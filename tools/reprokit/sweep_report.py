@@ -85,7 +85,7 @@ def render_target(res: ResultSet, description: str, heatmap: str | None) -> str:
     failing = [r for r in res.records if r.verdict in FAILED]
     lines += ["", f"## Failing cells ({len(failing)})", ""]
     rows = [[structure(r), column(r), r.stage or "", f"`{(r.exception or r.status or '').rsplit('.', 1)[-1]}`",
-             " ".join(((r.message or r.why or "").splitlines() or [""])[0].split())[:100].replace("|", "\\|")]
+             " ".join((r.headline() or r.why or "").split())[:100].replace("|", "\\|")]
             for r in sorted(failing, key=lambda r: r.key)]
     lines.append(tabulate(rows, headers=["structure", "cell", "stage", "error", "message"], tablefmt="github")
                  if rows else "None.")
