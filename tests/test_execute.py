@@ -1,9 +1,10 @@
 """The runner's child process handling, with real processes that crash, hang and misbehave."""
+import ctypes
 import os
 import time
 
 import pytest
-from reprokit.execute import observe
+from reprokit.execute import observe, shared_header_dir
 
 
 def alive(pid):
@@ -91,3 +92,35 @@ def test_torchrun_rank_hanging_in_a_collective_is_killed_with_all_its_processes(
         except OSError:
             continue
         assert "collective_hang.py" not in cmdline or not alive(int(pid)), f"left behind: {cmdline}"
+
+
+def landlock_abi():
+    from reprokit.probe import _LANDLOCK_CREATE
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(_LANDLOCK_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+
+
+@pytest.mark.skipif(landlock_abi() < 1, reason="this kernel has no Landlock: host runs cannot confine writes")
+def test_writes_outside_the_working_directory_are_refused(script, tmp_path):
+    target, victim = tmp_path / "results.json", tmp_path / "other-case-result.json"
+    target.write_text("a result recorded earlier")
+    victim.write_text("another case's result")
+    obs = observe(script("writes_outside.py"), env=dict(os.environ), timeout=60,
+                  extra_env={"REPRO_OUTSIDE": str(target), "REPRO_VICTIM": str(victim)})
+    assert (obs.status, obs.exception) == ("fail", "PermissionError")
+    assert "Permission denied" in obs.stderr_tail  # the child's attempt failed too
+    assert target.read_text() == "a result recorded earlier" and victim.exists()
+    assert obs.probes[0]["confined"] >= 1
+
+
+def test_inductor_precompiled_headers_are_shared_between_runs_and_nothing_else_is(script):
+    first = run(script("compiles_on_cpu.py"), timeout=300)
+    assert first.status == "pass", first.stderr_tail
+    shared = shared_header_dir()
+    built = {p: p.stat().st_mtime_ns for p in shared.rglob("*") if p.is_file()}
+    assert built, "inductor built no precompiled header in the shared folder (did torch move it?)"
+    second = run(script("compiles_on_cpu.py"), timeout=300)
+    assert second.status == "pass"
+    assert {p: p.stat().st_mtime_ns for p in shared.rglob("*") if p.is_file()} == built  # reused, not rebuilt
+    tmps = {o.stdout_tail.split("TMP=")[1].strip() for o in (first, second)}
+    assert len(tmps) == 2  # each run still has its own temporary folder

@@ -7,8 +7,10 @@ allow-list, so secrets in the runner's environment never reach case code.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -51,11 +53,42 @@ class Observation:
     probes: list[dict] = field(default_factory=list)
 
 
+_shared_headers: Path | None = None
+
+
+def shared_header_dir() -> Path:
+    """One folder per runner process for inductor's precompiled C++ headers, shared by all its runs.
+
+    Torch keeps these in $TMPDIR/torchinductor_<user>/precompiled_headers on purpose "global, rather than ignored by
+    fresh_cache" (torch/_inductor/codecache.py): they depend only on torch, the compiler and its flags, are keyed by
+    the preprocessed header's hash and guarded by file locks. A private $TMPDIR per run would rebuild them every run
+    (about 5 s on 2 cores, most of the harness's cost on a CPU compile); a bare `python repro.py` reuses /tmp's.
+    Nothing of the case's own code is shared: its kernels and FX graphs stay in the run's private cache.
+    """
+    global _shared_headers
+    if _shared_headers is None:
+        _shared_headers = Path(tempfile.mkdtemp(prefix="reprokit-headers-"))
+        atexit.register(shutil.rmtree, _shared_headers, ignore_errors=True)
+    return _shared_headers
+
+
+def _user_name() -> str:
+    """The name torch's getpass.getuser() finds in the child (which gets no USER/LOGNAME): the passwd entry's."""
+    try:
+        return re.sub(r'[\\/:*?"<>|]', "_", pwd.getpwuid(os.getuid()).pw_name)
+    except KeyError:
+        return f"uid_{os.getuid()}"
+
+
 def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in base.items() if k in ALLOWED_ENV or k.startswith(ALLOWED_PREFIXES)}
     home, tmp = workdir / "home", workdir / "tmp"
     home.mkdir(exist_ok=True)
     tmp.mkdir(exist_ok=True)
+    headers = tmp / f"torchinductor_{_user_name()}" / "precompiled_headers"  # torch's default_cache_dir()
+    if not headers.exists():
+        headers.parent.mkdir(exist_ok=True)
+        headers.symlink_to(shared_header_dir(), target_is_directory=True)
     env.update(FIXED_ENV)
     env.update({
         "HOME": str(home), "TMPDIR": str(tmp), "TEMP": str(tmp),
@@ -63,6 +96,8 @@ def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str
         "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
         "TORCHINDUCTOR_COMPILE_THREADS": "1",  # no compile-worker pool per run: jobs already fill the cores
         "REPROKIT_PROBE_DIR": str(workdir),
+        # Writable for the case: its own folder, the shared headers, devices (/dev/null, /dev/shm). See probe.py.
+        "REPROKIT_WRITABLE": os.pathsep.join([str(workdir), str(shared_header_dir()), "/dev"]),
     })
     env.update(extra)
     return env

@@ -4,6 +4,8 @@ Usage (the runner does this): python probe.py SCRIPT [ARGS...]
 Writes $REPROKIT_PROBE_DIR/probe-<rank>.json with the exception (if any), the stage it came from and dynamo's
 counters. Standard library only and no import of reprokit, so it runs in any interpreter that has torch.
 $REPROKIT_BACKEND=eager|aot_eager replaces the backend of every torch.compile call (the ablation ladder).
+$REPROKIT_WRITABLE (folders, os.pathsep-separated): with Landlock in the kernel, the script and its children can write
+nowhere else.
 """
 
 import json
@@ -80,6 +82,45 @@ def _force_backend(backend):
     torch.compile = compile_with
 
 
+# Landlock (Linux >= 5.13): an unprivileged process can give up the right to write outside some folders, for
+# itself and every process it starts. Standard-library ctypes, since probe.py must run in any interpreter with torch.
+_LANDLOCK_CREATE, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT = 444, 445, 446  # the same number on every architecture
+_WRITES = (1 << 1) | sum(1 << b for b in range(4, 13))  # write_file, remove_dir/file, make_char/dir/reg/sock/...
+_REFER, _TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+
+
+def confine_writes(writable):
+    """Forbid file-system writes outside `writable` (folders); the ABI version when confined, else None."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        abi = libc.syscall(_LANDLOCK_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # ..._VERSION flag
+        if abi < 1:
+            return None  # no Landlock in this kernel (or a seccomp filter refuses it)
+        handled = _WRITES | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
+        attr = ctypes.c_uint64(handled)  # struct landlock_ruleset_attr, ABI 1 layout: handled_access_fs only
+        ruleset = libc.syscall(_LANDLOCK_CREATE, ctypes.byref(attr), ctypes.c_size_t(8), ctypes.c_uint32(0))
+        if ruleset < 0:
+            return None
+        rule = (ctypes.c_ubyte * 12)()  # struct landlock_path_beneath_attr (packed): u64 access, s32 parent_fd
+        for folder in writable:
+            try:
+                fd = os.open(folder, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            ctypes.memmove(rule, ctypes.byref(ctypes.c_uint64(handled)), 8)
+            ctypes.memmove(ctypes.byref(rule, 8), ctypes.byref(ctypes.c_int32(fd)), 4)
+            libc.syscall(_LANDLOCK_ADD_RULE, ruleset, 1, ctypes.byref(rule), ctypes.c_uint32(0))  # PATH_BENEATH
+            os.close(fd)
+        if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.syscall(_LANDLOCK_RESTRICT, ruleset, ctypes.c_uint32(0)) != 0:
+            return None  # PR_SET_NO_NEW_PRIVS, then landlock_restrict_self
+        os.close(ruleset)
+        return abi
+    except (OSError, AttributeError):
+        return None
+
+
 def main():
     script = os.path.abspath(sys.argv[1])
     sys.argv = [script, *sys.argv[2:]]
@@ -87,6 +128,8 @@ def main():
     out_dir = os.environ.get("REPROKIT_PROBE_DIR", ".")
     rank = os.environ.get("RANK", "0")
     record = {"exception": None, "message": None, "stage": None, "exit_code": 0}
+    if os.environ.get("REPROKIT_WRITABLE"):  # the runner's folders for this run; writes elsewhere fail (EACCES)
+        record["confined"] = confine_writes(os.environ["REPROKIT_WRITABLE"].split(os.pathsep))
     if os.environ.get("REPROKIT_BACKEND"):
         _force_backend(os.environ["REPROKIT_BACKEND"])
     try:
