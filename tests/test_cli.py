@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import landlock_abi
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE_YAML = """id: {id}
@@ -152,4 +153,7 @@ def test_deadline_leaves_unstarted_runs_for_resume(tmp_path):
     data = json.loads((root / "reports" / "cpu" / "results.json").read_text())
     assert len(data["records"]) == 8 and data["run"]["not_started"] == 0
     assert data["run"]["sittings"] == [1, 2]  # the report says the run was split, and how
+    if landlock_abi() >= 1:  # every run's writes were confined, and the report says so
+        assert all(r["confined"] for r in data["records"])
+        assert "confined to its own folder (Landlock ABI" in (root / "reports" / "cpu.md").read_text()
     assert "Run: host mode, 2 sittings (1, 2 jobs)" in (root / "reports" / "cpu.md").read_text()

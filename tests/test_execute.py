@@ -1,9 +1,9 @@
 """The runner's child process handling, with real processes that crash, hang and misbehave."""
-import ctypes
 import os
 import time
 
 import pytest
+from conftest import landlock_abi
 from reprokit.execute import observe, shared_header_dir
 
 
@@ -94,12 +94,6 @@ def test_torchrun_rank_hanging_in_a_collective_is_killed_with_all_its_processes(
         assert "collective_hang.py" not in cmdline or not alive(int(pid)), f"left behind: {cmdline}"
 
 
-def landlock_abi():
-    from reprokit.probe import _LANDLOCK_CREATE
-    libc = ctypes.CDLL(None, use_errno=True)
-    return libc.syscall(_LANDLOCK_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
-
-
 @pytest.mark.skipif(landlock_abi() < 1, reason="this kernel has no Landlock: host runs cannot confine writes")
 def test_writes_outside_the_working_directory_are_refused(script, tmp_path):
     target, victim = tmp_path / "results.json", tmp_path / "other-case-result.json"
@@ -124,3 +118,9 @@ def test_inductor_precompiled_headers_are_shared_between_runs_and_nothing_else_i
     assert {p: p.stat().st_mtime_ns for p in shared.rglob("*") if p.is_file()} == built  # reused, not rebuilt
     tmps = {o.stdout_tail.split("TMP=")[1].strip() for o in (first, second)}
     assert len(tmps) == 2  # each run still has its own temporary folder
+
+
+def test_crash_in_interpreter_teardown_is_a_crash_as_under_plain_python(script):
+    obs = run(script("crashes_at_exit.py"))
+    assert (obs.status, obs.signal) == ("crash", "SIGSEGV")
+    assert obs.stdout_tail.strip() == "work done"

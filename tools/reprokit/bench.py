@@ -57,9 +57,9 @@ def overhead(root: Path, sample: int | None, repeat: int) -> None:
                 times.append(measure(script, case_env, cd.case.requires.timeout))
         b, h = statistics.median(bare), statistics.median(harness)
         rows.append((b, h))
-        print(f"  {cd.case.id:44} bare {b:6.2f} s  harness {h:6.2f} s  {h - b:+6.2f} s  "
-              f"(spread of {repeat}: bare {max(bare) - min(bare):.2f} s, harness {max(harness) - min(harness):.2f} s)",
-              flush=True)
+        spread = (f"  (spread of {repeat}: bare {max(bare) - min(bare):.2f} s, harness {max(harness) - min(harness):.2f} s)"
+                  if repeat > 1 else "")
+        print(f"  {cd.case.id:44} bare {b:6.2f} s  harness {h:6.2f} s  {h - b:+6.2f} s{spread}", flush=True)
     extra = [h - b for b, h in rows]
     relative = statistics.median((h - b) / b for b, h in rows)
     within = sum(1 for b, h in rows if h - b <= max(0.05 * b, 0.3))

@@ -147,7 +147,9 @@ def main():
         json.dump(record, fh)
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(record["exit_code"])  # skip atexit teardown hangs (e.g. a stuck process group)
+    # A normal exit, as under `python script.py`: a crash or hang in interpreter teardown (atexit handlers, a process
+    # group's destructor) is the script's behaviour too, and shows as a signal or a timeout.
+    sys.exit(record["exit_code"])
 
 
 if __name__ == "__main__":

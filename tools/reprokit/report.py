@@ -76,6 +76,15 @@ def _case_row(case_id: str, dtype: str, variants: dict[str, Record], cd: CaseDir
             "" if breaks is None else breaks, f"{repro.seconds:.1f}" if repro and repro.status else ""]
 
 
+def confinement_line(records: list[Record]) -> str:
+    ran = [r for r in records if r.status]
+    confined = [r for r in ran if r.confined]
+    if not confined:
+        return "Writes of case code were not confined to its own folder in this run (see CONTRIBUTING.md)."
+    return (f"Writes of case code were confined to its own folder (Landlock ABI {min(r.confined for r in confined)}) "
+            f"in {len(confined)} of {len(ran)} runs.")
+
+
 def render_target(results: ResultSet, cases: dict[str, CaseDir], description: str,
                   previous: ResultSet | None = None) -> str:
     run, env = results.run, results.environment
@@ -85,7 +94,8 @@ def render_target(results: ResultSet, cases: dict[str, CaseDir], description: st
              + (", warm interpreter" if str(run.get("interpreter", "")).startswith("warm") else "") + ", "
              f"{run.get('wall_seconds', 0):.0f} s wall"
              + (f" for the selection {', '.join(run['selection'])}" if run.get("selection") else "")
-             + f", finished {run.get('finished', '?')}.", "",
+             + f", finished {run.get('finished', '?')}.  ",
+             confinement_line(results.records), "",
              summary_line(results.records), ""]
     if run.get("not_started"):
         lines[-1:] = [f"**Incomplete:** {run['not_started']} runs were not started before the run's deadline "

@@ -39,6 +39,7 @@ class Record:
     stderr_tail: str = ""
     stdout_tail: str = ""
     output_bytes: dict = field(default_factory=dict)
+    confined: int | None = None  # the Landlock ABI that kept the run's writes in its own folder; None: not confined
 
     def headline(self) -> str:
         """The message's first informative line (a backend wrapper's "backend='inductor' raised:" is skipped)."""

@@ -35,7 +35,14 @@ def _record(run: CaseRun, obs: Observation, verdict: Verdict, why: str, ladder: 
                   why=why, status=obs.status, exit_code=obs.exit_code, signal=obs.signal, exception=obs.exception,
                   message=obs.message, stage=obs.stage, ladder=ladder, dynamo=obs.dynamo, seconds=obs.seconds,
                   stderr_tail=obs.stderr_tail, stdout_tail=obs.stdout_tail[-2000:],
-                  output_bytes={"stdout": obs.stdout_bytes, "stderr": obs.stderr_bytes})
+                  output_bytes={"stdout": obs.stdout_bytes, "stderr": obs.stderr_bytes},
+                  confined=_confined(obs.probes))
+
+
+def _confined(probes: list[dict]) -> int | None:
+    """The Landlock ABI every process of the run (each torchrun rank) was confined with; None if one was not."""
+    abis = [p.get("confined") for p in probes]
+    return min(abis) if abis and all(abis) else None
 
 
 def skipped_record(run: CaseRun) -> Record:

@@ -1,7 +1,9 @@
 """The runner's side of warm-interpreter mode: one zygote process (torch imported once) forks a child per run.
 
 Same isolation as a cold run (own process group, private working directory, allow-listed environment, timeout
-killing the group); only the interpreter start and `import torch` are shared. torchrun cases always run cold.
+killing the group); only the interpreter start and `import torch` are shared, and interpreter teardown is skipped (a
+forked child of a threaded process cannot run it safely), so a crash at exit shows only in cold runs. torchrun cases
+always run cold.
 Published runs stay cold (the default); the run record says which mode made it.
 """
 

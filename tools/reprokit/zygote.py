@@ -46,7 +46,11 @@ def _child(request):
         torch.set_num_threads(int(threads))  # OpenMP read the zygote's setting at import time
     sys.argv = [PROBE, request["script"]]
     try:
-        runpy.run_path(PROBE, run_name="__main__")  # probe.main() ends with os._exit
+        runpy.run_path(PROBE, run_name="__main__")  # probe.main() ends with sys.exit(code)
+    except SystemExit as exc:
+        # A forked child of a threaded process cannot run interpreter teardown safely: warm runs skip it (cold
+        # runs, the published ones, do not).
+        os._exit(exc.code if isinstance(exc.code, int) else 1)
     finally:
         os._exit(1)
 
