@@ -53,6 +53,19 @@ def test_expected_state_gates_changes_in_both_directions(tmp_path):
     assert "reprokit run --target cpu --case fixture-01 --update-expected" in changed.stdout
 
 
+def test_cases_added_later_keep_the_runs_header_and_say_where_they_ran(tmp_path):
+    root = make_corpus(tmp_path, 3)
+    reprokit(root, "run", "--host", "--target", "cpu", "--jobs", "2")
+    before = json.loads((root / "reports" / "cpu" / "results.json").read_text())
+    reprokit(root, "run", "--host", "--target", "cpu", "--case", "fixture-01")
+    after = json.loads((root / "reports" / "cpu" / "results.json").read_text())
+    assert len(after["records"]) == 6 and after["environment"] == before["environment"]
+    assert after["run"]["wall_seconds"] == before["run"]["wall_seconds"]  # the whole run's figure, not the selection's
+    (added,) = after["run"]["added"]
+    assert added["keys"] == ["fixture-01/fixed@float32", "fixture-01/repro@float32"]
+    assert "Added later: 2 runs (fixture-01) on CPU" in (root / "reports" / "cpu.md").read_text()
+
+
 def test_results_and_report(tmp_path):
     root = make_corpus(tmp_path, 2)
     reprokit(root, "run", "--host", "--target", "cpu")

@@ -71,7 +71,8 @@ def overhead(root: Path, sample: int | None, repeat: int) -> None:
 
 def wall_vs_ideal(path: Path) -> None:
     res = results.load(path)
-    ran = [r for r in res.records if r.status]
+    added = {k for a in res.run.get("added", []) for k in a["keys"]}  # runs added to the file later
+    ran = [r for r in res.records if r.status and r.key not in added]
     jobs = res.run.get("jobs") or 1
     ideal = sum(r.seconds for r in ran) / jobs
     wall = res.run.get("wall_seconds", 0)

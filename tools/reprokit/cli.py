@@ -144,10 +144,19 @@ def cmd_run(args: argparse.Namespace) -> int:
                 "wall_seconds": round(time.monotonic() - started + _previous_wall(previous, resumed), 1),
                 "shard": args.shard, "resumed": bool(resumed), "not_started": not_started, "selection": args.case,
                 "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    saved_env = facts
+    if kept and args.case:
+        # A selection added to a recorded run: the file keeps that run's header and environment, and says which
+        # runs were added later, where (another machine of the same torch and device: e.g. fewer GPUs) and when.
+        later = {"keys": sorted(r.key for r in records), "on": environment.summary(facts),
+                 "device_count": facts.get("device_count"), "wall_seconds": run_info["wall_seconds"],
+                 "finished": run_info["finished"]}
+        run_info = {**existing.run, "added": [*existing.run.get("added", []), later]}
+        saved_env = existing.environment
     if res_path.exists() and not args.resume and not args.case and not args.shard:
         # A complete new run: the last one becomes "previous", for the report's list of changes.
         os.replace(res_path, res_path.with_name(res_path.stem + ".previous.json"))
-    results.save(res_path, results.ResultSet(args.target, run_info, facts, kept + records))
+    results.save(res_path, results.ResultSet(args.target, run_info, saved_env, kept + records))
     journal_file.unlink(missing_ok=True)
     if not args.no_report:
         for path in render_all(root, out, matrix):

@@ -95,6 +95,9 @@ def render_target(results: ResultSet, cases: dict[str, CaseDir], description: st
              f"{run.get('wall_seconds', 0):.0f} s wall"
              + (f" for the selection {', '.join(run['selection'])}" if run.get("selection") else "")
              + f", finished {run.get('finished', '?')}.  ",
+             *[f"Added later: {len(a['keys'])} runs ({_cell(', '.join(sorted({k.split('/')[0] for k in a['keys']})), 200)})"
+               f" on {a['on']}, {a.get('device_count')} device(s), finished {a['finished']}.  "
+               for a in run.get("added", [])],
              confinement_line(results.records), "",
              summary_line(results.records), ""]
     if run.get("not_started"):
