@@ -96,8 +96,10 @@ def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str
         "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
         "TORCHINDUCTOR_COMPILE_THREADS": "1",  # no compile-worker pool per run: jobs already fill the cores
         "REPROKIT_PROBE_DIR": str(workdir),
-        # Writable for the case: its own folder, the shared headers, devices (/dev/null, /dev/shm). See probe.py.
-        "REPROKIT_WRITABLE": os.pathsep.join([str(workdir), str(shared_header_dir()), "/dev"]),
+        # Writable for the case: its own folder, the shared headers, devices (/dev/null, /dev/shm); on accelerators
+        # also /proc, without which the CUDA driver fails to start (error 304, measured on an H200). See probe.py.
+        "REPROKIT_WRITABLE": os.pathsep.join([str(workdir), str(shared_header_dir()), "/dev",
+                                              *(["/proc"] if extra.get("REPRO_DEVICE", "cpu") != "cpu" else [])]),
     })
     env.update(extra)
     return env
