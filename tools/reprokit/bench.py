@@ -47,6 +47,9 @@ def overhead(root: Path, sample: int | None, repeat: int) -> None:
     """Each CPU repro script bare and under the harness, `repeat` times, one at a time, in alternating order."""
     chosen = [cd for cd in corpus.discover(root / "cases")
               if cd.case.requires.launcher == "python" and "cpu" in cd.case.requires.devices][:sample]
+    if not chosen:
+        print("1. harness overhead per run: not measured (--sample 0)")
+        return
     rows = []
     for n, cd in enumerate(chosen):
         script, case_env = cd.script("repro"), {"REPRO_DEVICE": "cpu", "REPRO_DTYPE": cd.case.requires.dtypes[0]}
@@ -130,7 +133,7 @@ def run_corpus(root: Path, out: Path, jobs: int) -> tuple[Path, Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m reprokit.bench", description=__doc__)
     parser.add_argument("--root", default=".")
-    parser.add_argument("--sample", type=int, help="time only the first N repro scripts (default: every CPU one)")
+    parser.add_argument("--sample", type=int, help="time only the first N repro scripts (default: every CPU one; 0: skip figure 1)")
     parser.add_argument("--repeat", type=int, default=1, help="times each script is run bare and under the harness")
     parser.add_argument("--corpus", metavar="DIR",
                         help="run the whole CPU corpus cold and warm into DIR for figures 2 and 4 (about 15 min on "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import queue
 import shutil
 import subprocess
@@ -28,8 +29,12 @@ ZYGOTE = Path(__file__).with_name("zygote.py")
 
 class WarmPool:
     def __init__(self, python: str = sys.executable):
+        # The children's environment (allow-list, fixed settings), so that what torch reads from it at import time
+        # is the same; the zygote's own folders are private, and the runs' writes cannot reach them (Landlock).
+        self._dir = Path(tempfile.mkdtemp(prefix="reprokit-zygote-"))
         self._proc = subprocess.Popen([python, str(ZYGOTE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      text=True, bufsize=1, start_new_session=True)
+                                      text=True, bufsize=1, start_new_session=True, cwd=self._dir,
+                                      env=child_env(dict(os.environ), self._dir, 1, {}))
         ready = self._proc.stdout.readline()
         if not ready.strip().startswith('{"ready"'):
             raise InputError(f"{python}: the warm interpreter did not start (cannot import torch?)")
@@ -79,3 +84,4 @@ class WarmPool:
         self._proc.stdin.close()
         _kill_group(self._proc.pid)
         self._proc.wait()
+        shutil.rmtree(self._dir, ignore_errors=True)
