@@ -70,3 +70,29 @@ def test_compare_reports_both_directions_and_new_runs():
 def test_report_headline_skips_backend_wrapper_line(message, headline):
     from reprokit.results import Record
     assert Record("k", "c", "repro", "float32", "reproduces", "", message=message).headline() == headline
+
+
+def _sweep(failing_structures, structures=27, fp8_failing=0):
+    from reprokit.results import Record, ResultSet
+    records = []
+    for i in range(structures):
+        fails = i < failing_structures
+        records.append(Record(f"sweep-m{i}/inference-default@float32", f"sweep-m{i}", "inference-default", "float32",
+                              "reproduces" if fails else "does-not-reproduce", ""))
+        records.append(Record(f"sweep-m{i}/inference-default@float8_e4m3fn", f"sweep-m{i}", "inference-default",
+                              "float8_e4m3fn", "reproduces" if i < fp8_failing else "does-not-reproduce", ""))
+    records.append(Record("sweep-x/train-default@float16", "sweep-x", "train-default", "float16", "skipped", ""))
+    return ResultSet("t", {}, {}, records)
+
+
+@pytest.mark.parametrize(("failing", "fp8", "measure", "verdict", "detail"), [
+    (6, 0, "structures-failing", "confirmed", "sweep: 22.2% (6/27) vs 20.0% claimed"),
+    (5, 0, "structures-failing", "refuted", "sweep: 18.5% (5/27) vs 20.0% claimed"),
+    (0, 27, "fp8-cells-failing", "confirmed", "sweep: 100.0% (27/27) vs 20.0% claimed"),
+])
+def test_ledger_judges_a_claimed_rate_by_the_sweep(failing, fp8, measure, verdict, detail):
+    from reprokit import ledger
+    from reprokit.schema import Claim
+    claim = Claim(id="rate", section="1", claim="x% fail", sweep={"measure": measure, "claimed": 0.2})
+    assert ledger.judge(claim, {}, [], _sweep(failing, fp8_failing=fp8)) == (verdict, detail)
+    assert ledger.judge(claim, {}, [], None) == ("not run", "no sweep recorded")

@@ -129,16 +129,18 @@ def render_target(results: ResultSet, cases: dict[str, CaseDir], description: st
     return "\n".join(lines)
 
 
-def render_ledger(claims: Claims, all_results: dict[str, ResultSet], cases: dict[str, CaseDir]) -> list[str]:
+def render_ledger(claims: Claims, all_results: dict[str, ResultSet], cases: dict[str, CaseDir],
+                  sweeps: dict[str, ResultSet]) -> list[str]:
     rows, tally = [], {t: Counter() for t in all_results}
     for claim in claims.claims:
         cells = []
         for target, res in all_results.items():
-            verdict, detail = ledger.judge(claim, cases, res.records)
+            verdict, detail = ledger.judge(claim, cases, res.records, sweeps.get(target))
             tally[target][verdict] += 1
             cells.append(ledger.SYMBOL[verdict] + (f": {_cell(detail, 50)}" if verdict in (
-                ledger.NOT_TESTABLE, ledger.MIXED) and not claim.untestable else ""))
-        tested_by = ", ".join(f"[`{c}`](../cases/{c}/)" for c in claim.cases) or _cell(claim.untestable, 70)
+                ledger.NOT_TESTABLE, ledger.MIXED) and not claim.untestable or claim.sweep else ""))
+        tested_by = ", ".join([f"[`{c}`](../cases/{c}/)" for c in claim.cases]
+                              + (["the model sweep"] if claim.sweep else [])) or _cell(claim.untestable, 70)
         rows.append([f"§{claim.section}", _cell(claim.claim, 90), tested_by, *cells])
     lines = ["## Claims ledger", "",
              "Each claim of the article, the case(s) that test it and what the recorded runs say on each target. "
@@ -184,7 +186,7 @@ def render_index(all_results: dict[str, ResultSet], cases: dict[str, CaseDir], d
         ran = [r for r in res.records if r.variant == "repro" and r.verdict != "skipped"]
         hit = sum(r.verdict == "reproduces" for r in ran)
         totals.append(f"**{hit / len(ran):.1%} ({hit}/{len(ran)})**" if ran else "—")
-    rate_rows.append(["all cases (article: 63.2% of 27 structures fail)", *totals])
+    rate_rows.append(["all cases (the article's 63.2% is a rate over model structures: see the sweep)", *totals])
     lines.append(tabulate(rate_rows, headers=["category", *all_results], tablefmt="github", disable_numparse=True))
     lines += ["", "## Case x target", "", "![case x target heatmap](heatmap.png)", ""]
     targets = list(all_results)
@@ -199,7 +201,7 @@ def render_index(all_results: dict[str, ResultSet], cases: dict[str, CaseDir], d
                           tablefmt="github"))
     lines += ["", "Legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOL.items()) + ".", ""]
     if claims is not None:
-        lines += render_ledger(claims, all_results, cases)
+        lines += render_ledger(claims, all_results, cases, sweeps or {})
     lines += sweep_report.index_section(sweeps or {})
     return "\n".join(lines)
 

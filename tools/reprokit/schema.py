@@ -154,17 +154,25 @@ class Matrix(Strict):
 
 # ---------------------------------------------------------------- claims ledger
 
+class SweepMeasure(Strict):
+    """A claimed failure rate that the model sweep measures: the claim holds where the measured rate reaches it."""
+
+    measure: Literal["structures-failing", "fp8-cells-failing"]
+    claimed: float = Field(ge=0, le=1)
+
+
 class Claim(Strict):
     id: CaseId
     section: OneLine
     claim: OneLine
     cases: list[CaseId] = []
+    sweep: SweepMeasure | None = None
     untestable: OneLine | None = None
 
     @model_validator(mode="after")
     def _one_of(self) -> Claim:
-        if bool(self.cases) == bool(self.untestable):
-            raise ValueError("give either cases or untestable (the reason no case can test the claim)")
+        if bool(self.cases or self.sweep) == bool(self.untestable):
+            raise ValueError("give cases and/or sweep, or untestable (the reason nothing can test the claim)")
         return self
 
 
