@@ -128,7 +128,7 @@ def tests(session: nox.Session) -> None:
 
 @nox.session(reuse_venv=True, default=False)
 def bench(session: nox.Session) -> None:
-    """Print the runner's overhead, corpus wall time against the ideal, and report rendering time."""
+    """Print the runner's overhead, corpus wall time against the ideal, report rendering time, warm/cold ratio."""
     install_torch(session, "cpu")
     session.install("-e", ".")
     session.run("python", "-m", "reprokit.bench", *session.posargs)

@@ -1,8 +1,12 @@
-"""Benchmarks that print figures (no pass/fail): `python -m reprokit.bench [--sample N] [--results FILE]`.
+"""Benchmarks that print figures (no pass/fail): `python -m reprokit.bench [--sample N] [--repeat R] [--corpus DIR]`.
 
-1. harness overhead per run: `reprokit`'s isolated run against `python script.py` run bare, median over a sample;
-2. corpus wall time against the ideal (sum of per-run seconds / jobs), from a recorded results file;
-3. rendering time of the Markdown, JUnit and badge outputs from 10,000 result records.
+1. harness overhead per run: `reprokit`'s isolated run against `python script.py` run bare, median over the CPU
+   repro scripts of the corpus;
+2. corpus wall time against the ideal (sum of per-run seconds / jobs), from a recorded cold run;
+3. rendering time of the Markdown, JUnit and badge outputs from 10,000 result records;
+4. the warm-interpreter run against the cold one: verdicts that differ, and the wall-time ratio.
+Figures 2 and 4 read the committed runs (reports/cpu/results.json, results.warm.json), or with --corpus DIR make
+both runs first.
 """
 
 from __future__ import annotations
