@@ -170,3 +170,25 @@ def test_deadline_leaves_unstarted_runs_for_resume(tmp_path):
         assert all(r["confined"] for r in data["records"])
         assert "confined to its own folder (Landlock ABI" in (root / "reports" / "cpu.md").read_text()
     assert "Run: host mode, 2 sittings (1, 2 jobs)" in (root / "reports" / "cpu.md").read_text()
+
+
+def test_cache_warm_rerun_hits_inductor_cache_and_says_warm(tmp_path):
+    root = make_corpus(tmp_path, 0)
+    folder = root / "cases" / "compiles"
+    folder.mkdir(parents=True)
+    (folder / "case.yaml").write_text(CASE_YAML.format(id="compiles").replace(
+        "{kind: raises, exception: ValueError}", "{kind: stdout, match: never printed}"))
+    (folder / "repro.py").write_text(
+        "import torch\nfrom torch._dynamo.utils import counters\n"
+        "torch.compile(lambda x: x.cos() * 2)(torch.randn(8))\n"
+        "print('hits', counters['inductor']['fxgraph_cache_hit'])\n")
+    cache = tmp_path / "cache"
+    args = ("run", "--host", "--target", "cpu", "--cache", str(cache), "--no-ladder")
+    reprokit(root, *args)
+    assert any(cache.glob("inductor/*")), "nothing cached"
+    reprokit(root, *args)
+    data = json.loads((root / "reports" / "cpu" / "results.json").read_text())
+    assert "hits 1" in data["records"][0]["stdout_tail"] and data["run"]["cache"] == f"warm ({cache})"
+    assert f"**warm caches** ({cache})" in (root / "reports" / "cpu.md").read_text()
+    reprokit(root, "run", "--host", "--target", "cpu", "--no-ladder")  # without --cache: cold again
+    assert "hits 0" in json.loads((root / "reports" / "cpu" / "results.json").read_text())["records"][0]["stdout_tail"]

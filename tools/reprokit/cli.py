@@ -92,6 +92,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     matrix = load_matrix(root / "matrix.yaml")
     target = _target(matrix, args.target)
     if args.container or (not args.host and container.docker_running()):
+        if args.cache:
+            raise InputError("--cache keeps caches on this machine: use it with --host")
         return _run_in_container(args, root, matrix, target)
     if not args.host:
         print("Docker is not running here: running in this Python environment (--host)", flush=True)
@@ -124,7 +126,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         pool = WarmPool(args.python) if args.warm else None
         opts = RunOptions(device_kind=target.device.kind, jobs=args.jobs, timeout=args.timeout, python=args.python,
                           ladder=not args.no_ladder, deadline=started + args.deadline if args.deadline else None,
-                          warm=pool)
+                          warm=pool, cache_dir=Path(args.cache).resolve() if args.cache else None)
         try:
             new = run_all(todo, args.target, opts, journal, _progress(len(todo)))
         finally:
@@ -140,7 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     kept = _kept_records(existing, facts, planned, {r.case.id for r in _plan(args, root, target, facts, every=True)})
     run_info = {"suite": suite, "smoke": bool(args.smoke), "mode": "host", "jobs": args.jobs,
                 "sittings": [*_previous_sittings(previous), args.jobs],
-                "cache": "cold", "interpreter": "warm (forked from a zygote)" if args.warm else "cold", "reprokit": __version__,
+                "cache": f"warm ({args.cache})" if args.cache else "cold", "interpreter": "warm (forked from a zygote)" if args.warm else "cold", "reprokit": __version__,
                 "wall_seconds": round(time.monotonic() - started + _previous_wall(previous, resumed), 1),
                 "shard": args.shard, "resumed": bool(resumed), "not_started": not_started, "selection": args.case,
                 "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
@@ -407,6 +409,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel runs (default: CPU cores)")
     run.add_argument("--timeout", type=float, help="seconds; overrides every case's own timeout")
     run.add_argument("--out", help="write results and reports under this folder instead of reports/")
+    run.add_argument("--cache", metavar="DIR",
+                     help="keep inductor and Triton caches in DIR across runs (fast reruns of one case; the "
+                          "results say warm caches: published runs are cold)")
     run.add_argument("--resume", action="store_true", help="skip runs already recorded (also a killed run's)")
     run.add_argument("--update-expected", action="store_true", help="accept the observed verdicts as expected")
     run.add_argument("--host", action="store_true",

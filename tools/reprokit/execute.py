@@ -102,6 +102,10 @@ def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str
                                               *(["/proc"] if extra.get("REPRO_DEVICE", "cpu") != "cpu" else [])]),
     })
     env.update(extra)
+    for cache in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):  # a cache-warm run's caches live outside workdir
+        if not Path(env[cache]).is_relative_to(workdir):
+            Path(env[cache]).mkdir(parents=True, exist_ok=True)
+            env["REPROKIT_WRITABLE"] += os.pathsep + env[cache]
     return env
 
 

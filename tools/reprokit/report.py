@@ -11,7 +11,7 @@ from tabulate import tabulate
 from . import ledger, publish, sweep_report
 from .corpus import CaseDir
 from .environment import summary
-from .results import Record, ResultSet, jobs_text
+from .results import Record, ResultSet, cache_text, jobs_text
 from .results import load as load_results
 from .schema import Claims
 
@@ -90,7 +90,7 @@ def render_target(results: ResultSet, cases: dict[str, CaseDir], description: st
     run, env = results.run, results.environment
     lines = [f"# `{results.target}`: {description}", "",
              f"Recorded on {summary(env)}.  ",
-             f"Run: {run.get('mode', 'host')} mode, {jobs_text(run)}, cold caches"
+             f"Run: {run.get('mode', 'host')} mode, {jobs_text(run)}, {cache_text(run)}"
              + (", warm interpreter" if str(run.get("interpreter", "")).startswith("warm") else "") + ", "
              f"{run.get('wall_seconds', 0):.0f} s wall"
              + (f" for the selection {', '.join(run['selection'])}" if run.get("selection") else "")

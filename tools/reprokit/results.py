@@ -78,6 +78,12 @@ def jobs_text(run: dict) -> str:
     return f"{len(sittings)} sittings ({', '.join(str(j) for j in sittings)} jobs)"
 
 
+def cache_text(run: dict) -> str:
+    """'cold caches', or 'warm caches (DIR)' for a run made with --cache."""
+    cache = str(run.get("cache", "cold"))
+    return "cold caches" if cache == "cold" else f"**warm caches** {cache.removeprefix('warm ')}"
+
+
 # The corpus of cases and the model sweep are two suites with separate files, read and written the same way.
 SUITE_FILE = {"cases": "results", "sweep": "sweep"}
 

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from pathlib import Path
 
 from .corpus import DEVICE_STRING, FIX_VARIANTS, CaseRun
 from .execute import Observation, observe
@@ -28,6 +29,7 @@ class RunOptions:
     ladder: bool = True
     deadline: float | None = None  # time.monotonic() after which no new run starts (runs in flight finish)
     warm: WarmPool | None = None  # warm-interpreter mode: python-launched runs fork from a zygote
+    cache_dir: Path | None = None  # cache-warm mode: inductor and Triton caches kept here across runs
 
 
 def _record(run: CaseRun, obs: Observation, verdict: Verdict, why: str, ladder: dict | None) -> Record:
@@ -66,6 +68,9 @@ def execute_run(run: CaseRun, target: str, opts: RunOptions, threads: int) -> Re
     oracle = run.case.expect_for(target).repro
     timeout = opts.timeout or run.case.requires.timeout
     env_extra = {"REPRO_DEVICE": DEVICE_STRING[opts.device_kind], "REPRO_DTYPE": run.dtype, **dict(run.env)}
+    if opts.cache_dir is not None:
+        env_extra.update(TORCHINDUCTOR_CACHE_DIR=str(opts.cache_dir / "inductor"),
+                         TRITON_CACHE_DIR=str(opts.cache_dir / "triton"))
 
     def go(extra: dict[str, str]) -> Observation:
         if opts.warm is not None and run.case.requires.launcher == "python":

@@ -10,7 +10,7 @@ from tabulate import tabulate
 
 from . import publish
 from .environment import summary
-from .results import Record, ResultSet, jobs_text
+from .results import Record, ResultSet, cache_text, jobs_text
 
 ARTICLE_FAILURE_RATE, ARTICLE_FP8_FAILURE_RATE, ARTICLE_STRUCTURES = 0.632, 0.89, 27
 FAILED = ("reproduces", "fails-differently", "timeout")
@@ -73,7 +73,7 @@ def render_target(res: ResultSet, description: str, heatmap: str | None) -> str:
     run = res.run
     lines = [f"# Model sweep on `{res.target}`: {description}", "",
              f"Recorded on {summary(res.environment)}.  ",
-             f"Run: {jobs_text(run)}, cold caches, {run.get('wall_seconds', 0):.0f} s wall for "
+             f"Run: {jobs_text(run)}, {cache_text(run)}, {run.get('wall_seconds', 0):.0f} s wall for "
              f"{len(res.records)} cells{' (smoke subset)' if run.get('smoke') else ''}, finished "
              f"{run.get('finished', '?')}.", "",
              *([f"**Incomplete:** {run['not_started']} cells of the grid are not recorded (not started before the "
