@@ -80,7 +80,9 @@ def _user_name() -> str:
         return f"uid_{os.getuid()}"
 
 
-def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str, str]) -> dict[str, str]:
+def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str, str],
+              writable: tuple[Path, ...] = ()) -> dict[str, str]:
+    """The run's environment; `writable` adds folders the run may write besides its own (e.g. a TORCH_TRACE folder)."""
     env = {k: v for k, v in base.items() if k in ALLOWED_ENV or k.startswith(ALLOWED_PREFIXES)}
     home, tmp = workdir / "home", workdir / "tmp"
     home.mkdir(exist_ok=True)
@@ -105,7 +107,8 @@ def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str
     for cache in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):  # a cache-warm run's caches live outside workdir
         if not Path(env[cache]).is_relative_to(workdir):
             Path(env[cache]).mkdir(parents=True, exist_ok=True)
-            env["REPROKIT_WRITABLE"] += os.pathsep + env[cache]
+            writable = (*writable, Path(env[cache]))
+    env["REPROKIT_WRITABLE"] = os.pathsep.join([env["REPROKIT_WRITABLE"], *map(str, writable)])
     return env
 
 
@@ -157,11 +160,11 @@ def command_for(script: Path, launcher: str, world_size: int, python: str) -> li
 
 def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], timeout: float, launcher: str = "python",
             world_size: int = 1, python: str = sys.executable, threads: int = 1,
-            keep_dir: Path | None = None) -> Observation:
+            keep_dir: Path | None = None, writable: tuple[Path, ...] = ()) -> Observation:
     """Run `script` once in a fresh process and return what happened. Never raises for the script's faults."""
     workdir = Path(tempfile.mkdtemp(prefix="reprokit-"))
     try:
-        full_env = child_env(env, workdir, threads, extra_env)
+        full_env = child_env(env, workdir, threads, extra_env, writable)
         out_path, err_path = workdir / "stdout.txt", workdir / "stderr.txt"
         start = time.monotonic()
         with open(out_path, "wb") as out, open(err_path, "wb") as err:

@@ -24,7 +24,7 @@ def minify(cd: CaseDir, stage: str | None, timeout: float = 900) -> Path:
     debug = Path(tempfile.mkdtemp(prefix="reprokit-minify-"))
     try:
         observe(cd.script("repro"), env=dict(os.environ), timeout=timeout,
-                extra_env={"TORCHDYNAMO_REPRO_AFTER": after, "TORCH_COMPILE_DEBUG_DIR": str(debug)})
+                extra_env={"TORCHDYNAMO_REPRO_AFTER": after, "TORCH_COMPILE_DEBUG_DIR": str(debug)}, writable=(debug,))
         launchers = sorted(debug.rglob("minifier_launcher.py"))
         if not launchers:
             raise InputError(f"{cd.case.id}: the minifier did not trigger after {after} (the failure is not in a "

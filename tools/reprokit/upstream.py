@@ -55,7 +55,7 @@ def trace(cd: CaseDir, record: Record, device_kind: str, out_dir: Path, timeout:
     trace_dir.mkdir(parents=True)
     env = {"REPRO_DEVICE": DEVICE_STRING[device_kind], "REPRO_DTYPE": record.dtype, "TORCH_TRACE": str(trace_dir)}
     observe(cd.script("repro"), env=dict(os.environ), extra_env=env, timeout=timeout,
-            launcher=cd.case.requires.launcher, world_size=cd.case.requires.world_size)
+            launcher=cd.case.requires.launcher, world_size=cd.case.requires.world_size, writable=(trace_dir,))
     notes = [f"`{p.relative_to(out_dir.parent)}`" for p in sorted(trace_dir.iterdir())]
     if shutil.which("tlparse") and notes:
         logs = sorted(trace_dir.iterdir())
