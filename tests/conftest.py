@@ -1,4 +1,3 @@
-import ctypes
 import sys
 from pathlib import Path
 
@@ -13,8 +12,3 @@ SCRIPTS = Path(__file__).parent / "fixtures" / "scripts"
 def script():
     return lambda name: SCRIPTS / name
 
-
-def landlock_abi() -> int:
-    """The kernel's Landlock ABI version (< 1: none), asked the way probe.py asks."""
-    from reprokit.probe import _LANDLOCK_CREATE
-    return ctypes.CDLL(None, use_errno=True).syscall(_LANDLOCK_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import landlock_abi
+from reprokit.probe import landlock_abi
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE_YAML = """id: {id}

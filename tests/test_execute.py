@@ -3,8 +3,8 @@ import os
 import time
 
 import pytest
-from conftest import landlock_abi
 from reprokit.execute import observe, shared_header_dir
+from reprokit.probe import landlock_abi
 
 
 def alive(pid):

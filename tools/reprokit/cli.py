@@ -98,6 +98,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.host:
         print("Docker is not running here: running in this Python environment (--host)", flush=True)
     out = _out(args, root)
+    if args.cache:
+        Path(args.cache).mkdir(parents=True, exist_ok=True)
     suite = args.suite
     res_path = results.results_path(out, args.target, suite)
     journal_file = results.journal_path(out, args.target, suite)

@@ -101,14 +101,10 @@ def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str
         # Writable for the case: its own folder, the shared headers, devices (/dev/null, /dev/shm); on accelerators
         # also /proc, without which the CUDA driver fails to start (error 304, measured on an H200). See probe.py.
         "REPROKIT_WRITABLE": os.pathsep.join([str(workdir), str(shared_header_dir()), "/dev",
-                                              *(["/proc"] if extra.get("REPRO_DEVICE", "cpu") != "cpu" else [])]),
+                                              *(["/proc"] if extra.get("REPRO_DEVICE", "cpu") != "cpu" else []),
+                                              *map(str, writable)]),
     })
     env.update(extra)
-    for cache in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):  # a cache-warm run's caches live outside workdir
-        if not Path(env[cache]).is_relative_to(workdir):
-            Path(env[cache]).mkdir(parents=True, exist_ok=True)
-            writable = (*writable, Path(env[cache]))
-    env["REPROKIT_WRITABLE"] = os.pathsep.join([env["REPROKIT_WRITABLE"], *map(str, writable)])
     return env
 
 

@@ -89,13 +89,21 @@ _WRITES = (1 << 1) | sum(1 << b for b in range(4, 13))  # write_file, remove_dir
 _REFER, _TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
 
 
+def landlock_abi():
+    """The kernel's Landlock ABI version; below 1 when there is none (or a seccomp filter refuses it)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(_LANDLOCK_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # ..._VERSION flag
+
+
 def confine_writes(writable):
     """Forbid file-system writes outside `writable` (folders); the ABI version when confined, else None."""
     import ctypes
 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        abi = libc.syscall(_LANDLOCK_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # ..._VERSION flag
+        abi = landlock_abi()
         if abi < 1:
             return None  # no Landlock in this kernel (or a seccomp filter refuses it)
         handled = _WRITES | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)

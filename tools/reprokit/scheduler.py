@@ -68,17 +68,19 @@ def execute_run(run: CaseRun, target: str, opts: RunOptions, threads: int) -> Re
     oracle = run.case.expect_for(target).repro
     timeout = opts.timeout or run.case.requires.timeout
     env_extra = {"REPRO_DEVICE": DEVICE_STRING[opts.device_kind], "REPRO_DTYPE": run.dtype, **dict(run.env)}
-    if opts.cache_dir is not None:
+    writable = ()
+    if opts.cache_dir is not None:  # cache-warm mode: the caches live outside the run's folder, writable for it
         env_extra.update(TORCHINDUCTOR_CACHE_DIR=str(opts.cache_dir / "inductor"),
                          TRITON_CACHE_DIR=str(opts.cache_dir / "triton"))
+        writable = (opts.cache_dir,)
 
     def go(extra: dict[str, str]) -> Observation:
         if opts.warm is not None and run.case.requires.launcher == "python":
             return opts.warm.observe(run.script, env=dict(os.environ), extra_env={**env_extra, **extra},
-                                     timeout=timeout, threads=threads)
+                                     timeout=timeout, threads=threads, writable=writable)
         return observe(run.script, env=dict(os.environ), extra_env={**env_extra, **extra}, timeout=timeout,
                        launcher=run.case.requires.launcher, world_size=run.case.requires.world_size,
-                       python=opts.python, threads=threads)
+                       python=opts.python, threads=threads, writable=writable)
 
     obs = go({})
     if run.variant in FIX_VARIANTS:

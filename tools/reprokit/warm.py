@@ -52,14 +52,14 @@ class WarmPool:
                 box.put(message)
 
     def observe(self, script: Path, *, env: dict[str, str], extra_env: dict[str, str], timeout: float,
-                threads: int = 1) -> Observation:
+                threads: int = 1, writable: tuple[Path, ...] = ()) -> Observation:
         workdir = Path(tempfile.mkdtemp(prefix="reprokit-warm-"))
         ident, box = next(self._ids), queue.Queue()
         with self._lock:
             self._replies[ident] = box
         try:
             request = {"id": ident, "script": str(script), "cwd": str(workdir),
-                       "env": child_env(env, workdir, threads, extra_env),
+                       "env": child_env(env, workdir, threads, extra_env, writable),
                        "stdout": str(workdir / "stdout.txt"), "stderr": str(workdir / "stderr.txt")}
             start = time.monotonic()
             with self._lock:
