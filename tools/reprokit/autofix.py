@@ -12,28 +12,30 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from .outcome import compare
-from .results import ResultSet, expected_path, load_expected, save_expected
+from . import expected
+from .verdict import Verdict, changed
+from .views import View
 
 
 def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
-def title(case: str, changes: list[tuple[str, str | None, str]], torch_version: str) -> str:
-    if any(new == "fix-broken" for _, _, new in changes):
+def title(case: str, changes: list[tuple[str, Verdict | None, Verdict]], torch_version: str) -> str:
+    if any(new is Verdict.FIX_BROKEN for _, _, new in changes):
         what = "fix broken"
-    elif any(old == "reproduces" and new == "does-not-reproduce" for _, old, new in changes):
+    elif any(old is Verdict.REPRODUCES and new is Verdict.DOES_NOT_REPRODUCE for _, old, new in changes):
         what = "no longer reproduces"
     else:
         what = "verdict changed"
     return f"{case}: {what} on torch {torch_version}"
 
 
-def body(changes: list[tuple[str, str | None, str]], results: ResultSet) -> str:
+def body(changes: list[tuple[str, Verdict | None, Verdict]], results: View) -> str:
     by_key = results.by_key()
     lines = [f"Recorded on torch {results.environment.get('torch')} "
-             f"({results.environment.get('device_name') or 'CPU'}), run finished {results.run.get('finished')}.", "",
+             f"({results.environment.get('device_name') or 'CPU'}), run finished "
+             f"{results.header.finished if results.header else '?'}.", "",
              "| run | expected | now | why |", "| --- | --- | --- | --- |"]
     for key, old, new in changes:
         lines.append(f"| `{key}` | {old or '(new)'} | {new} | {by_key[key].why} |")
@@ -43,10 +45,10 @@ def body(changes: list[tuple[str, str | None, str]], results: ResultSet) -> str:
     return "\n".join(lines) + "\n"
 
 
-def propose(root: Path, target: str, results: ResultSet, remote: str = "origin", push: bool = False) -> list[str]:
+def propose(root: Path, target: str, results: View, remote: str = "origin", push: bool = False) -> list[str]:
     """Create (and with push=True, push and open PRs for) one branch per changed case; returns what it did."""
-    expected_file = expected_path(root, target)
-    changes = compare(load_expected(expected_file), {r.key: r.verdict for r in results.records})
+    expected_file = expected.expected_path(root, target)
+    changes = changed(expected.load(expected_file), {r.key: r.verdict for r in results.records})
     per_case: dict[str, list] = defaultdict(list)
     for change in changes:
         per_case[change[0].split("/", 1)[0]].append(change)
@@ -61,8 +63,8 @@ def propose(root: Path, target: str, results: ResultSet, remote: str = "origin",
         worktree = Path(tempfile.mkdtemp(prefix="autofix-"))
         try:
             _git("worktree", "add", "-q", "-b", branch, str(worktree), "HEAD", cwd=root)
-            path = expected_path(worktree, target)
-            save_expected(path, {**load_expected(path), **{k: new for k, _, new in case_changes}})
+            path = expected.expected_path(worktree, target)
+            expected.save(path, {**expected.load(path), **{k: new for k, _, new in case_changes}})
             _git("add", str(path.relative_to(worktree)), cwd=worktree)
             _git("-c", "user.name=reprokit-bot", "-c", "user.email=reprokit-bot@users.noreply.github.com",
                  "commit", "-q", "-m", pr_title, "-m", body(case_changes, results), cwd=worktree)

@@ -4,15 +4,15 @@
    repro scripts of the corpus;
 2. corpus wall time against the ideal (sum of per-run seconds / jobs), from a recorded cold run;
 3. rendering time of the Markdown, JUnit and badge outputs from 10,000 result records;
-4. the warm-interpreter run against the cold one: verdicts that differ, and the wall-time ratio.
-Figures 2 and 4 read the committed runs (reports/cpu/results.json, results.warm.json), or with --corpus DIR make
+4. the warm-interpreter run against the cold one: verdicts that differ, and the wall-time ratio;
+5. loading a results store of 100,000 records and rendering its current view.
+Figures 2 and 4 read the committed runs (the store results/ and bench/warm/results/), or with --corpus DIR make
 both runs first.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import platform
 import statistics
@@ -22,8 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import corpus, publish, report, results
+from . import corpus, publish, report
 from .execute import observe
+from .store import Store
+from .views import View, current
 
 
 def _bare(script: Path, case_env: dict[str, str], timeout: float) -> float:
@@ -76,52 +78,86 @@ def overhead(root: Path, sample: int | None, repeat: int) -> None:
           "floor (<= max(5%, 0.3 s))", flush=True)
 
 
-def wall_vs_ideal(path: Path) -> None:
-    res = results.load(path)
-    added = {k for a in res.run.get("added", []) for k in a["keys"]}  # runs added to the file later
-    ran = [r for r in res.records if r.status and r.key not in added]
-    jobs = res.run.get("jobs") or 1
+def _main_run(store_dir: Path) -> tuple[list, object]:
+    """The records and header of the CPU view's main run (the run that recorded most of the shown records)."""
+    loaded = Store(store_dir).load("cpu", "cases")
+    view = current(loaded, "cpu", "cases", None)
+    if view is None:
+        raise SystemExit(f"{store_dir}: no cpu records")
+    main = max(view.runs, key=lambda h: sum(r.run_id == h.run_id for r in view.records))
+    return [r for r in view.records if r.run_id == main.run_id], main
+
+
+def wall_vs_ideal(store_dir: Path) -> None:
+    records, head = _main_run(store_dir)
+    ran = [r for r in records if r.status]
+    jobs = head.sittings[0].jobs if head.sittings else 1
     ideal = sum(r.seconds for r in ran) / jobs
-    wall = res.run.get("wall_seconds", 0)
-    note = " (a partial or resumed run)" if res.run.get("selection") or res.run.get("resumed") else ""
+    wall = head.wall_seconds
+    note = " (a partial or resumed run)" if head.selection or len(head.sittings) > 1 else ""
     print(f"2. corpus wall {wall:.0f} s vs ideal {ideal:.0f} s (sum of {len(ran)} run times / {jobs} jobs): "
           f"{wall / ideal:.2f}x{note}; ladder re-runs are in the wall time, not in the ideal (floor: <= 1.15x)")
 
 
-def render_10k(root: Path, path: Path) -> None:
-    res = results.load(path)
-    cases = {c.case.id: c for c in corpus.discover(root / "cases")}
-    base = [r for r in res.records if r.case in cases]
-    records = []
-    while len(records) < 10_000:
-        for rec in base:
-            clone = copy.copy(rec)
-            clone.key = f"{rec.key}#{len(records)}"
-            clone.dtype = f"{rec.dtype}-{len(records)}"
-            records.append(clone)
-            if len(records) == 10_000:
+def _copies(records: list, n: int) -> list:
+    """n distinct records made from the recorded ones (each copy gets its own dtype, so its own identity)."""
+    out = []
+    while len(out) < n:
+        for rec in records:
+            out.append(rec.model_copy(update={"dtype": f"{rec.dtype}-{len(out)}"}))
+            if len(out) == n:
                 break
-    big = results.ResultSet(res.target, res.run, res.environment, records)
+    return out
+
+
+def _render(view, cases) -> None:
+    report.render_target(view, cases, "bench")
+    report.render_index({view.target: view}, cases, {})
+    publish.junit_xml(view)
+    publish.badge(view)
+
+
+def render_10k(root: Path, store_dir: Path) -> None:
+    records, head = _main_run(store_dir)
+    cases = {c.case.id: c for c in corpus.discover(root / "cases")}
+    big = View("cpu", "cases", "bench", _copies([r for r in records if r.case in cases], 10_000), [head])
     start = time.perf_counter()
-    report.render_target(big, cases, "bench")
-    report.render_index({res.target: big}, cases, {})
-    publish.junit_xml(big)
-    publish.badge(big)
+    _render(big, cases)
     seconds = time.perf_counter() - start
     print(f"3. rendering 10,000 records (target report, index, JUnit, badge; not the PNG heatmap): {seconds:.2f} s "
           "(floor: < 2 s)")
 
 
-def warm_vs_cold(cold_path: Path, warm_path: Path) -> None:
-    cold, warm = results.load(cold_path), results.load(warm_path)
-    a = {r.key: r.verdict for r in cold.records}
-    b = {r.key: r.verdict for r in warm.records}
+def store_100k(root: Path, store_dir: Path) -> None:
+    """Figure 5: a store of 100,000 records (copies of the recorded ones, over 4 torch builds) loaded and rendered."""
+    records, head = _main_run(store_dir)
+    cases = {c.case.id: c for c in corpus.discover(root / "cases")}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp))
+        builds = [f"2.{m}.0+cpu" for m in (10, 11, 12, 13)]
+        base = [r for r in records if r.case in cases]
+        for build in builds:
+            copies = [r.model_copy(update={"torch": build}) for r in _copies(base, 25_000)]
+            store.merge(copies, [head.model_copy(update={"torch": build})])
+        start = time.perf_counter()
+        loaded = store.load("cpu", "cases")
+        loaded_at = time.perf_counter()
+        view = current(loaded, "cpu", "cases", "2.13.0")
+        _render(view, cases)
+        done = time.perf_counter()
+    print(f"5. store of {len(loaded.records):,} records (4 torch builds): load {loaded_at - start:.2f} s, view and "
+          f"render {done - loaded_at:.2f} s, total {done - start:.2f} s (floor: load < 2 s)")
+
+
+def warm_vs_cold(cold_dir: Path, warm_dir: Path) -> None:
+    (cold, cold_head), (warm, warm_head) = _main_run(cold_dir), _main_run(warm_dir)
+    a = {r.key: r.verdict for r in cold}
+    b = {r.key: r.verdict for r in warm}
     differ = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-    ratio = warm.run.get("wall_seconds", 0) / max(cold.run.get("wall_seconds", 1), 1e-9)
+    ratio = warm_head.wall_seconds / max(cold_head.wall_seconds, 1e-9)
     print(f"4. warm interpreter: {len(b)} runs, {len(differ)} verdicts differ from the cold run's {len(a)}"
           + (f" ({', '.join(differ[:5])})" if differ else "")
-          + f"; wall {warm.run.get('wall_seconds', 0):.0f} s vs cold {cold.run.get('wall_seconds', 0):.0f} s "
-          f"= {ratio:.2f}x", flush=True)
+          + f"; wall {warm_head.wall_seconds:.0f} s vs cold {cold_head.wall_seconds:.0f} s = {ratio:.2f}x", flush=True)
 
 
 def run_corpus(root: Path, out: Path, jobs: int) -> tuple[Path, Path]:
@@ -131,7 +167,7 @@ def run_corpus(root: Path, out: Path, jobs: int) -> tuple[Path, Path]:
                    "--jobs", str(jobs), "--no-report", "--out", str(out / mode), *(["--warm"] if mode == "warm" else [])]
         print(f"   corpus, {mode} interpreter: {' '.join(command[2:])}", flush=True)
         subprocess.run(command, check=False, stdout=subprocess.DEVNULL)  # verdicts are compared below, not gated
-    return results.results_path(out / "cold", "cpu"), results.results_path(out / "warm", "cpu")
+    return out / "cold" / "results", out / "warm" / "results"
 
 
 def main() -> None:
@@ -143,9 +179,9 @@ def main() -> None:
                         help="run the whole CPU corpus cold and warm into DIR for figures 2 and 4 (about 15 min on "
                              "2 cores); without it they come from --results and --warm-results")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="jobs of the --corpus runs")
-    parser.add_argument("--results", default="reports/cpu/results.json", help="a recorded cold corpus run")
-    parser.add_argument("--warm-results", default="reports/cpu/results.warm.json",
-                        help="the same corpus run with --warm on the same machine")
+    parser.add_argument("--results", default="results", help="a results store holding a cold CPU corpus run")
+    parser.add_argument("--warm-results", default="bench/warm/results",
+                        help="a results store holding the same corpus run with --warm on the same machine")
     args = parser.parse_args()
     root = Path(args.root).resolve()
     print(f"machine: {os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python "
@@ -155,6 +191,7 @@ def main() -> None:
                   else (root / args.results, root / args.warm_results))
     wall_vs_ideal(cold)
     render_10k(root, cold)
+    store_100k(root, cold)
     if warm.exists():
         warm_vs_cold(cold, warm)
     else:

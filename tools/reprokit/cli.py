@@ -1,287 +1,124 @@
-"""The `reprokit` command line. Each sub-command is a thin layer over one module; nox sessions call these."""
+"""The `reprokit` command line: it parses arguments and makes one call per sub-command; nox sessions call it."""
 
 from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
 import os
 import subprocess
 import sys
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 from . import (
     __version__,
     autofix,
-    container,
     corpus,
-    environment,
+    expected,
     images,
+    importer,
+    lifecycle,
     minify,
     new_case,
-    report,
-    results,
-    sweep,
-    sweep_report,
     upstream,
     validate,
 )
-from .outcome import compare
-from .scheduler import RunOptions, run_all
-from .schema import CATEGORIES, InputError, Matrix, load_claims, load_matrix
-from .warm import WarmPool
+from .lifecycle import RunRequest, load_root_matrix, target_of
+from .schema import CATEGORIES, InputError
+from .store import Store
+from .views import current, release_of
 
 
 def _root(args: argparse.Namespace) -> Path:
     root = Path(args.root).resolve()
-    if not (root / "matrix.yaml").exists():
-        raise InputError(f"{root}: no matrix.yaml here (run from the repository root or pass --root)")
+    load_root_matrix(root)
     return root
 
 
-def _target(matrix: Matrix, name: str):
-    if name not in matrix.targets:
-        raise InputError(f"--target {name!r}: unknown target; matrix.yaml has {', '.join(matrix.targets)}")
-    return matrix.targets[name]
+def _store(args: argparse.Namespace, root: Path) -> Store:
+    return Store((Path(args.out).resolve() if getattr(args, "out", None) else root) / "results")
 
 
-def _out(args: argparse.Namespace, root: Path) -> Path:
-    return Path(args.out).resolve() if args.out else root / "reports"
+def _reports(args: argparse.Namespace, root: Path) -> Path:
+    return Path(args.out).resolve() / "reports" if getattr(args, "out", None) else root / "reports"
 
 
-def _progress(total: int):
-    """A callback printing one line per finished run (rich's live bar on a terminal)."""
-    done = [0]
-    if sys.stderr.isatty():
-        from rich.progress import Progress
-
-        bar = Progress(transient=True)
-        bar.start()
-        task = bar.add_task("running", total=total)
-
-        def tick(rec):
-            done[0] += 1
-            bar.console.print(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s)")
-            bar.advance(task)
-            if done[0] == total:
-                bar.stop()
-        return tick
-
-    def line(rec):
-        done[0] += 1
-        print(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s) {rec.why}", flush=True)
-    return line
-
-
-def render_all(root: Path, out: Path, matrix: Matrix) -> list[Path]:
-    found = {name: results.load(results.results_path(out, name)) for name in matrix.targets
-             if results.results_path(out, name).exists()}
-    cases = corpus.discover(root / "cases")
-    claims_file = root / "claims.yaml"
-    claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
-    descriptions = {n: t.description for n, t in matrix.targets.items()}
-    sweeps = {name: results.load(results.results_path(out, name, "sweep")) for name in matrix.targets
-              if results.results_path(out, name, "sweep").exists()}
-    written = sweep_report.write_reports(out, sweeps, descriptions)
-    return report.write_reports(out, found, cases, descriptions, claims, sweeps) + written
+def request_of(args: argparse.Namespace) -> RunRequest:
+    where = "host" if args.host else "container" if args.container else "auto"
+    return RunRequest(
+        root=_root(args), target=args.target, suite=args.suite, cases=args.case, smoke=args.smoke, shard=args.shard,
+        jobs=args.jobs, timeout=args.timeout, out=Path(args.out).resolve() if args.out else None,
+        cache=Path(args.cache).resolve() if args.cache else None, resume=args.resume,
+        update_expected=args.update_expected, where=where, base_image=args.base_image,
+        wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None, force=args.force,
+        deadline=args.deadline, warm=args.warm, render=not args.no_report, ladder=not args.no_ladder,
+        python=args.python)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    root = _root(args)
-    matrix = load_matrix(root / "matrix.yaml")
-    target = _target(matrix, args.target)
-    if args.container or (not args.host and container.docker_running()):
-        if args.cache:
-            raise InputError("--cache keeps caches on this machine: use it with --host")
-        return _run_in_container(args, root, matrix, target)
-    if not args.host:
-        print("Docker is not running here: running in this Python environment (--host)", flush=True)
-    out = _out(args, root)
-    if args.cache:
-        Path(args.cache).mkdir(parents=True, exist_ok=True)
-    suite = args.suite
-    res_path = results.results_path(out, args.target, suite)
-    journal_file = results.journal_path(out, args.target, suite)
-    previous = results.load(res_path) if res_path.exists() and args.resume else None  # corrupt: one-line error
-    existing = previous or _load_if_readable(res_path)
-    resumed = results.load_journal(journal_file) if args.resume and journal_file.exists() else []
-    facts = environment.collect(args.python)
-    mismatch = environment.hardware_mismatch(args.target, target, facts)
-    if mismatch and not args.force:
-        raise InputError(f"{mismatch}; pass --force to run anyway")
-    runs = corpus.shard(_plan(args, root, target, facts), args.shard)
-    done = {r.key: r for r in (previous.records if previous else [])}
-    done.update({r.key: r for r in resumed})
-    todo = [r for r in runs if r.key not in done]
-    # Longest first (by the last recorded time), so the tail of the run is short jobs.
-    last = existing.by_key() if existing and not previous else {}
-    todo.sort(key=lambda r: -(done.get(r.key) or last.get(r.key) or results.Record("", "", "", "", "", "")).seconds)
-    print(f"{args.target}: {len(runs)} runs ({len(runs) - len(todo)} already recorded), {args.jobs} jobs, "
-          f"on {environment.summary(facts)}", flush=True)
-
-    if not args.resume and journal_file.exists():
-        journal_file.unlink()
-    journal = results.Journal(journal_file)
-    started = time.monotonic()
-    try:
-        pool = WarmPool(args.python) if args.warm else None
-        opts = RunOptions(device_kind=target.device.kind, jobs=args.jobs, timeout=args.timeout, python=args.python,
-                          ladder=not args.no_ladder, deadline=started + args.deadline if args.deadline else None,
-                          warm=pool, cache_dir=Path(args.cache).resolve() if args.cache else None)
-        try:
-            new = run_all(todo, args.target, opts, journal, _progress(len(todo)))
-        finally:
-            if pool is not None:
-                pool.close()
-    finally:
-        journal.close()
-    planned = {r.key for r in runs}
-    records = [r for k, r in done.items() if k in planned] + new
-    not_started = len(planned) - len(records)
-    if not_started:
-        print(f"{not_started} runs not started before the --deadline; continue with --resume")
-    kept = _kept_records(existing, facts, planned, {r.case.id for r in _plan(args, root, target, facts, every=True)})
-    run_info = {"suite": suite, "smoke": bool(args.smoke), "mode": "host", "jobs": args.jobs,
-                "sittings": [*_previous_sittings(previous), args.jobs],
-                "cache": f"warm ({args.cache})" if args.cache else "cold", "interpreter": "warm (forked from a zygote)" if args.warm else "cold", "reprokit": __version__,
-                "wall_seconds": round(time.monotonic() - started + _previous_wall(previous, resumed), 1),
-                "shard": args.shard, "resumed": bool(resumed), "not_started": not_started, "selection": args.case,
-                "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
-    saved_env = facts
-    if kept and args.case:
-        # A selection added to a recorded run: the file keeps that run's header and environment, and says which
-        # runs were added later, where (another machine of the same torch and device: e.g. fewer GPUs) and when.
-        later = {"keys": sorted(r.key for r in records), "on": environment.summary(facts),
-                 "device_count": facts.get("device_count"), "wall_seconds": run_info["wall_seconds"],
-                 "finished": run_info["finished"]}
-        run_info = {**existing.run, "added": [*existing.run.get("added", []), later]}
-        saved_env = existing.environment
-    if res_path.exists() and not args.resume and not args.case and not args.shard:
-        # A complete new run: the last one becomes "previous", for the report's list of changes.
-        os.replace(res_path, res_path.with_name(res_path.stem + ".previous.json"))
-    results.save(res_path, results.ResultSet(args.target, run_info, saved_env, kept + records))
-    journal_file.unlink(missing_ok=True)
-    if not args.no_report:
-        for path in render_all(root, out, matrix):
-            print(f"wrote {path}")
-    return _check_expected(root, args, {r.key: r.verdict for r in records})
+    return lifecycle.run(request_of(args), log=lambda line: print(line, flush=True)).exit_code
 
 
-def _passthrough(args: argparse.Namespace) -> list[str]:
-    """The run options that mean the same inside the container."""
-    out = [f"--case={c}" for c in args.case] + ["--jobs", str(args.jobs), "--suite", args.suite]
-    for flag, value in (("--timeout", args.timeout), ("--shard", args.shard), ("--deadline", args.deadline)):
-        if value is not None:
-            out += [flag, str(value)]
-    for flag, on in (("--resume", args.resume), ("--smoke", args.smoke), ("--force", args.force),
-                     ("--no-ladder", args.no_ladder)):
-        if on:
-            out.append(flag)
-    return out
+def cmd_run_request(args: argparse.Namespace) -> int:
+    return lifecycle.run_request_json(args.request).exit_code
 
 
-def _run_in_container(args: argparse.Namespace, root: Path, matrix: Matrix, target) -> int:
-    out = _out(args, root)
-    tag = images.build(root / "images", args.target, target, args.base_image,
-                       Path(args.wheelhouse).resolve() if args.wheelhouse else None)
-    print(f"{args.target}: running in {tag} (no network, non-root, repository read-only)", flush=True)
-    code = container.run(tag, root, out, args.target, target, _passthrough(args))
-    recorded = results.results_path(out, args.target, args.suite)
-    if not recorded.exists():
-        raise InputError(f"{args.target}: the container exited {code} without writing {recorded}")
-    for path in render_all(root, out, matrix):
-        print(f"wrote {path}")
-    observed = {r.key: r.verdict for r in results.load(recorded).records}
-    return _check_expected(root, args, observed)
-
-
-def _plan(args: argparse.Namespace, root: Path, target, facts: dict, every: bool = False) -> list:
-    """The CaseRuns of the chosen suite (all of them with every=True, for deciding which old records to keep)."""
-    globs = [] if every else args.case
-    if args.suite == "sweep":
-        runs = sweep.plan(root / "sweep", args.target, target, facts, smoke=args.smoke and not every)
-        chosen = {c for c in {r.case.id for r in runs} if not globs or any(fnmatch.fnmatchcase(c, g) for g in globs)}
-        if globs and not chosen:
-            raise InputError(f"--case {globs[0]!r}: no sweep structure matches (ids are sweep-<model>)")
-        return [r for r in runs if r.case.id in chosen]
-    return corpus.plan(corpus.select(corpus.discover(root / "cases"), globs), args.target, target, facts)
-
-
-def _previous_wall(previous: results.ResultSet | None, resumed: list) -> float:
-    """Wall time already spent by the run being resumed (the journal's records, or the last results)."""
-    if resumed:
-        return 0.0  # a cut-off run's wall time died with it; run["resumed"] says the figure is partial
-    return float(previous.run.get("wall_seconds", 0)) if previous else 0.0
-
-
-def _previous_sittings(previous: results.ResultSet | None) -> list[int]:
-    """The --jobs of each earlier sitting of a run continued with --resume (the report says a run was split)."""
-    if previous is None:
-        return []
-    return list(previous.run.get("sittings") or [previous.run.get("jobs")])
-
-
-def _load_if_readable(path: Path) -> results.ResultSet | None:
-    """The last results, when there are readable ones; a fresh run replaces an unreadable file at its end."""
-    try:
-        return results.load(path) if path.exists() else None
-    except InputError:
-        return None
-
-
-def _kept_records(old: results.ResultSet | None, facts: dict, planned: set[str], case_ids: set[str]) -> list:
-    """Records of runs outside this selection, kept only if they come from the same torch and device."""
-    if old is None:
-        return []
-    same = all(old.environment.get(k) == facts.get(k) for k in ("torch", "device_name", "cuda", "hip"))
-    return [r for r in old.records if same and r.key not in planned and r.case in case_ids]
-
-
-def _check_expected(root: Path, args: argparse.Namespace, observed: dict[str, str]) -> int:
-    path = results.expected_path(root, args.target, args.suite)
-    expected = results.load_expected(path)
-    if args.update_expected:
-        merged = {**expected, **observed}
-        results.save_expected(path, merged)
-        print(f"accepted {len(observed)} verdicts into {path.relative_to(root)}")
-        return 0
-    changed = compare(expected, observed)
-    if not changed:
-        print(f"all {len(observed)} verdicts match {path.relative_to(root)}")
-        return 0
-    print(f"{len(changed)} verdicts differ from {path.relative_to(root)}:")
-    for key, was, now in changed:
-        print(f"  {key}: {was or '(new)'} -> {now}")
-    accept = f"reprokit run --target {args.target} " + ("--suite sweep " if args.suite == "sweep" else "") + " ".join(f"--case {c}" for c in sorted({k.split('/')[0] for k, _, _ in changed}))
-    print(f"accept the new state with: {accept} --update-expected")
-    return 1
+def cmd_where(args: argparse.Namespace) -> int:
+    print(lifecycle.placement(request_of(args)))
+    return 0
 
 
 def cmd_accept(args: argparse.Namespace) -> int:
-    """Accept a target's recorded verdicts (e.g. results brought back from a GPU box) as its expected state."""
+    """Accept a target's recorded verdicts of its pinned release (e.g. results brought back) as its expected state."""
     root = _root(args)
-    _target(load_matrix(root / "matrix.yaml"), args.target)
-    recorded = results.load(results.results_path(_out(args, root), args.target, args.suite))
-    path = results.expected_path(root, args.target, args.suite)
-    results.save_expected(path, {**results.load_expected(path), **{r.key: r.verdict for r in recorded.records}})
-    print(f"accepted {len(recorded.records)} recorded verdicts into {path.relative_to(root)}")
+    target = target_of(load_root_matrix(root), args.target)
+    view = current(_store(args, root).load(args.target, args.suite), args.target, args.suite, target.pins.torch)
+    if view is None or view.off_pin:
+        raise InputError(f"{args.target}: no records of the pinned torch {target.pins.torch} to accept")
+    path = expected.expected_path(root, args.target, args.suite)
+    expected.save(path, {**expected.load(path), **{r.key: r.verdict for r in view.records}})
+    print(f"accepted {len(view.records)} recorded verdicts into {path.relative_to(root)}")
     return 0
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    """Drop recorded runs (e.g. made with a harness since fixed); `run --resume` runs them again."""
+    """Drop recorded runs of one torch (e.g. made with a harness since fixed); `run --resume` runs them again."""
     root = _root(args)
-    path = results.results_path(_out(args, root), args.target, args.suite)
-    recorded = results.load(path)
-    keep = [r for r in recorded.records if not any(fnmatch.fnmatchcase(r.key, g) for g in args.key)]
-    dropped = len(recorded.records) - len(keep)
+    dropped = _store(args, root).forget(args.target, args.suite, args.torch,
+                                        lambda r: not any(fnmatch.fnmatchcase(r.key, g) for g in args.key))
     if not dropped:
-        raise InputError(f"{path}: no record matches {args.key[0]!r} (keys look like case/variant@dtype)")
-    recorded.run["not_started"] = recorded.run.get("not_started", 0) + dropped
-    results.save(path, results.ResultSet(recorded.target, recorded.run, recorded.environment, keep))
-    print(f"dropped {dropped} records from {path}; `reprokit run --target {args.target} --suite {args.suite} "
-          "--resume` runs them again")
+        raise InputError(f"results/{args.target}/{args.suite}/{args.torch}.jsonl: no record matches {args.key[0]!r} "
+                         "(keys look like case/variant@dtype)")
+    print(f"dropped {dropped} records; `reprokit run --target {args.target} --suite {args.suite} --resume` runs "
+          "them again")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Merge results recorded elsewhere (a store folder, or a results.json of the layout before the store)."""
+    root = _root(args)
+    store = _store(args, root)
+    for source in args.source:
+        records, runs = importer.import_into(store, Path(source))
+        print(f"imported {records} records of {runs} run(s) from {source} into {store.folder}")
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    root = _root(args)
+    loaded = _store(args, root).load(args.target, args.suite)
+    rows = [r for r in loaded.records
+            if (not args.case or any(fnmatch.fnmatchcase(r.case, g) for g in args.case))
+            and (not args.torch or args.torch in (r.torch, release_of(r.torch)))]
+    rows.sort(key=lambda r: (r.case, r.variant, r.dtype, r.target, r.torch, r.device))
+    fields = ("case", "variant", "dtype", "target", "torch", "device", "verdict", "recorded_at")
+    if args.json:
+        print(json.dumps([{f: str(getattr(r, f)) for f in fields} | {"run_id": r.run_id} for r in rows], indent=1))
+        return 0
+    from tabulate import tabulate
+
+    print(tabulate([[str(getattr(r, f)) for f in fields] for r in rows], headers=list(fields), tablefmt="simple"))
+    print(f"{len(rows)} records")
     return 0
 
 
@@ -314,19 +151,24 @@ def _case(root: Path, case_id: str) -> corpus.CaseDir:
 def cmd_upstream(args: argparse.Namespace) -> int:
     root = _root(args)
     cd = _case(root, args.id)
-    recorded = results.load(results.results_path(_out(args, root), args.target))
-    if not any(r.case == args.id for r in recorded.records):
+    target = target_of(load_root_matrix(root), args.target)
+    view = current(_store(args, root).load(args.target, "cases"), args.target, "cases", target.pins.torch)
+    if view is None or not any(r.case == args.id for r in view.records):
         raise InputError(f"{args.id!r}: no recorded run on {args.target}; run `reprokit run --target {args.target} "
                          f"--case {args.id}` first")
-    path = upstream.write(cd, recorded, root / "reports" / "upstream")
+    path = upstream.write(cd, view, root / "reports" / "upstream")
     print(f"wrote {path.relative_to(root)}")
     return 0
 
 
 def cmd_autofix(args: argparse.Namespace) -> int:
     root = _root(args)
-    recorded = results.load(results.results_path(Path(args.results).resolve(), args.target))
-    for line in autofix.propose(root, args.target, recorded, remote=args.remote, push=args.push):
+    target = target_of(load_root_matrix(root), args.target)
+    view = current(Store(Path(args.results).resolve()).load(args.target, "cases"), args.target, "cases",
+                   target.pins.torch)
+    if view is None:
+        raise InputError(f"{args.results}: no records of target {args.target}")
+    for line in autofix.propose(root, args.target, view, remote=args.remote, push=args.push):
         print(line)
     return 0
 
@@ -334,14 +176,14 @@ def cmd_autofix(args: argparse.Namespace) -> int:
 def cmd_images(args: argparse.Namespace) -> int:
     root = _root(args)
     for path in images.write_all(root / "images", Path(args.out or root / "images" / "rendered"),
-                                 load_matrix(root / "matrix.yaml").targets):
+                                 load_root_matrix(root).targets):
         print(f"wrote {path}")
     return 0
 
 
 def cmd_image(args: argparse.Namespace) -> int:
     root = _root(args)
-    target = _target(load_matrix(root / "matrix.yaml"), args.target)
+    target = target_of(load_root_matrix(root), args.target)
     print(images.build(root / "images", args.target, target, args.base_image,
                        Path(args.wheelhouse).resolve() if args.wheelhouse else None))
     return 0
@@ -350,7 +192,7 @@ def cmd_image(args: argparse.Namespace) -> int:
 def cmd_wheelhouse(args: argparse.Namespace) -> int:
     """Download every package a target's image installs, for `--wheelhouse` builds on air-gapped machines."""
     root = _root(args)
-    target = _target(load_matrix(root / "matrix.yaml"), args.target)
+    target = target_of(load_root_matrix(root), args.target)
     command = [sys.executable, "-m", "pip", "download", "--dest", args.dest, *images.packages(target)]
     print(" ".join(command), flush=True)
     return subprocess.run(command, check=False).returncode
@@ -359,9 +201,8 @@ def cmd_wheelhouse(args: argparse.Namespace) -> int:
 def cmd_minify(args: argparse.Namespace) -> int:
     root = _root(args)
     cd = _case(root, args.id)
-    recorded = results.results_path(_out(args, root), args.target)
-    stage = next((r.stage for r in results.load(recorded).records if r.case == args.id and r.variant == "repro"),
-                 None) if recorded.exists() else None
+    loaded = _store(args, root).load(args.target, "cases")
+    stage = next((r.stage for r in loaded.records if r.case == args.id and r.variant == "repro"), None)
     path = minify.minify(cd, stage)
     print(f"wrote {path.relative_to(root)} and {path.with_name('MINIFIED.md').relative_to(root)}")
     return 0
@@ -369,7 +210,7 @@ def cmd_minify(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     root = _root(args)
-    for path in render_all(root, _out(args, root), load_matrix(root / "matrix.yaml")):
+    for path in lifecycle.render_reports(root, _reports(args, root), load_root_matrix(root), _store(args, root)):
         print(f"wrote {path}")
     return 0
 
@@ -382,9 +223,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_targets(args: argparse.Namespace) -> int:
-    import json
-
-    matrix = load_matrix(_root(args) / "matrix.yaml")
+    matrix = load_root_matrix(_root(args))
     chosen = {n: t for n, t in matrix.targets.items() if n not in args.exclude}
     if args.json:
         print(json.dumps({"include": [{"target": n, "family": t.family, "runs-on": t.runner_labels}
@@ -395,52 +234,83 @@ def cmd_targets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", required=True)
+    p.add_argument("--case", action="append", default=[], metavar="GLOB", help="select cases (repeatable)")
+    p.add_argument("--suite", choices=["cases", "sweep"], default="cases",
+                     help="the repro corpus (default) or the model-structure sweep")
+    p.add_argument("--smoke", action="store_true", help="with --suite sweep: only the smoke subset")
+    p.add_argument("--shard", metavar="I/N", help="run the I-th of N deterministic slices")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel runs (default: CPU cores)")
+    p.add_argument("--timeout", type=float, help="seconds; overrides every case's own timeout")
+    p.add_argument("--out", help="keep the store and reports under OUT/results and OUT/reports instead of the repository's")
+    p.add_argument("--cache", metavar="DIR",
+                     help="keep inductor and Triton caches in DIR across runs (fast reruns of one case; the "
+                          "results say warm caches: published runs are cold)")
+    p.add_argument("--resume", action="store_true", help="skip runs already recorded (also a killed run's)")
+    p.add_argument("--update-expected", action="store_true", help="accept the observed verdicts as expected")
+    p.add_argument("--host", action="store_true",
+                     help="run in this Python environment (the default where Docker is not running)")
+    p.add_argument("--container", action="store_true", help="run in the target's image (the default with Docker)")
+    p.add_argument("--base-image", help="container mode: build FROM this image instead of matrix.yaml's")
+    p.add_argument("--wheelhouse", metavar="DIR", help="container mode: install every package from these wheels")
+    p.add_argument("--force", action="store_true", help="run even if this machine is not the target's hardware")
+    p.add_argument("--deadline", type=float, metavar="SECONDS",
+                     help="start no new run after this many seconds (runs in flight finish); --resume continues")
+    p.add_argument("--warm", action="store_true",
+                     help="fork each run from a process that imported torch once (faster; published runs stay cold)")
+    p.add_argument("--no-report", action="store_true", help="record results only (container mode renders outside)")
+    p.add_argument("--no-ladder", action="store_true", help="do not re-run failures on eager/aot_eager")
+    p.add_argument("--python", help="interpreter that runs the cases (needs torch; default: this one; host mode)")
+
+
+OUT_HELP = "folder holding results/ (the store) and reports/ (default: the repository's)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reprokit", description=__doc__)
     parser.add_argument("--version", action="version", version=__version__)
     parser.add_argument("--root", default=".", help="repository root (default: current directory)")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run the corpus on one target and render its report")
-    run.add_argument("--target", required=True)
-    run.add_argument("--case", action="append", default=[], metavar="GLOB", help="select cases (repeatable)")
-    run.add_argument("--suite", choices=["cases", "sweep"], default="cases",
-                     help="the repro corpus (default) or the model-structure sweep")
-    run.add_argument("--smoke", action="store_true", help="with --suite sweep: only the smoke subset")
-    run.add_argument("--shard", metavar="I/N", help="run the I-th of N deterministic slices")
-    run.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel runs (default: CPU cores)")
-    run.add_argument("--timeout", type=float, help="seconds; overrides every case's own timeout")
-    run.add_argument("--out", help="write results and reports under this folder instead of reports/")
-    run.add_argument("--cache", metavar="DIR",
-                     help="keep inductor and Triton caches in DIR across runs (fast reruns of one case; the "
-                          "results say warm caches: published runs are cold)")
-    run.add_argument("--resume", action="store_true", help="skip runs already recorded (also a killed run's)")
-    run.add_argument("--update-expected", action="store_true", help="accept the observed verdicts as expected")
-    run.add_argument("--host", action="store_true",
-                     help="run in this Python environment (the default where Docker is not running)")
-    run.add_argument("--container", action="store_true", help="run in the target's image (the default with Docker)")
-    run.add_argument("--base-image", help="container mode: build FROM this image instead of matrix.yaml's")
-    run.add_argument("--wheelhouse", metavar="DIR", help="container mode: install every package from these wheels")
-    run.add_argument("--force", action="store_true", help="run even if this machine is not the target's hardware")
-    run.add_argument("--deadline", type=float, metavar="SECONDS",
-                     help="start no new run after this many seconds (runs in flight finish); --resume continues")
-    run.add_argument("--warm", action="store_true",
-                     help="fork each run from a process that imported torch once (faster; published runs stay cold)")
-    run.add_argument("--no-report", action="store_true", help="record results only (container mode renders outside)")
-    run.add_argument("--no-ladder", action="store_true", help="do not re-run failures on eager/aot_eager")
-    run.add_argument("--python", default=sys.executable, help="interpreter that runs the cases (needs torch)")
+    run = sub.add_parser("run", help="run the corpus on one target, record it in the store, render the reports")
+    _run_options(run)
     run.set_defaults(func=cmd_run)
+
+    whr = sub.add_parser("where", help="print where `run` with these options runs cases: host or container")
+    _run_options(whr)
+    whr.set_defaults(func=cmd_where)
+
+    req = sub.add_parser("run-request", help=argparse.SUPPRESS)  # a container's runner: the whole request as JSON
+    req.add_argument("request")
+    req.set_defaults(func=cmd_run_request)
+
+    hist = sub.add_parser("history", help="one row per recorded run: case, variant, dtype, target, torch, verdict")
+    hist.add_argument("--target")
+    hist.add_argument("--suite", choices=["cases", "sweep"])
+    hist.add_argument("--case", action="append", default=[], metavar="GLOB")
+    hist.add_argument("--torch", metavar="VERSION", help="a build (2.13.0+cpu) or a release (2.13.0)")
+    hist.add_argument("--json", action="store_true")
+    hist.add_argument("--out", help=OUT_HELP)
+    hist.set_defaults(func=cmd_history)
+
+    imp = sub.add_parser("import", help="merge results recorded elsewhere into the store (no re-run)")
+    imp.add_argument("source", nargs="+", metavar="PATH", help="a results store folder or a legacy results.json")
+    imp.add_argument("--out", help=OUT_HELP)
+    imp.set_defaults(func=cmd_import)
+
 
     acc = sub.add_parser("accept", help="accept a target's recorded verdicts as its expected state (no run)")
     acc.add_argument("--target", required=True)
     acc.add_argument("--suite", choices=["cases", "sweep"], default="cases")
-    acc.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
+    acc.add_argument("--out", help="folder holding results/ (the store) and reports/ (default: the repository's)")
     acc.set_defaults(func=cmd_accept)
 
     fgt = sub.add_parser("forget", help="drop recorded runs so that --resume runs them again")
     fgt.add_argument("--target", required=True)
     fgt.add_argument("--suite", choices=["cases", "sweep"], default="cases")
-    fgt.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
+    fgt.add_argument("--out", help="folder holding results/ (the store) and reports/ (default: the repository's)")
+    fgt.add_argument("--torch", required=True, metavar="BUILD", help="the torch build, e.g. 2.13.0+cpu")
     fgt.add_argument("key", nargs="+", metavar="KEY_GLOB", help="record keys, e.g. 'sweep-*/train-default@float8*'")
     fgt.set_defaults(func=cmd_forget)
 
@@ -464,12 +334,12 @@ def build_parser() -> argparse.ArgumentParser:
     ups = sub.add_parser("upstream", help="write reports/upstream/ID.md, a ready-to-file PyTorch bug report")
     ups.add_argument("id", metavar="ID")
     ups.add_argument("--target", default="cpu")
-    ups.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
+    ups.add_argument("--out", help="folder holding results/ (the store) and reports/ (default: the repository's)")
     ups.set_defaults(func=cmd_upstream)
 
     fix = sub.add_parser("autofix", help="one branch (and with --push a PR) per case whose verdict changed")
     fix.add_argument("--target", required=True)
-    fix.add_argument("--results", required=True, metavar="DIR", help="folder holding <target>/results.json")
+    fix.add_argument("--results", required=True, metavar="DIR", help="a results store folder (e.g. out/results)")
     fix.add_argument("--remote", default="origin")
     fix.add_argument("--push", action="store_true", help="push the branches and open PRs (gh)")
     fix.set_defaults(func=cmd_autofix)
@@ -492,11 +362,11 @@ def build_parser() -> argparse.ArgumentParser:
     mini = sub.add_parser("minify", help="run PyTorch's minifier on a failing case; keeps minified_repro.py")
     mini.add_argument("id", metavar="ID")
     mini.add_argument("--target", default="cpu", help="whose recorded stage picks dynamo or aot (default cpu)")
-    mini.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
+    mini.add_argument("--out", help="folder holding results/ (the store) and reports/ (default: the repository's)")
     mini.set_defaults(func=cmd_minify)
 
     rep = sub.add_parser("report", help="render reports/*.md from the recorded results")
-    rep.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
+    rep.add_argument("--out", help="folder holding results/ (the store) and reports/ (default: the repository's)")
     rep.set_defaults(func=cmd_report)
 
     lst = sub.add_parser("list", help="list the cases")
@@ -518,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reprokit: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("reprokit: interrupted; finished runs are kept, continue with --resume", file=sys.stderr)
+        print("reprokit: interrupted", file=sys.stderr)
         return 130
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from .schema import Target
 
 UID = 1000  # the image's unprivileged user
+REPO, OUT = "/work/repo", "/work/out"  # where the repository (read-only) and the output folder sit inside
 ASCEND_DEVICES = ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]
 ASCEND_MOUNTS = ["/usr/local/dcmi", "/usr/local/bin/npu-smi", "/usr/local/Ascend/driver/lib64",
                  "/usr/local/Ascend/driver/version.info", "/etc/ascend_install.info"]
@@ -40,25 +41,27 @@ def device_options(target: Target) -> dict:
     return {}
 
 
-def run(tag: str, root: Path, out: Path, target_name: str, target: Target, args: list[str], log=print) -> int:
-    """Run `reprokit run --host` for the target in its image; results land in out/<target>/ as on the host."""
+def run(tag: str, root: Path, store_dir: Path, target_name: str, target: Target, request_json: str,
+        log=print) -> int:
+    """Run the whole request (`reprokit run-request`, host mode inside) in the target's image; its records land in
+    the store's folder of that target, mounted by itself."""
     import docker
 
-    (out / target_name).mkdir(parents=True, exist_ok=True)
-    os.chmod(out / target_name, 0o777)  # the container's user writes here  # noqa: S103
+    mine = store_dir / target_name
+    mine.mkdir(parents=True, exist_ok=True)
+    os.chmod(mine, 0o777)  # the container's user writes here  # noqa: S103
     options = device_options(target)
-    # Only the target's own results folder is writable, mounted by itself: its parents may be private (0700).
-    volumes = {str(root): {"bind": "/work/repo", "mode": "ro"},
-               str(out / target_name): {"bind": f"/results/{target_name}", "mode": "rw"},
+    # Only the target's own store folder is writable, mounted by itself: its parents may be private (0700).
+    volumes = {str(root): {"bind": REPO, "mode": "ro"},
+               str(mine): {"bind": f"{OUT}/results/{target_name}", "mode": "rw"},
                **options.pop("volumes_extra", {})}
-    command = ["python", "-m", "reprokit", "--root", "/work/repo", "run", "--target", target_name, "--host",
-               "--out", "/results", "--no-report", *args]
+    command = ["python", "-m", "reprokit", "--root", REPO, "run-request", request_json]
     container = docker.from_env().containers.run(
         # With no network the container's own hostname resolves to nothing; torchrun's rendezvous needs it to.
         tag, command, detach=True, user=f"{UID}:{UID}", network_mode="none", hostname="localhost", volumes=volumes,
         working_dir="/work",
         # --network none leaves only loopback: rendezvous and collectives must bind to it.
-        environment={"PYTHONPATH": "/work/repo/tools", "HOME": "/home/repro", "GLOO_SOCKET_IFNAME": "lo",
+        environment={"PYTHONPATH": f"{REPO}/tools", "HOME": "/home/repro", "GLOO_SOCKET_IFNAME": "lo",
                      "NCCL_SOCKET_IFNAME": "lo", "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
                      "NVSHMEM_DISABLE_NVLS": "1"},
         shm_size="4g", pids_limit=4096, mem_limit=os.environ.get("REPROKIT_CONTAINER_MEMORY", "16g"),

@@ -52,6 +52,59 @@ class Observation:
     stderr_bytes: int = 0
     probes: list[dict] = field(default_factory=list)
 
+    def record_fields(self) -> dict:
+        """The fields a Record keeps of this observation (records.Record names them the same)."""
+        return {"status": self.status, "exit_code": self.exit_code, "signal": self.signal,
+                "exception": self.exception, "message": self.message, "stage": self.stage, "dynamo": self.dynamo,
+                "seconds": self.seconds, "stderr_tail": self.stderr_tail, "stdout_tail": self.stdout_tail[-2000:],
+                "output_bytes": {"stdout": self.stdout_bytes, "stderr": self.stderr_bytes},
+                "confined": _confined(self.probes)}
+
+
+def _confined(probes: list[dict]) -> int | None:
+    """The Landlock ABI every process of the run (each torchrun rank) was confined with; None if one was not."""
+    abis = [p.get("confined") for p in probes]
+    return min(abis) if abis and all(isinstance(a, int) for a in abis) else None
+
+
+class Interrupted(Exception):
+    """The run was killed because the runner was asked to stop (SIGINT/SIGTERM): it has no observation."""
+
+
+class Stopper:
+    """The runner's stop switch: once pulled, no run starts and every live run's process group is killed."""
+
+    def __init__(self, token: str = ""):
+        import threading
+
+        self.token = token  # every process of this runner's runs carries REPROKIT_RUN_TOKEN=<token>
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._live: set[int] = set()
+        self.killed: set[int] = set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._event.is_set()
+
+    def started(self, pgid: int) -> None:
+        with self._lock:
+            self._live.add(pgid)
+        if self.stopped:  # it raced with stop(): end it too
+            self.stop()
+
+    def ended(self, pgid: int) -> None:
+        with self._lock:
+            self._live.discard(pgid)
+
+    def stop(self) -> None:
+        self._event.set()
+        with self._lock:
+            live = list(self._live)
+            self.killed.update(live)
+        for pgid in live:
+            _kill_group(pgid)
+
 
 _shared_headers: Path | None = None
 
@@ -81,7 +134,7 @@ def _user_name() -> str:
 
 
 def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str, str],
-              writable: tuple[Path, ...] = ()) -> dict[str, str]:
+              writable: tuple[Path, ...] = (), token: str = "") -> dict[str, str]:
     """The run's environment; `writable` adds folders the run may write besides its own (e.g. a TORCH_TRACE folder)."""
     env = {k: v for k, v in base.items() if k in ALLOWED_ENV or k.startswith(ALLOWED_PREFIXES)}
     home, tmp = workdir / "home", workdir / "tmp"
@@ -104,6 +157,8 @@ def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str
                                               *(["/proc"] if extra.get("REPRO_DEVICE", "cpu") != "cpu" else []),
                                               *map(str, writable)]),
     })
+    if token:  # finds every process of the run, even one that left its process group, after the runner died
+        env["REPROKIT_RUN_TOKEN"] = token
     env.update(extra)
     return env
 
@@ -156,17 +211,21 @@ def command_for(script: Path, launcher: str, world_size: int, python: str) -> li
 
 def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], timeout: float, launcher: str = "python",
             world_size: int = 1, python: str = sys.executable, threads: int = 1,
-            keep_dir: Path | None = None, writable: tuple[Path, ...] = ()) -> Observation:
-    """Run `script` once in a fresh process and return what happened. Never raises for the script's faults."""
+            keep_dir: Path | None = None, writable: tuple[Path, ...] = (),
+            stopper: Stopper | None = None) -> Observation:
+    """Run `script` once in a fresh process and return what happened. Never raises for the script's faults; raises
+    Interrupted when the stopper killed it."""
     workdir = Path(tempfile.mkdtemp(prefix="reprokit-"))
+    stopper = stopper or Stopper()
     try:
-        full_env = child_env(env, workdir, threads, extra_env, writable)
+        full_env = child_env(env, workdir, threads, extra_env, writable, stopper.token)
         out_path, err_path = workdir / "stdout.txt", workdir / "stderr.txt"
         start = time.monotonic()
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             proc = subprocess.Popen(command_for(script, launcher, world_size, python), cwd=workdir,
                                     env=full_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                     start_new_session=True)
+            stopper.started(proc.pid)
             timed_out = False
             try:
                 proc.wait(timeout=timeout)
@@ -174,7 +233,11 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
                 timed_out = True
                 _kill_group(proc.pid)
                 proc.wait()
-            _kill_group(proc.pid)  # children that outlived the script (compile workers, stray forks)
+            finally:
+                _kill_group(proc.pid)  # children that outlived the script (compile workers, stray forks)
+                stopper.ended(proc.pid)
+        if proc.pid in stopper.killed:
+            raise Interrupted(str(script))
         seconds = time.monotonic() - start
         return _finish(workdir, proc.returncode, timed_out, seconds, world_size, keep_dir)
     finally:

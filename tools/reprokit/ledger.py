@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from . import sweep_report
 from .corpus import CaseDir
-from .results import Record, ResultSet
+from .records import Record
 from .schema import Claim
+from .verdict import Verdict
+from .views import View
 
 CONFIRMED, REFUTED, MIXED, INCONCLUSIVE, NOT_TESTABLE, NOT_RUN = (
     "confirmed", "refuted", "mixed", "inconclusive", "not testable here", "not run")
@@ -15,15 +17,15 @@ SYMBOL = {CONFIRMED: "✔ confirmed", REFUTED: "✘ refuted", MIXED: "◐ mixed"
 
 def record_stance(rec: Record, asserts: str) -> str | None:
     """What one repro run says about the claim: confirmed / refuted / inconclusive, or None if skipped."""
-    if rec.verdict == "skipped":
+    if not rec.verdict.ran:
         return None
-    if rec.verdict in ("reproduces", "does-not-reproduce"):
-        failed = rec.verdict == "reproduces"
+    if rec.verdict in (Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE):
+        failed = rec.verdict.failed_as_claimed
         return CONFIRMED if failed == (asserts == "failure") else REFUTED
     return INCONCLUSIVE
 
 
-def sweep_stance(claim: Claim, sweep: ResultSet | None) -> tuple[str, str] | None:
+def sweep_stance(claim: Claim, sweep: View | None) -> tuple[str, str] | None:
     """What the target's model sweep says about a claimed failure rate; None when the claim names no measure."""
     if claim.sweep is None:
         return None
@@ -35,7 +37,7 @@ def sweep_stance(claim: Claim, sweep: ResultSet | None) -> tuple[str, str] | Non
 
 
 def judge(claim: Claim, cases: dict[str, CaseDir], records: list[Record],
-          sweep: ResultSet | None = None) -> tuple[str, str]:
+          sweep: View | None = None) -> tuple[str, str]:
     """(verdict, detail) of one claim on one target, from its cases' repro runs and the sweep's measured rate."""
     if claim.untestable:
         return NOT_TESTABLE, claim.untestable

@@ -1,25 +1,12 @@
-"""Turn an observation into a verdict, and compare verdicts with the committed expected state."""
+"""Judge an observation: the verdict of a repro or a fix against its case's oracle (what verdicts mean: verdict.py)."""
 
 from __future__ import annotations
 
 import re
-from enum import Enum
 
 from .execute import Observation
 from .schema import Oracle
-
-
-class Verdict(str, Enum):
-    REPRODUCES = "reproduces"
-    DOES_NOT_REPRODUCE = "does-not-reproduce"
-    FAILS_DIFFERENTLY = "fails-differently"
-    TIMEOUT = "timeout"
-    FIX_WORKS = "fix-works"
-    FIX_BROKEN = "fix-broken"
-    SKIPPED = "skipped"
-
-    def __str__(self) -> str:
-        return self.value
+from .verdict import Verdict
 
 
 def _exception_matches(wanted: str, observed: str | None, chain: list[str]) -> bool:
@@ -86,9 +73,3 @@ def fix_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
     if oracle.kind in ("stdout", "stderr") and _output_matches(oracle, obs):
         return Verdict.FIX_BROKEN, f"{oracle.kind} still matches {oracle.match!r}"
     return Verdict.FIX_WORKS, "ran and exited 0"
-
-
-def compare(expected: dict[str, str], observed: dict[str, str]) -> list[tuple[str, str | None, str]]:
-    """Runs whose verdict differs from the expected state: (key, expected or None, observed)."""
-    return [(key, expected.get(key), verdict) for key, verdict in sorted(observed.items())
-            if expected.get(key) != verdict]

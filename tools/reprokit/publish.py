@@ -1,5 +1,5 @@
-"""Machine-readable companions of a target's report: JUnit XML for CI, a shields.io badge endpoint, a heatmap,
-and the verdict changes since the previous recorded run. Deterministic: same results, same bytes."""
+"""Machine-readable companions of a target's report: JUnit XML for CI, a shields.io badge endpoint, a heatmap.
+Deterministic: same records, same bytes."""
 
 from __future__ import annotations
 
@@ -7,48 +7,35 @@ import json
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
-from .results import ResultSet
-
-FAILURE = {"fix-broken": "the fix does not work", "fails-differently": "fails, but not as expected",
-           "timeout": "killed at its timeout"}
+from .verdict import Role, Verdict, reproduce_rate, tally
+from .views import View
 
 
-def junit_xml(res: ResultSet) -> str:
+def junit_xml(res: View) -> str:
     suite = ET.Element("testsuite", name=f"reprokit.{res.target}", tests=str(len(res.records)),
-                       failures=str(sum(r.verdict in FAILURE for r in res.records)),
-                       skipped=str(sum(r.verdict == "skipped" for r in res.records)),
+                       failures=str(sum(r.verdict.needs_attention for r in res.records)),
+                       skipped=str(sum(not r.verdict.ran for r in res.records)),
                        time=f"{sum(r.seconds for r in res.records):.2f}")
     for rec in sorted(res.records, key=lambda r: r.key):
         case = ET.SubElement(suite, "testcase", classname=rec.case, name=f"{rec.variant}@{rec.dtype}",
                              time=f"{rec.seconds:.2f}")
-        if rec.verdict in FAILURE:
-            failure = ET.SubElement(case, "failure", message=f"{rec.verdict}: {rec.why}"[:500], type=rec.verdict)
+        if rec.verdict.needs_attention:
+            failure = ET.SubElement(case, "failure", message=f"{rec.verdict}: {rec.why}"[:500], type=str(rec.verdict))
             failure.text = rec.stderr_tail[-3000:]
-        elif rec.verdict == "skipped":
+        elif not rec.verdict.ran:
             ET.SubElement(case, "skipped", message=rec.why[:500])
         ET.SubElement(case, "system-out").text = f"verdict: {rec.verdict} ({rec.why})"
     ET.indent(suite)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
 
 
-def badge(res: ResultSet) -> str:
-    repro = [r for r in res.records if r.variant == "repro" and r.verdict != "skipped"]
-    reproducing = sum(r.verdict == "reproduces" for r in repro)
-    broken = sum(r.verdict == "fix-broken" for r in res.records if r.variant == "fixed")
+def badge(res: View) -> str:
+    reproducing, ran = reproduce_rate(res.records)
+    broken = tally(res.records).fixes_broken
     color = "red" if broken else ("orange" if reproducing else "brightgreen")
-    message = f"{reproducing}/{len(repro)} reproduce" + (f", {broken} fixes broken" if broken else "")
+    message = f"{reproducing}/{ran} reproduce" + (f", {broken} fixes broken" if broken else "")
     return json.dumps({"schemaVersion": 1, "label": f"torch.compile repros ({res.target})", "message": message,
                        "color": color}, sort_keys=True) + "\n"
-
-
-def changes(previous: ResultSet | None, current: ResultSet) -> list[tuple[str, str, str]]:
-    """(key, before, after) for every run whose verdict changed, appeared or disappeared."""
-    if previous is None:
-        return []
-    before = {r.key: r.verdict for r in previous.records}
-    after = {r.key: r.verdict for r in current.records}
-    return [(k, before.get(k, "(new)"), after.get(k, "(gone)")) for k in sorted(set(before) | set(after))
-            if before.get(k) != after.get(k)]
 
 
 def save_grid(grid: list[list[int]], rows: list[str], cols: list[str], colors: list[str], path: Path, *,
@@ -75,18 +62,21 @@ def save_grid(grid: list[list[int]], rows: list[str], cols: list[str], colors: l
     plt.close(fig)
 
 
-def heatmap(all_results: dict[str, ResultSet], case_ids: list[str], path: Path) -> None:
+def heatmap(all_results: dict[str, View], case_ids: list[str], path: Path) -> None:
     """Case x target: the repro verdict of each cell (worst over dtypes)."""
-    order = ["does-not-reproduce", "reproduces", "fails-differently", "timeout", "skipped"]
+    order = [Verdict.DOES_NOT_REPRODUCE, Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT,
+             Verdict.SKIPPED]
     colors = ["#2e7d32", "#c62828", "#ef6c00", "#6a1b9a", "#bdbdbd"]
     targets = list(all_results)
     grid = []
     for case_id in case_ids:
         row = []
         for t in targets:
-            verdicts = [r.verdict for r in all_results[t].records if r.case == case_id and r.variant == "repro"]
-            ran = [v for v in verdicts if v != "skipped"]
+            verdicts = [r.verdict for r in all_results[t].records
+                        if r.case == case_id and Role.of(r.variant) is Role.REPRO]
+            ran = [v for v in verdicts if v.ran]
             row.append(order.index(sorted(ran, key=order.index)[-1]) if ran else len(order) - 1)
         grid.append(row)
     save_grid(grid, case_ids, targets, colors, path, size=(2.5 + 1.1 * len(targets), 1.2 + 0.22 * len(case_ids)),
-              title="repro verdict per case and target", col_labels={"fontsize": 8}, row_fontsize=6, legend=order)
+              title="repro verdict per case and target", col_labels={"fontsize": 8}, row_fontsize=6,
+              legend=[str(v) for v in order])

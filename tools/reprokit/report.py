@@ -11,15 +11,14 @@ from tabulate import tabulate
 from . import ledger, publish, sweep_report
 from .corpus import CaseDir
 from .environment import summary
-from .results import Record, ResultSet, cache_text, jobs_text
-from .results import load as load_results
+from .records import Record, RunHeader
 from .schema import Claims
+from .verdict import Role, Verdict, rate_text, reproduce_rate, tally
+from .views import View
 
 # Markdown renderers ignore column padding, and measuring emoji display widths (wcwidth) dominated render time.
 _tabulate_module.WIDE_CHARS_MODE = False
 
-SYMBOL = {"reproduces": "🔴", "does-not-reproduce": "🟢", "fails-differently": "🟠", "timeout": "⏱",
-          "skipped": "⚪", "fix-works": "✅", "fix-broken": "❌"}
 
 def _cell(text: str | None, width: int = 90) -> str:
     text = " ".join((text or "").split()).replace("|", "\\|")
@@ -29,13 +28,13 @@ def _cell(text: str | None, width: int = 90) -> str:
 def outcome_text(rec: Record | None) -> str:
     if rec is None:
         return "—"
-    text = f"{SYMBOL.get(rec.verdict, '')} {rec.verdict}"
-    if rec.verdict == "skipped":
+    text = f"{rec.verdict.symbol} {rec.verdict}"
+    if not rec.verdict.ran:
         return f"{text}: {_cell(rec.why, 60)}"
-    if rec.exception and rec.verdict not in ("does-not-reproduce", "fix-works"):
+    if rec.exception and rec.verdict not in (Verdict.DOES_NOT_REPRODUCE, Verdict.FIX_WORKS):
         short = rec.exception.rsplit(".", 1)[-1]
         text += f": `{short}` {_cell(rec.headline(), 70)}"
-    elif rec.verdict in ("fails-differently", "fix-broken", "timeout"):
+    elif rec.verdict.needs_attention:
         text += f": {_cell(rec.why, 70)}"
     return text
 
@@ -48,18 +47,50 @@ def rows_by_case(records: list[Record]) -> dict[tuple[str, str], dict[str, Recor
     return dict(sorted(grouped.items()))
 
 
-def counts(records: list[Record]) -> Counter:
-    return Counter(r.verdict for r in records)
-
-
 def summary_line(records: list[Record]) -> str:
-    repro = counts([r for r in records if r.variant == "repro"])
-    fixes = counts([r for r in records if r.variant != "repro"])
-    ran = sum(v for k, v in repro.items() if k != "skipped")
-    return (f"{len(records)} runs. Repros: {ran} ran — {repro['reproduces']} reproduce, "
-            f"{repro['does-not-reproduce']} do not reproduce, {repro['fails-differently']} fail differently, "
-            f"{repro['timeout']} timed out; {repro['skipped']} skipped. "
-            f"Fixes: {fixes['fix-works']} work, {fixes['fix-broken']} broken, {fixes['skipped']} skipped.")
+    t = tally(records)
+    return (f"{t.runs} runs. Repros: {t.repros_run} ran — {t.reproduce} reproduce, "
+            f"{t.do_not_reproduce} do not reproduce, {t.fail_differently} fail differently, "
+            f"{t.timeout} timed out; {t.repros_skipped} skipped. "
+            f"Our fixes: {t.fixes_text()} ({t.fixes_broken} broken, {t.fixes_skipped} skipped). "
+            f"The article's own fixes: {t.article_fixes_text()}.")
+
+
+def jobs_text(head: RunHeader) -> str:
+    """'12 jobs', or '3 sittings (15, 15, 1 jobs)' for a run continued with --resume."""
+    jobs = [s.jobs for s in head.sittings]
+    if len(jobs) == 1:
+        return f"{jobs[0]} jobs"
+    return f"{len(jobs)} sittings ({', '.join(str(j) for j in jobs)} jobs)"
+
+
+def cache_text(head: RunHeader) -> str:
+    """'cold caches', or 'warm caches (DIR)' for a run made with --cache."""
+    return "cold caches" if head.cache == "cold" else f"**warm caches** {head.cache.removeprefix('warm ')}"
+
+
+def finished_text(head: RunHeader) -> str:
+    """'2026-11-29 12:21 UTC' from the header's ISO time."""
+    return head.finished.replace("T", " ")[:16] + " UTC" if "T" in head.finished else head.finished
+
+
+def run_lines(view: View) -> list[str]:
+    """Which runs the view shows, how each ran, and where: one line per run."""
+    shown = {r.run_id: 0 for r in view.records}
+    for r in view.records:
+        shown[r.run_id] += 1
+    lines = []
+    for n, head in enumerate(view.runs):
+        what = "Run" if n == 0 else "Added later"
+        where = f" on {head.sittings[-1].on}" if n and head.sittings and head.sittings[-1].on else ""
+        lines.append(
+            f"{what}: {head.mode} mode, {jobs_text(head)}, {cache_text(head)}"
+            + (", warm interpreter" if head.interpreter.startswith("warm") else "")
+            + f", {head.wall_seconds:.0f} s wall"
+            + (f" for the selection {_cell(', '.join(head.selection), 200)}" if head.selection else "")
+            + f"{where}, torch {head.torch}, finished {finished_text(head)}; {shown.get(head.run_id, 0)} records "
+            f"shown.  ")
+    return lines
 
 
 def _case_row(case_id: str, dtype: str, variants: dict[str, Record], cd: CaseDir | None) -> list:
@@ -85,26 +116,23 @@ def confinement_line(records: list[Record]) -> str:
             f"in {len(confined)} of {len(ran)} runs.")
 
 
-def render_target(results: ResultSet, cases: dict[str, CaseDir], description: str,
-                  previous: ResultSet | None = None) -> str:
-    run, env = results.run, results.environment
-    lines = [f"# `{results.target}`: {description}", "",
-             f"Recorded on {summary(env)}.  ",
-             f"Run: {run.get('mode', 'host')} mode, {jobs_text(run)}, {cache_text(run)}"
-             + (", warm interpreter" if str(run.get("interpreter", "")).startswith("warm") else "") + ", "
-             f"{run.get('wall_seconds', 0):.0f} s wall"
-             + (f" for the selection {', '.join(run['selection'])}" if run.get("selection") else "")
-             + f", finished {run.get('finished', '?')}.  ",
-             *[f"Added later: {len(a['keys'])} runs ({_cell(', '.join(sorted({k.split('/')[0] for k in a['keys']})), 200)})"
-               f" on {a['on']}, {a.get('device_count')} device(s), finished {a['finished']}.  "
-               for a in run.get("added", [])],
-             confinement_line(results.records), "",
-             summary_line(results.records), ""]
-    if run.get("not_started"):
-        lines[-1:] = [f"**Incomplete:** {run['not_started']} runs were not started before the run's deadline "
+def render_target(view: View, cases: dict[str, CaseDir], description: str,
+                  changes: list[tuple[str, str, str, Verdict, Verdict]] = ()) -> str:
+    lines = [f"# `{view.target}`: {description}", "",
+             f"Recorded on {summary(view.environment)}.  ",
+             *([f"**Not the pinned torch:** matrix.yaml pins {view.pin}; the newest release recorded here is "
+                f"{view.release}.  "] if view.off_pin else []),
+             *([f"Torch builds shown: {', '.join(view.builds)} (the newest record of each run wins).  "]
+               if len(view.builds) > 1 else []),
+             *run_lines(view),
+             confinement_line(view.records), "",
+             summary_line(view.records), ""]
+    missing = sum(h.not_started for h in view.runs)
+    if missing:
+        lines[-1:] = [f"**Incomplete:** {missing} runs were not started before the run's deadline "
                       "and are missing below.", ""]
     single, multi = [], []
-    for (case_id, dtype), variants in rows_by_case(results.records).items():
+    for (case_id, dtype), variants in rows_by_case(view.records).items():
         cd = cases.get(case_id)
         row = _case_row(case_id, dtype, variants, cd)
         needs = cd.case.requires if cd else None
@@ -115,28 +143,29 @@ def render_target(results: ResultSet, cases: dict[str, CaseDir], description: st
         lines += ["", "### Multi-process and multi-GPU cases", "",
                   "Launched with torchrun, one process per rank (gloo on CPU, NCCL on GPUs; NVLink multicast off).", "",
                   tabulate(multi, headers=headers, tablefmt="github", disable_numparse=True)]
-    changed = publish.changes(previous, results)
-    lines += ["", "## Changes since the previous recorded run", ""]
-    if previous is None:
-        lines.append("No previous run is recorded.")
+    lines += ["", "## Changes between torch releases", ""]
+    if len(view.history) < 2:
+        lines.append(f"Only torch {view.release} is recorded for this target.")
     else:
-        lines.append(tabulate(changed, headers=["run", "before", "now"], tablefmt="github") if changed
-                     else f"None (previous run finished {previous.run.get('finished', '?')}).")
-    lines += ["", "Legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOL.items()) + ".",
-              f"Raw records: [`{results.target}/results.json`]({results.target}/results.json); "
-              f"JUnit XML: [`{results.target}/junit.xml`]({results.target}/junit.xml); "
-              f"badge: [`{results.target}/badge.json`]({results.target}/badge.json).", ""]
+        lines.append(f"Releases recorded: {', '.join(view.history)}.")
+        lines += ["", tabulate([[k, f"{a} → {b}", str(x), str(y)] for k, a, b, x, y in changes],
+                               headers=["run", "releases", "before", "after"], tablefmt="github")
+                  if changes else "No verdict changes between consecutive releases."]
+    lines += ["", "Legend: " + ", ".join(f"{v.symbol} {v}" for v in Verdict) + ".",
+              f"Raw records: [`results/{view.target}/`](../results/{view.target}/) (one JSON line per record); "
+              f"JUnit XML: [`{view.target}/junit.xml`]({view.target}/junit.xml); "
+              f"badge: [`{view.target}/badge.json`]({view.target}/badge.json).", ""]
     return "\n".join(lines)
 
 
-def render_ledger(claims: Claims, all_results: dict[str, ResultSet], cases: dict[str, CaseDir],
-                  sweeps: dict[str, ResultSet]) -> list[str]:
-    rows, tally = [], {t: Counter() for t in all_results}
+def render_ledger(claims: Claims, views: dict[str, View], cases: dict[str, CaseDir],
+                  sweeps: dict[str, View]) -> list[str]:
+    rows, per_target = [], {t: Counter() for t in views}
     for claim in claims.claims:
         cells = []
-        for target, res in all_results.items():
-            verdict, detail = ledger.judge(claim, cases, res.records, sweeps.get(target))
-            tally[target][verdict] += 1
+        for target, view in views.items():
+            verdict, detail = ledger.judge(claim, cases, view.records, sweeps.get(target))
+            per_target[target][verdict] += 1
             cells.append(ledger.SYMBOL[verdict] + (f": {_cell(detail, 50)}" if verdict in (
                 ledger.NOT_TESTABLE, ledger.MIXED) and not claim.untestable or claim.sweep else ""))
         tested_by = ", ".join([f"[`{c}`](../cases/{c}/)" for c in claim.cases]
@@ -146,27 +175,31 @@ def render_ledger(claims: Claims, all_results: dict[str, ResultSet], cases: dict
              "Each claim of the article, the case(s) that test it and what the recorded runs say on each target. "
              "A claim of failure is confirmed when its repro reproduces; a claim that some code works is refuted "
              "when that code fails.", ""]
-    lines.append(tabulate(rows, headers=["§", "claim", "tested by", *all_results], tablefmt="github"))
+    lines.append(tabulate(rows, headers=["§", "claim", "tested by", *views], tablefmt="github"))
     lines += ["", "Per target: " + "; ".join(
-        f"`{t}` " + ", ".join(f"{n} {v}" for v, n in sorted(c.items())) for t, c in tally.items()) + ".", ""]
+        f"`{t}` " + ", ".join(f"{n} {v}" for v, n in sorted(c.items())) for t, c in per_target.items()) + ".", ""]
     return lines
 
 
-def render_index(all_results: dict[str, ResultSet], cases: dict[str, CaseDir], descriptions: dict[str, str],
-                 claims: Claims | None = None, sweeps: dict[str, ResultSet] | None = None) -> str:
-    lines = ["# Compatibility report", "",
-             "Every figure below is rendered from the recorded results linked per target; nothing is edited by hand.",
-             "", "## Targets", ""]
+def targets_table(views: dict[str, View], descriptions: dict[str, str]) -> str:
     rows = []
-    for name, res in all_results.items():
-        repro = counts([r for r in res.records if r.variant == "repro"])
-        fixes = counts([r for r in res.records if r.variant == "fixed"])
-        ran = sum(v for k, v in repro.items() if k != "skipped")
-        rows.append([f"[`{name}`]({name}.md)", descriptions.get(name, ""), summary(res.environment),
-                     ran, repro["reproduces"], repro["does-not-reproduce"], repro["fails-differently"],
-                     repro["skipped"], f"{fixes['fix-works']}/{fixes['fix-works'] + fixes['fix-broken']}"])
-    lines.append(tabulate(rows, headers=["target", "hardware", "recorded on", "repros run", "reproduce",
-                                         "do not", "differently", "skipped", "fixes working"], tablefmt="github"))
+    for name, view in views.items():
+        t = tally(view.records)
+        torch = view.release + (f" (**pin {view.pin}**)" if view.off_pin else "")
+        rows.append([f"[`{name}`]({name}.md)", descriptions.get(name, ""), summary(view.environment), torch,
+                     t.repros_run, t.reproduce, t.do_not_reproduce, t.fail_differently, t.repros_skipped,
+                     t.fixes_text(), t.article_fixes_text()])
+    return tabulate(rows, headers=["target", "hardware", "recorded on", "torch shown", "repros run", "reproduce",
+                                   "do not", "differently", "skipped", "our fixes", "the article's fixes"],
+                    tablefmt="github")
+
+
+def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions: dict[str, str],
+                 claims: Claims | None = None, sweeps: dict[str, View] | None = None) -> str:
+    lines = ["# Compatibility report", "",
+             "Every figure below is rendered from the recorded results linked per target; nothing is edited by hand. "
+             "Each target column shows one torch release: its pin in matrix.yaml when recorded, else the newest "
+             "recorded (then flagged).", "", "## Targets", "", targets_table(views, descriptions)]
     lines += ["", "## Failure rate per category", "",
               "Repros that fail as their case.yaml expects (the failure the article describes, or the article's own code "
               "failing) out of those that ran, per category and target.",
@@ -174,55 +207,49 @@ def render_index(all_results: dict[str, ResultSet], cases: dict[str, CaseDir], d
     categories = sorted({c.case.category for c in cases.values()})
     rate_rows = []
     for category in categories:
-        cells = []
-        for res in all_results.values():
-            ran = [r for r in res.records if r.variant == "repro" and r.verdict != "skipped"
-                   and r.case in cases and cases[r.case].case.category == category]
-            hit = sum(r.verdict == "reproduces" for r in ran)
-            cells.append(f"{hit / len(ran):.0%} ({hit}/{len(ran)})" if ran else "—")
-        rate_rows.append([category, *cells])
-    totals = []
-    for res in all_results.values():
-        ran = [r for r in res.records if r.variant == "repro" and r.verdict != "skipped"]
-        hit = sum(r.verdict == "reproduces" for r in ran)
-        totals.append(f"**{hit / len(ran):.1%} ({hit}/{len(ran)})**" if ran else "—")
-    rate_rows.append(["all cases (the article's 63.2% is a rate over model structures: see the sweep)", *totals])
-    lines.append(tabulate(rate_rows, headers=["category", *all_results], tablefmt="github", disable_numparse=True))
+        rate_rows.append([category, *[rate_text(*reproduce_rate(
+            r for r in view.records if r.case in cases and cases[r.case].case.category == category), digits=0)
+            for view in views.values()]])
+    rate_rows.append(["all cases (the article's 63.2% is a rate over model structures: see the sweep)",
+                      *[f"**{rate_text(*reproduce_rate(view.records))}**" if view.records else "—"
+                        for view in views.values()]])
+    lines.append(tabulate(rate_rows, headers=["category", *views], tablefmt="github", disable_numparse=True))
     lines += ["", "## Case x target", "", "![case x target heatmap](heatmap.png)", ""]
-    targets = list(all_results)
     matrix = []
     for case_id in sorted(cases):
         cells = []
-        for t in targets:
-            recs = [r for r in all_results[t].records if r.case == case_id and r.variant == "repro"]
-            cells.append(" ".join(SYMBOL.get(r.verdict, "?") for r in sorted(recs, key=lambda r: r.dtype)) or "—")
+        for view in views.values():
+            recs = [r for r in view.records if r.case == case_id and Role.of(r.variant) is Role.REPRO]
+            cells.append(" ".join(f"{r.verdict.symbol} `{r.dtype}`" if len(recs) > 1 else r.verdict.symbol
+                                  for r in sorted(recs, key=lambda r: r.dtype)) or "—")
         matrix.append([f"[`{case_id}`](../cases/{case_id}/)", cases[case_id].case.category, *cells])
-    lines.append(tabulate(matrix, headers=["case", "category", *[f"[{t}]({t}.md)" for t in targets]],
+    lines.append(tabulate(matrix, headers=["case", "category", *[f"[{t}]({t}.md)" for t in views]],
                           tablefmt="github"))
-    lines += ["", "Legend: " + ", ".join(f"{s} {v}" for v, s in SYMBOL.items()) + ".", ""]
+    lines += ["", "Legend: " + ", ".join(f"{v.symbol} {v}" for v in Verdict) + ".", ""]
     if claims is not None:
-        lines += render_ledger(claims, all_results, cases, sweeps or {})
+        lines += render_ledger(claims, views, cases, sweeps or {})
     lines += sweep_report.index_section(sweeps or {})
     return "\n".join(lines)
 
 
-def write_reports(out: Path, all_results: dict[str, ResultSet], cases: list[CaseDir],
-                  descriptions: dict[str, str], claims: Claims | None = None,
-                  sweeps: dict[str, ResultSet] | None = None) -> list[Path]:
+def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descriptions: dict[str, str],
+                  claims: Claims | None = None, sweeps: dict[str, View] | None = None,
+                  changes: dict[str, list] | None = None) -> list[Path]:
     by_id = {c.case.id: c for c in cases}
     written = []
-    for name, res in all_results.items():
-        prev_path = out / name / "results.previous.json"
-        previous = load_results(prev_path) if prev_path.exists() else None
+    out.mkdir(parents=True, exist_ok=True)
+    for name, view in views.items():
+        (out / name).mkdir(exist_ok=True)
         path = out / f"{name}.md"
-        path.write_text(render_target(res, by_id, descriptions.get(name, ""), previous), encoding="utf-8")
-        (out / name / "junit.xml").write_text(publish.junit_xml(res), encoding="utf-8")
-        (out / name / "badge.json").write_text(publish.badge(res), encoding="utf-8")
+        path.write_text(render_target(view, by_id, descriptions.get(name, ""), (changes or {}).get(name, [])),
+                        encoding="utf-8")
+        (out / name / "junit.xml").write_text(publish.junit_xml(view), encoding="utf-8")
+        (out / name / "badge.json").write_text(publish.badge(view), encoding="utf-8")
         written += [path, out / name / "junit.xml", out / name / "badge.json"]
-    if all_results:
-        publish.heatmap(all_results, sorted(by_id), out / "heatmap.png")
+    if views:
+        publish.heatmap(views, sorted(by_id), out / "heatmap.png")
         written.append(out / "heatmap.png")
     index = out / "README.md"
-    index.write_text(render_index(all_results, by_id, descriptions, claims, sweeps), encoding="utf-8")
+    index.write_text(render_index(views, by_id, descriptions, claims, sweeps), encoding="utf-8")
     written.append(index)
     return written

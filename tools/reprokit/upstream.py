@@ -15,8 +15,9 @@ from pathlib import Path
 
 from .corpus import DEVICE_STRING, CaseDir
 from .execute import observe
-from .results import Record, ResultSet
+from .records import Record
 from .scheduler import LADDER, ladder_stage
+from .views import View
 
 LABELS = {"ddp": ["oncall: distributed", "module: ddp"], "fsdp": ["oncall: distributed", "module: fsdp"],
           "dtensor": ["oncall: distributed", "module: dtensor"], "dynamic-shape": ["module: dynamic shapes"],
@@ -66,7 +67,7 @@ def trace(cd: CaseDir, record: Record, device_kind: str, out_dir: Path, timeout:
     return notes
 
 
-def render(cd: CaseDir, record: Record, results: ResultSet, ladder: dict[str, str], trace_files: list[str],
+def render(cd: CaseDir, record: Record, results: View, ladder: dict[str, str], trace_files: list[str],
            report_path: Path) -> str:
     case = cd.case
     title = f"[torch.compile] {case.title}"
@@ -97,7 +98,7 @@ def render(cd: CaseDir, record: Record, results: ResultSet, ladder: dict[str, st
     return "\n".join(lines)
 
 
-def write(cd: CaseDir, results: ResultSet, out: Path, variant: str = "repro", timeout: float = 600) -> Path:
+def write(cd: CaseDir, results: View, out: Path, variant: str = "repro", timeout: float = 600) -> Path:
     records = [r for r in results.records if r.case == cd.case.id and r.variant == variant]
     failing = [r for r in records if r.verdict in ("reproduces", "fails-differently", "timeout")]
     record = (failing or records)[0]

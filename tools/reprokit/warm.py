@@ -21,20 +21,20 @@ import threading
 import time
 from pathlib import Path
 
-from .execute import Observation, _finish, _kill_group, child_env
+from .execute import Interrupted, Observation, Stopper, _finish, _kill_group, child_env
 from .schema import InputError
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 
 
 class WarmPool:
-    def __init__(self, python: str = sys.executable):
+    def __init__(self, python: str = sys.executable, token: str = ""):
         # The children's environment (allow-list, fixed settings), so that what torch reads from it at import time
         # is the same; the zygote's own folders are private, and the runs' writes cannot reach them (Landlock).
         self._dir = Path(tempfile.mkdtemp(prefix="reprokit-zygote-"))
         self._proc = subprocess.Popen([python, str(ZYGOTE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       text=True, bufsize=1, start_new_session=True, cwd=self._dir,
-                                      env=child_env(dict(os.environ), self._dir, 1, {}))
+                                      env=child_env(dict(os.environ), self._dir, 1, {}, token=token))
         ready = self._proc.stdout.readline()
         if not ready.strip().startswith('{"ready"'):
             raise InputError(f"{python}: the warm interpreter did not start (cannot import torch?)")
@@ -52,20 +52,22 @@ class WarmPool:
                 box.put(message)
 
     def observe(self, script: Path, *, env: dict[str, str], extra_env: dict[str, str], timeout: float,
-                threads: int = 1, writable: tuple[Path, ...] = ()) -> Observation:
+                threads: int = 1, writable: tuple[Path, ...] = (), stopper: Stopper | None = None) -> Observation:
+        stopper = stopper or Stopper()
         workdir = Path(tempfile.mkdtemp(prefix="reprokit-warm-"))
         ident, box = next(self._ids), queue.Queue()
         with self._lock:
             self._replies[ident] = box
         try:
             request = {"id": ident, "script": str(script), "cwd": str(workdir),
-                       "env": child_env(env, workdir, threads, extra_env, writable),
+                       "env": child_env(env, workdir, threads, extra_env, writable, stopper.token),
                        "stdout": str(workdir / "stdout.txt"), "stderr": str(workdir / "stderr.txt")}
             start = time.monotonic()
             with self._lock:
                 self._proc.stdin.write(json.dumps(request) + "\n")
                 self._proc.stdin.flush()
             pid = box.get(timeout=60)["pid"]
+            stopper.started(pid)
             timed_out = False
             try:
                 status = box.get(timeout=timeout)["status"]
@@ -74,6 +76,9 @@ class WarmPool:
                 _kill_group(pid)
                 status = box.get()["status"]
             _kill_group(pid)
+            stopper.ended(pid)
+            if pid in stopper.killed:
+                raise Interrupted(str(script))
             return _finish(workdir, status, timed_out, time.monotonic() - start, 1, None)
         finally:
             with self._lock:

@@ -1,0 +1,259 @@
+"""The results store: every record ever kept, per target, suite and torch, as JSON lines that diff well.
+
+    results/<target>/<suite>/<torch>.jsonl       one record per line, sorted by device, case, variant, dtype
+    results/<target>/<suite>/<torch>.runs.jsonl  one RunHeader per line (environment, mode, sittings)
+    results/<target>/.lock                       held while a run merges into the target's files
+    results/<target>/.journal/<run>.<pid>.jsonl  a run in progress: its header, then each finished record
+
+A merge replaces only records of the same identity (target, suite, torch, device, case, variant, dtype); it never
+drops another torch version's or another case's records. Files are replaced atomically under the target's lock, so
+concurrent runs lose nothing and a reader never sees half a file. A journal whose owner is gone (killed) is
+recovered by the next run: its records are merged, the processes it left are ended.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .records import Record, RunHeader, Sitting, dump, parse_header, parse_record
+from .schema import InputError
+
+SUITES = ("cases", "sweep")
+
+
+def _safe_name(torch: str) -> str:
+    """A torch version as a file name (versions are PEP 440: letters, digits, '.', '+', '-', '_')."""
+    return "".join(c if c.isalnum() or c in ".+-_" else "_" for c in torch)
+
+
+@dataclass
+class Loaded:
+    records: list[Record] = field(default_factory=list)
+    runs: dict[str, RunHeader] = field(default_factory=dict)
+
+
+class Store:
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    # ------------------------------------------------------------ reading
+
+    def targets(self) -> list[str]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(p.name for p in self.folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    def _files(self, target: str | None, suite: str | None) -> Iterator[tuple[Path, Path]]:
+        for t in [target] if target else self.targets():
+            for s in [suite] if suite else SUITES:
+                folder = self.folder / t / s
+                if folder.is_dir():
+                    for path in sorted(folder.glob("*.jsonl")):
+                        if not path.name.endswith(".runs.jsonl"):
+                            yield path, path.with_name(path.name.removesuffix(".jsonl") + ".runs.jsonl")
+
+    def load(self, target: str | None = None, suite: str | None = None) -> Loaded:
+        loaded = Loaded()
+        for records_file, runs_file in self._files(target, suite):
+            loaded.records += _read_lines(records_file, parse_record)
+            if runs_file.exists():
+                loaded.runs.update((h.run_id, h) for h in _read_lines(runs_file, parse_header))
+        return loaded
+
+    # ------------------------------------------------------------ writing
+
+    @contextmanager
+    def locked(self, target: str) -> Iterator[None]:
+        """The target's lock: a run merging into its files waits here for another one to finish merging."""
+        (self.folder / target).mkdir(parents=True, exist_ok=True)
+        with open(self.folder / target / ".lock", "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def merge(self, records: Iterable[Record], headers: Iterable[RunHeader] = ()) -> list[Path]:
+        """Add records (replacing those of the same identity) and run headers; returns the files written."""
+        by_file: dict[tuple[str, str, str], tuple[list[Record], list[RunHeader]]] = {}
+        for rec in records:
+            by_file.setdefault((rec.target, rec.suite, rec.torch), ([], []))[0].append(rec)
+        for head in headers:
+            by_file.setdefault((head.target, head.suite, head.torch), ([], []))[1].append(head)
+        written = []
+        for target in sorted({t for t, _, _ in by_file}):
+            with self.locked(target):
+                for (t, suite, torch), (recs, heads) in sorted(by_file.items()):
+                    if t != target:
+                        continue
+                    base = self.folder / t / suite / _safe_name(torch)
+                    records_file, runs_file = Path(f"{base}.jsonl"), Path(f"{base}.runs.jsonl")
+                    if recs:
+                        kept = {r.identity: r for r in _read_lines(records_file, parse_record)}
+                        kept.update((r.identity, r) for r in recs)
+                        _write_lines(records_file, [kept[k] for k in sorted(kept)])
+                        written.append(records_file)
+                    if heads:
+                        runs = {h.run_id: h for h in _read_lines(runs_file, parse_header)}
+                        runs.update((h.run_id, h) for h in heads)
+                        _write_lines(runs_file, [runs[k] for k in sorted(runs)])
+                        written.append(runs_file)
+        return written
+
+    def forget(self, target: str, suite: str, torch: str, keep) -> int:
+        """Drop the records of one target, suite and torch for which keep(record) is false; returns how many."""
+        path = Path(f"{self.folder / target / suite / _safe_name(torch)}.jsonl")
+        with self.locked(target):
+            records = _read_lines(path, parse_record)
+            kept = [r for r in records if keep(r)]
+            _write_lines(path, kept)
+        return len(records) - len(kept)
+
+    # ------------------------------------------------------------ journals of runs in progress
+
+    def journal_folder(self, target: str) -> Path:
+        return self.folder / target / ".journal"
+
+    def open_journal(self, header: RunHeader, token: str) -> Journal:
+        return Journal(self.journal_folder(header.target) / f"{header.run_id}.{os.getpid()}.jsonl", header, token)
+
+    def recover(self, target: str) -> list[Recovered]:
+        """Merge the journals of runs that were killed (their owner is gone) and end the processes they left."""
+        found = []
+        folder = self.journal_folder(target)
+        for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+            with open(path, "a+", encoding="utf-8") as fh:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # its run is alive
+                header, token, records = read_journal(path)
+                ended = end_processes(token) if token else []
+                if header is not None:
+                    last = header.sittings[-1] if header.sittings else None
+                    sittings = [*header.sittings[:-1], last.model_copy(update={"ended": "killed"})] if last else []
+                    header = header.model_copy(update={"sittings": sittings})
+                    self.merge(records, [header])
+                path.unlink()
+                found.append(Recovered(path, header, records, ended))
+        return found
+
+
+@dataclass
+class Recovered:
+    path: Path
+    header: RunHeader | None
+    records: list[Record]
+    ended_pids: list[int]
+
+
+class Journal:
+    """A run's own append-only file, locked by its owner for as long as the run lives; fsync'd per record."""
+
+    def __init__(self, path: Path, header: RunHeader, token: str):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        fcntl.flock(self._fh, fcntl.LOCK_EX)
+        self._write({"header": json.loads(dump(header)), "token": token})
+
+    def _write(self, data: dict) -> None:
+        self._fh.write(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def append(self, record: Record) -> None:
+        self._write({"record": json.loads(dump(record))})
+
+    def close(self, remove: bool) -> None:
+        if remove:
+            self.path.unlink(missing_ok=True)
+        self._fh.close()
+
+
+def read_journal(path: Path) -> tuple[RunHeader | None, str | None, list[Record]]:
+    """A journal's header, token and records; a torn last line (the kill landed mid-write) is ignored."""
+    header, token, records = None, None, []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        where = f"{path}:{n}"
+        if "header" in data:
+            header, token = parse_header(json.dumps(data["header"]), where), data.get("token")
+        elif "record" in data:
+            records.append(parse_record(json.dumps(data["record"]), where))
+    return header, token, records
+
+
+def processes_with_token(token: str) -> list[int]:
+    """Live processes started by a run: every process of a run inherits REPROKIT_RUN_TOKEN=<token> (Linux /proc)."""
+    needle = f"REPROKIT_RUN_TOKEN={token}".encode()
+    found = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as fh:
+                    if needle in fh.read().split(b"\0"):
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def end_processes(token: str) -> list[int]:
+    pids = processes_with_token(token)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return pids
+
+
+# ------------------------------------------------------------ files
+
+def _read_lines(path: Path, parse) -> list:
+    if not path.exists():
+        return []
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if line.strip():
+                out.append(parse(line, f"{path}:{n}"))
+    return out
+
+
+def _write_lines(path: Path, models: list) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(dump(m) + "\n" for m in models)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def merge_in_memory(old: list[Record], new: list[Record]) -> list[Record]:
+    """What Store.merge writes, for rendering from memory: new records replace those of the same identity."""
+    kept = {r.identity: r for r in old}
+    kept.update((r.identity, r) for r in new)
+    return [kept[k] for k in sorted(kept)]
+
+
+def new_sitting(jobs: int, started: str, on: str) -> Sitting:
+    return Sitting(jobs=jobs, started=started, on=on, ended="running")
+
+
+def require_store(store: Store, target: str) -> None:
+    if target not in store.targets():
+        raise InputError(f"{store.folder}: no results for target {target!r} yet (run `reprokit run --target "
+                         f"{target}` first)")

@@ -1,0 +1,140 @@
+"""What a verdict means, defined once: every renderer, the ledger, autofix, upstream and the gate ask this module.
+
+A run's verdict is one `Verdict`; a run's variant plays one `Role` (the failing pattern, our fix, the article's own
+fix, or a sweep cell, which is read like a repro). `Tally` counts a list of records the one way every page shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+
+class Verdict(str, Enum):
+    REPRODUCES = "reproduces"
+    DOES_NOT_REPRODUCE = "does-not-reproduce"
+    FAILS_DIFFERENTLY = "fails-differently"
+    TIMEOUT = "timeout"
+    FIX_WORKS = "fix-works"
+    FIX_BROKEN = "fix-broken"
+    SKIPPED = "skipped"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def ran(self) -> bool:
+        """The script ran here (a skip is not a result)."""
+        return self is not Verdict.SKIPPED
+
+    @property
+    def failed_as_claimed(self) -> bool:
+        """The repro failed the way its case says: the only verdict that confirms a claimed failure."""
+        return self is Verdict.REPRODUCES
+
+    @property
+    def compile_failure(self) -> bool:
+        """A sweep cell counts toward the failure rate: an error, an accuracy failure, a crash or a hang."""
+        return self in (Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT)
+
+    @property
+    def needs_attention(self) -> bool:
+        """A CI failure (JUnit): the fix does not work, or the repro did something its case does not describe."""
+        return self in (Verdict.FIX_BROKEN, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT)
+
+    @property
+    def symbol(self) -> str:
+        return SYMBOL[self]
+
+
+SYMBOL = {Verdict.REPRODUCES: "🔴", Verdict.DOES_NOT_REPRODUCE: "🟢", Verdict.FAILS_DIFFERENTLY: "🟠",
+          Verdict.TIMEOUT: "⏱", Verdict.SKIPPED: "⚪", Verdict.FIX_WORKS: "✅", Verdict.FIX_BROKEN: "❌"}
+
+
+class Role(str, Enum):
+    REPRO = "repro"  # the failing pattern (a sweep cell plays this role too)
+    FIX = "fixed"  # our fix: must exit 0, having checked its result
+    ARTICLE_FIX = "article_fix"  # the article's own fix, where it differs from ours: judged apart from ours
+
+    @classmethod
+    def of(cls, variant: str) -> Role:
+        return {"fixed": cls.FIX, "article_fix": cls.ARTICLE_FIX}.get(variant, cls.REPRO)
+
+
+class HasVerdict(Protocol):
+    variant: str
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Counts over records, split by role; every page prints these same numbers."""
+
+    runs: int = 0
+    repros_run: int = 0
+    reproduce: int = 0
+    do_not_reproduce: int = 0
+    fail_differently: int = 0
+    timeout: int = 0
+    repros_skipped: int = 0
+    fixes_work: int = 0
+    fixes_broken: int = 0
+    fixes_skipped: int = 0
+    article_fixes_work: int = 0
+    article_fixes_broken: int = 0
+    article_fixes_skipped: int = 0
+
+    @property
+    def fixes_run(self) -> int:
+        return self.fixes_work + self.fixes_broken
+
+    @property
+    def article_fixes_run(self) -> int:
+        return self.article_fixes_work + self.article_fixes_broken
+
+    def fixes_text(self) -> str:
+        """'31/32 work', the one wording of our fixes' figure."""
+        return f"{self.fixes_work}/{self.fixes_run} work"
+
+    def article_fixes_text(self) -> str:
+        return f"{self.article_fixes_work}/{self.article_fixes_run} work" if self.article_fixes_run else "—"
+
+
+def tally(records: Iterable[HasVerdict]) -> Tally:
+    counts: dict[str, int] = dict.fromkeys(Tally.__dataclass_fields__, 0)
+    for rec in records:
+        counts["runs"] += 1
+        role, verdict = Role.of(rec.variant), rec.verdict
+        if role is Role.REPRO:
+            if not verdict.ran:
+                counts["repros_skipped"] += 1
+                continue
+            counts["repros_run"] += 1
+            field = {Verdict.REPRODUCES: "reproduce", Verdict.DOES_NOT_REPRODUCE: "do_not_reproduce",
+                     Verdict.FAILS_DIFFERENTLY: "fail_differently", Verdict.TIMEOUT: "timeout"}.get(verdict)
+            if field:
+                counts[field] += 1
+            continue
+        prefix = "fixes" if role is Role.FIX else "article_fixes"
+        suffix = {Verdict.FIX_WORKS: "work", Verdict.FIX_BROKEN: "broken", Verdict.SKIPPED: "skipped"}.get(verdict)
+        if suffix:
+            counts[f"{prefix}_{suffix}"] += 1
+    return Tally(**counts)
+
+
+def reproduce_rate(records: Iterable[HasVerdict]) -> tuple[int, int]:
+    """(repros that failed as claimed, repros that ran): the failure rate of the cases."""
+    ran = [r for r in records if Role.of(r.variant) is Role.REPRO and r.verdict.ran]
+    return sum(r.verdict.failed_as_claimed for r in ran), len(ran)
+
+
+def rate_text(hit: int, total: int, digits: int = 1) -> str:
+    return f"{hit / total:.{digits}%} ({hit}/{total})" if total else "—"
+
+
+def changed(expected: dict[str, Verdict], observed: dict[str, Verdict]) -> list[tuple[str, Verdict | None, Verdict]]:
+    """Runs whose verdict differs from the expected state, in either direction: (key, expected or None, observed)."""
+    return [(key, expected.get(key), verdict) for key, verdict in sorted(observed.items())
+            if expected.get(key) != verdict]

@@ -1,0 +1,105 @@
+"""Views over the results store: what a report of one target shows, and the history of every record.
+
+The current view of a target is its pinned torch release (matrix.yaml `pins.torch`) when that release is recorded,
+else the newest release recorded, which the reports then flag. A release gathers its builds (2.13.0 and 2.13.0+cpu
+are one release): for each case, variant and dtype the newest record wins, and the report names every build shown.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from packaging.version import InvalidVersion, Version
+
+from .records import Record, RunHeader
+from .store import Loaded
+from .verdict import Verdict
+
+
+def release_of(torch: str) -> str:
+    """The release a torch build belongs to: 2.13.0+cpu -> 2.13.0 (a string that is no version stays itself)."""
+    try:
+        return Version(torch).public
+    except InvalidVersion:
+        return torch
+
+
+def _order(release: str) -> tuple:
+    try:
+        return (1, Version(release))
+    except InvalidVersion:
+        return (0, release)
+
+
+@dataclass(frozen=True)
+class View:
+    target: str
+    suite: str
+    release: str
+    records: list[Record]
+    runs: list[RunHeader]  # the runs whose records are shown, oldest first
+    pin: str | None = None
+    history: list[str] = field(default_factory=list)  # every release recorded for the target and suite, oldest first
+
+    @property
+    def header(self) -> RunHeader | None:
+        return self.runs[-1] if self.runs else None
+
+    @property
+    def environment(self) -> dict:
+        return self.header.environment if self.header else {}
+
+    @property
+    def builds(self) -> list[str]:
+        return sorted({r.torch for r in self.records})
+
+    @property
+    def off_pin(self) -> bool:
+        """The view shows another release than the target's pin (the pin is not recorded)."""
+        return self.pin is not None and release_of(self.pin) != self.release
+
+    def by_key(self) -> dict[str, Record]:
+        return {r.key: r for r in self.records}
+
+
+def releases(loaded: Loaded, target: str, suite: str) -> dict[str, list[Record]]:
+    """Release -> its records (newest per case, variant and dtype), oldest release first."""
+    grouped: dict[str, dict[str, Record]] = defaultdict(dict)
+    for rec in loaded.records:
+        if rec.target != target or rec.suite != suite:
+            continue
+        mine = grouped[release_of(rec.torch)]
+        if rec.key not in mine or mine[rec.key].recorded_at <= rec.recorded_at:
+            mine[rec.key] = rec
+    return {rel: sorted(grouped[rel].values(), key=lambda r: r.key) for rel in sorted(grouped, key=_order)}
+
+
+def view_of(loaded: Loaded, target: str, suite: str, release: str, pin: str | None = None) -> View:
+    every = releases(loaded, target, suite)
+    records = every.get(release, [])
+    ids = {r.run_id for r in records}
+    runs = sorted((h for h in loaded.runs.values() if h.run_id in ids), key=lambda h: h.finished)
+    return View(target, suite, release, records, runs, pin, list(every))
+
+
+def current(loaded: Loaded, target: str, suite: str, pin: str | None) -> View | None:
+    """The pinned release if recorded, else the newest recorded; None when the target has no records."""
+    every = releases(loaded, target, suite)
+    if not every:
+        return None
+    release = release_of(pin) if pin and release_of(pin) in every else list(every)[-1]
+    return view_of(loaded, target, suite, release, pin)
+
+
+def version_changes(loaded: Loaded, target: str, suite: str) -> list[tuple[str, str, str, Verdict, Verdict]]:
+    """(key, older release, newer release, before, after) for every verdict that changes between two consecutive
+    recorded releases of a target."""
+    every = list(releases(loaded, target, suite).items())
+    out = []
+    for (old_rel, old), (new_rel, new) in zip(every, every[1:], strict=False):
+        before = {r.key: r.verdict for r in old}
+        for rec in new:
+            if rec.key in before and before[rec.key] != rec.verdict:
+                out.append((rec.key, old_rel, new_rel, before[rec.key], rec.verdict))
+    return out
