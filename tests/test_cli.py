@@ -1,15 +1,17 @@
-"""The `reprokit` command end to end, with real processes: expected-state gating, kill and --resume, reports."""
+"""The `reprokit` command end to end, with real processes: expected-state gating, reports, shards, deadlines."""
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from reprokit.probe import landlock_abi
+from reprokit.store import Store
+from support import stored
+
+pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE_YAML = """id: {id}
@@ -53,71 +55,57 @@ def test_expected_state_gates_changes_in_both_directions(tmp_path):
     assert "reprokit run --target cpu --case fixture-01 --update-expected" in changed.stdout
 
 
-def test_cases_added_later_keep_the_runs_header_and_say_where_they_ran(tmp_path):
+def test_cases_added_later_are_a_second_run_shown_beside_the_first(tmp_path):
     root = make_corpus(tmp_path, 3)
     reprokit(root, "run", "--host", "--target", "cpu", "--jobs", "2")
-    before = json.loads((root / "reports" / "cpu" / "results.json").read_text())
+    first = {r.key: r for r in stored(root)}
     reprokit(root, "run", "--host", "--target", "cpu", "--case", "fixture-01")
-    after = json.loads((root / "reports" / "cpu" / "results.json").read_text())
-    assert len(after["records"]) == 6 and after["environment"] == before["environment"]
-    assert after["run"]["wall_seconds"] == before["run"]["wall_seconds"]  # the whole run's figure, not the selection's
-    (added,) = after["run"]["added"]
-    assert added["keys"] == ["fixture-01/fixed@float32", "fixture-01/repro@float32"]
-    assert "Added later: 2 runs (fixture-01) on CPU" in (root / "reports" / "cpu.md").read_text()
+    after = {r.key: r for r in stored(root)}
+    assert len(after) == 6
+    assert {k for k in after if after[k].run_id != first[k].run_id} == {"fixture-01/fixed@float32",
+                                                                      "fixture-01/repro@float32"}
+    md = (root / "reports" / "cpu.md").read_text()
+    assert "Added later: host mode, " in md and "for the selection fixture-01" in md
 
 
 def test_results_and_report(tmp_path):
     root = make_corpus(tmp_path, 2)
     reprokit(root, "run", "--host", "--target", "cpu")
-    data = json.loads((root / "reports" / "cpu" / "results.json").read_text())
-    assert data["environment"]["torch"].startswith("2.")
-    assert "collect_env" in data["environment"]
-    by_key = {r["key"]: r for r in data["records"]}
-    assert by_key["fixture-00/repro@float32"]["verdict"] == "reproduces"
-    assert by_key["fixture-00/repro@float32"]["exception"] == "ValueError"
-    assert by_key["fixture-00/fixed@float32"]["verdict"] == "fix-works"
-    md = (root / "reports" / "cpu.md").read_text()
+    (runs_file,) = (root / "results" / "cpu" / "cases").glob("*.runs.jsonl")
+    header = json.loads(runs_file.read_text())
+    assert header["environment"]["torch"].startswith("2.") and "collect_env" in header["environment"]
+    by_key = {r.key: r for r in stored(root)}
+    assert by_key["fixture-00/repro@float32"].verdict == "reproduces"
+    assert by_key["fixture-00/repro@float32"].exception == "ValueError"
+    assert by_key["fixture-00/fixed@float32"].verdict == "fix-works"
+    assert by_key["fixture-00/fixed@float32"].run_id == header["run_id"]
+    md, index = (root / "reports" / "cpu.md").read_text(), (root / "reports" / "README.md").read_text()
     assert "2 reproduce" in md and "`ValueError` bug 0" in md
-    # Rendering is deterministic: the same results give the same bytes.
+    # Rendering is deterministic: the same records give the same bytes, on every page.
     assert reprokit(root, "report").returncode == 0
     assert (root / "reports" / "cpu.md").read_text() == md
+    assert (root / "reports" / "README.md").read_text() == index
 
 
-def test_killed_run_resumes_without_losing_or_repeating_anything(tmp_path):
-    root = make_corpus(tmp_path, 6, sleep=1.0)
-    journal = root / "reports" / "cpu" / "results.partial.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    proc = subprocess.Popen([sys.executable, "-m", "reprokit", "--root", str(root), "run", "--host", "--target", "cpu",
-                             "--jobs", "1"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 3):
-        time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    before = {json.loads(line)["key"]: json.loads(line) for line in journal.read_text().splitlines()}
-    assert 3 <= len(before) < 12
-    assert not (root / "reports" / "cpu" / "results.json").exists()  # a cut-off run publishes nothing
-
-    reprokit(root, "run", "--host", "--target", "cpu", "--jobs", "2", "--resume")
-    records = json.loads((root / "reports" / "cpu" / "results.json").read_text())["records"]
-    keys = [r["key"] for r in records]
-    assert len(keys) == len(set(keys)) == 12
-    after = {r["key"]: r for r in records}
-    for key, rec in before.items():
-        assert after[key]["seconds"] == rec["seconds"]  # kept, not re-run
-    assert not journal.exists()
+def test_history_lists_every_record(tmp_path):
+    root = make_corpus(tmp_path, 2)
+    reprokit(root, "run", "--host", "--target", "cpu")
+    rows = json.loads(reprokit(root, "history", "--json", "--case", "fixture-01").stdout)
+    assert [(r["case"], r["variant"], r["verdict"]) for r in rows] == [("fixture-01", "fixed", "fix-works"),
+                                                                       ("fixture-01", "repro", "reproduces")]
+    assert set(rows[0]) >= {"case", "variant", "dtype", "target", "torch", "device", "verdict", "recorded_at"}
 
 
-def test_corrupt_results_file_is_one_line_and_left_alone(tmp_path):
+def test_corrupt_store_file_is_one_line_and_left_alone(tmp_path):
     root = make_corpus(tmp_path, 1)
-    path = root / "reports" / "cpu" / "results.json"
-    path.parent.mkdir(parents=True)
-    path.write_text('{"target": "cpu", "records": [')
+    reprokit(root, "run", "--host", "--target", "cpu", "--no-ladder")
+    (path,) = [p for p in (root / "results" / "cpu" / "cases").glob("*.jsonl") if ".runs." not in p.name]
+    path.write_text(path.read_text()[:-40] + "\n")
+    before = path.read_text()
     proc = reprokit(root, "run", "--host", "--target", "cpu", "--resume")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "results.json: not a valid results file" in proc.stderr
-    assert path.read_text() == '{"target": "cpu", "records": ['
+    assert f"{path}:2: " in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert path.read_text() == before
 
 
 @pytest.mark.parametrize("args, message", [
@@ -141,8 +129,8 @@ def test_forced_gpu_target_records_skips_with_reasons(tmp_path):
     (root / "cases" / "fixture-00" / "case.yaml").write_text(
         CASE_YAML.format(id="fixture-00").replace("devices: [cpu]", "devices: [cuda], min_devices: 2"))
     reprokit(root, "run", "--host", "--target", "h100", "--force")
-    rec = json.loads((root / "reports" / "h100" / "results.json").read_text())["records"][0]
-    assert rec["verdict"] == "skipped" and rec["why"] == "needs 2 CUDA devices, found 0"
+    (rec,) = [r for r in stored(root, "h100") if r.variant == "repro"]
+    assert rec.verdict == "skipped" and rec.why == "needs 2 CUDA devices, found 0"
 
 
 def test_shards_partition_the_corpus(tmp_path):
@@ -151,7 +139,7 @@ def test_shards_partition_the_corpus(tmp_path):
     for i in (1, 2, 3):
         out = tmp_path / f"out{i}"
         reprokit(root, "run", "--host", "--target", "cpu", "--shard", f"{i}/3", "--out", str(out))
-        seen += [r["case"] for r in json.loads((out / "cpu" / "results.json").read_text())["records"]]
+        seen += [r.case for r in stored(out)]
     assert sorted(set(seen)) == [f"fixture-{i:02d}" for i in range(5)] and len(seen) == 10
 
 
@@ -159,15 +147,17 @@ def test_deadline_leaves_unstarted_runs_for_resume(tmp_path):
     root = make_corpus(tmp_path, 4, sleep=1.0)
     first = reprokit(root, "run", "--host", "--target", "cpu", "--jobs", "1", "--deadline", "0.5")
     assert "runs not started before the --deadline" in first.stdout
-    data = json.loads((root / "reports" / "cpu" / "results.json").read_text())
-    assert 1 <= len(data["records"]) < 8 and data["run"]["not_started"] == 8 - len(data["records"])
+    records = stored(root)
+    (header,) = Store(root / "results").load().runs.values()
+    assert 1 <= len(records) < 8 and header.not_started == 8 - len(records)
     assert "**Incomplete:**" in (root / "reports" / "cpu.md").read_text()
     reprokit(root, "run", "--host", "--target", "cpu", "--jobs", "2", "--resume")
-    data = json.loads((root / "reports" / "cpu" / "results.json").read_text())
-    assert len(data["records"]) == 8 and data["run"]["not_started"] == 0
-    assert data["run"]["sittings"] == [1, 2]  # the report says the run was split, and how
+    records = stored(root)
+    (header,) = Store(root / "results").load().runs.values()
+    assert len(records) == 8 and header.not_started == 0 and {r.run_id for r in records} == {header.run_id}
+    assert [s.jobs for s in header.sittings] == [1, 2] and header.sittings[0].ended == "deadline"
     if landlock_abi() >= 1:  # every run's writes were confined, and the report says so
-        assert all(r["confined"] for r in data["records"])
+        assert all(r.confined for r in records)
         assert "confined to its own folder (Landlock ABI" in (root / "reports" / "cpu.md").read_text()
     assert "Run: host mode, 2 sittings (1, 2 jobs)" in (root / "reports" / "cpu.md").read_text()
 
@@ -187,8 +177,9 @@ def test_cache_warm_rerun_hits_inductor_cache_and_says_warm(tmp_path):
     reprokit(root, *args)
     assert any(cache.glob("inductor/*")), "nothing cached"
     reprokit(root, *args)
-    data = json.loads((root / "reports" / "cpu" / "results.json").read_text())
-    assert "hits 1" in data["records"][0]["stdout_tail"] and data["run"]["cache"] == f"warm ({cache})"
+    (rec,) = stored(root)
+    assert "hits 1" in rec.stdout_tail
+    assert {h.cache for h in Store(root / "results").load().runs.values()} == {f"warm ({cache})"}
     assert f"**warm caches** ({cache})" in (root / "reports" / "cpu.md").read_text()
     reprokit(root, "run", "--host", "--target", "cpu", "--no-ladder")  # without --cache: cold again
-    assert "hits 0" in json.loads((root / "reports" / "cpu" / "results.json").read_text())["records"][0]["stdout_tail"]
+    assert "hits 0" in stored(root)[0].stdout_tail

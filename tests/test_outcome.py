@@ -1,7 +1,8 @@
 """Observation -> verdict, for every oracle kind."""
 import pytest
 from reprokit.execute import Observation
-from reprokit.outcome import Verdict, compare, fix_verdict, repro_verdict
+from reprokit.outcome import fix_verdict, repro_verdict
+from reprokit.verdict import Verdict, changed
 from reprokit.schema import Oracle
 
 
@@ -57,7 +58,7 @@ def test_compare_reports_both_directions_and_new_runs():
     expected = {"a/repro@float32": "reproduces", "b/repro@float32": "does-not-reproduce"}
     observed = {"a/repro@float32": "does-not-reproduce", "b/repro@float32": "does-not-reproduce",
                 "c/repro@float32": "reproduces"}
-    assert compare(expected, observed) == [("a/repro@float32", "reproduces", "does-not-reproduce"),
+    assert changed(expected, observed) == [("a/repro@float32", "reproduces", "does-not-reproduce"),
                                            ("c/repro@float32", None, "reproduces")]
 
 
@@ -68,21 +69,22 @@ def test_compare_reports_both_directions_and_new_runs():
     (None, ""),
 ])
 def test_report_headline_skips_backend_wrapper_line(message, headline):
-    from reprokit.results import Record
-    assert Record("k", "c", "repro", "float32", "reproduces", "", message=message).headline() == headline
+    from support import record
+    assert record(message=message).headline() == headline
 
 
 def _sweep(failing_structures, structures=27, fp8_failing=0):
-    from reprokit.results import Record, ResultSet
+    from reprokit.views import View
+    from support import record
     records = []
     for i in range(structures):
         fails = i < failing_structures
-        records.append(Record(f"sweep-m{i}/inference-default@float32", f"sweep-m{i}", "inference-default", "float32",
-                              "reproduces" if fails else "does-not-reproduce", ""))
-        records.append(Record(f"sweep-m{i}/inference-default@float8_e4m3fn", f"sweep-m{i}", "inference-default",
-                              "float8_e4m3fn", "reproduces" if i < fp8_failing else "does-not-reproduce", ""))
-    records.append(Record("sweep-x/train-default@float16", "sweep-x", "train-default", "float16", "skipped", ""))
-    return ResultSet("t", {}, {}, records)
+        records.append(record(f"sweep-m{i}", "inference-default", "float32",
+                              "reproduces" if fails else "does-not-reproduce", suite="sweep"))
+        records.append(record(f"sweep-m{i}", "inference-default", "float8_e4m3fn",
+                              "reproduces" if i < fp8_failing else "does-not-reproduce", suite="sweep"))
+    records.append(record("sweep-x", "train-default", "float16", "skipped", suite="sweep"))
+    return View("t", "sweep", "2.13.0", records, [])
 
 
 @pytest.mark.parametrize(("failing", "fp8", "measure", "verdict", "detail"), [

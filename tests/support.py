@@ -1,0 +1,17 @@
+"""Small builders shared by the tests: records and stores made in memory, and the store a run wrote."""
+from pathlib import Path
+
+from reprokit.records import Record
+from reprokit.store import Store
+
+
+def record(case="c", variant="repro", dtype="float32", verdict="reproduces", torch="2.13.0+cpu", target="cpu",
+           suite="cases", recorded_at="2026-11-30T00:00:00Z", run_id="r1", **fields) -> Record:
+    return Record(target=target, suite=suite, torch=torch, device="cpu", case=case, variant=variant, dtype=dtype,
+                  verdict=verdict, why=fields.pop("why", ""), run_id=run_id, recorded_at=recorded_at,
+                  reprokit="test", **fields)
+
+
+def stored(folder: Path, target: str | None = None, suite: str | None = None) -> list[Record]:
+    """The records of the store under folder/results (a repository root or an --out folder)."""
+    return Store(folder / "results").load(target, suite).records

@@ -1,0 +1,147 @@
+"""The verdict and gating core, the store and its views: fast, in-process tests (the mutation session runs these)."""
+import json
+
+import pytest
+from reprokit import expected
+from reprokit.execute import Observation
+from reprokit.outcome import repro_verdict
+from reprokit.schema import InputError, Oracle
+from reprokit.scheduler import ladder_stage
+from reprokit.store import Store
+from reprokit.verdict import Role, Verdict, reproduce_rate, tally
+from reprokit.views import current, release_of, version_changes
+from support import record
+
+
+def failed(exception, chain=()):
+    probes = [{"exception": exception, "chain": list(chain)}]
+    return Observation(status="fail", exit_code=1, signal=None, seconds=1.0, exception=exception, message="m",
+                       probes=probes)
+
+
+def test_a_dotted_exception_name_must_match_whole_not_by_its_last_part():
+    oracle = Oracle(kind="raises", exception="torch._dynamo.exc.Unsupported")
+    assert repro_verdict(oracle, failed("torch._dynamo.exc.Unsupported"))[0] is Verdict.REPRODUCES
+    assert repro_verdict(oracle, failed("mylib.exc.Unsupported"))[0] is Verdict.FAILS_DIFFERENTLY
+    assert repro_verdict(oracle, failed("Unsupported"))[0] is Verdict.FAILS_DIFFERENTLY
+
+
+@pytest.mark.parametrize(("ladder", "stage"), [
+    ({"eager": "fail", "aot_eager": "fail", "default": "fail"}, "dynamo"),
+    ({"eager": "pass", "aot_eager": "fail", "default": "fail"}, "aot_autograd"),
+    ({"eager": "pass", "aot_eager": "pass", "default": "fail"}, "inductor"),
+])
+def test_the_backend_ladder_names_the_first_failing_stage(ladder, stage):
+    assert ladder_stage(ladder) == stage
+
+
+def _gate(tmp_path, was, now, update=False, torch="2.13.0+cpu"):
+    expected.save(expected.expected_path(tmp_path, "cpu"), {"c/repro@float32": Verdict(was)})
+    return expected.check(tmp_path, "cpu", "cases", "2.13.0", [record(verdict=now, torch=torch)], update)
+
+
+@pytest.mark.parametrize(("was", "now"), [("reproduces", "does-not-reproduce"), ("does-not-reproduce", "reproduces"),
+                                          ("fix-works", "fix-broken"), ("fix-broken", "fix-works")])
+def test_the_gate_fails_on_a_change_in_either_direction(tmp_path, was, now):
+    gate = _gate(tmp_path, was, now)
+    assert gate.gated and gate.failed
+    assert gate.changes == [("c/repro@float32", Verdict(was), Verdict(now))]
+    assert not _gate(tmp_path, now, now).failed
+
+
+def test_update_expected_overwrites_a_changed_verdict(tmp_path):
+    gate = _gate(tmp_path, "reproduces", "does-not-reproduce", update=True)
+    assert gate.accepted == 1 and not gate.failed
+    assert expected.load(expected.expected_path(tmp_path, "cpu")) == {"c/repro@float32": Verdict.DOES_NOT_REPRODUCE}
+
+
+def test_another_release_is_history_and_not_gated_nor_accepted(tmp_path):
+    gate = _gate(tmp_path, "reproduces", "does-not-reproduce", update=True, torch="2.10.1")
+    assert not gate.gated and not gate.failed and gate.changes and not gate.accepted
+    assert expected.load(expected.expected_path(tmp_path, "cpu")) == {"c/repro@float32": Verdict.REPRODUCES}
+    assert "not the pinned 2.13.0: recorded as history" in expected.describe(gate, tmp_path, "cpu", "cases")[0]
+
+
+def test_a_build_of_the_pinned_release_is_gated(tmp_path):
+    assert _gate(tmp_path, "reproduces", "does-not-reproduce", torch="2.13.0").failed
+    assert release_of("2.13.0+cpu") == release_of("2.13.0") == "2.13.0"
+
+
+def test_an_expected_file_with_an_unknown_verdict_is_one_line(tmp_path):
+    path = expected.expected_path(tmp_path, "cpu")
+    path.parent.mkdir()
+    path.write_text("c/repro@float32: fixed\n")
+    with pytest.raises(InputError, match="'fixed' is not a verdict"):
+        expected.load(path)
+
+
+def test_tally_keeps_our_fixes_and_the_articles_apart():
+    records = [record(case="a"), record(case="b", verdict="does-not-reproduce"), record(case="s", verdict="skipped"),
+               record(case="a", variant="fixed", verdict="fix-works"),
+               record(case="a", variant="article_fix", verdict="fix-broken"),
+               record(case="b", variant="fixed", verdict="fix-broken")]
+    t = tally(records)
+    assert (t.repros_run, t.reproduce, t.do_not_reproduce, t.repros_skipped) == (2, 1, 1, 1)
+    assert (t.fixes_work, t.fixes_broken, t.article_fixes_work, t.article_fixes_broken) == (1, 1, 0, 1)
+    assert t.fixes_text() == "1/2 work" and t.article_fixes_text() == "0/1 work"
+    assert reproduce_rate(records) == (1, 2)
+    assert Role.of("inference-default") is Role.REPRO  # a sweep cell is read like a repro
+
+
+def test_verdict_meanings():
+    assert [v for v in Verdict if v.compile_failure] == [Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY,
+                                                         Verdict.TIMEOUT]
+    assert [v for v in Verdict if v.needs_attention] == [Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT,
+                                                         Verdict.FIX_BROKEN]
+    assert [v for v in Verdict if not v.ran] == [Verdict.SKIPPED]
+    assert [v for v in Verdict if v.failed_as_claimed] == [Verdict.REPRODUCES]
+
+
+def test_a_merge_replaces_only_the_same_identity(tmp_path):
+    store = Store(tmp_path)
+    store.merge([record(case="a"), record(case="b"), record(case="a", torch="2.12.0")])
+    store.merge([record(case="a", verdict="does-not-reproduce", recorded_at="2026-12-01T00:00:00Z")])
+    got = {(r.case, r.torch): r.verdict for r in store.load().records}
+    assert got == {("a", "2.13.0+cpu"): Verdict.DOES_NOT_REPRODUCE, ("b", "2.13.0+cpu"): Verdict.REPRODUCES,
+                   ("a", "2.12.0"): Verdict.REPRODUCES}
+    assert sorted(p.name for p in (tmp_path / "cpu" / "cases").iterdir()) == ["2.12.0.jsonl", "2.13.0+cpu.jsonl"]
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: d.update(colour="red"), "colour: is not a known field"),
+    (lambda d: d.update(verdict="fixed"), "verdict:"),
+    (lambda d: d.pop("torch"), "torch: Field required"),
+])
+def test_a_malformed_record_is_refused_with_one_line_naming_file_and_field(tmp_path, edit, message):
+    store = Store(tmp_path)
+    store.merge([record()])
+    path = tmp_path / "cpu" / "cases" / "2.13.0+cpu.jsonl"
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data) + "\n")
+    with pytest.raises(InputError) as err:
+        store.load()
+    assert str(err.value).startswith(f"{path}:1: ") and message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_current_view_is_the_pinned_release_else_the_newest():
+    from reprokit.store import Loaded
+    loaded = Loaded([record(case="a", torch="2.12.0"), record(case="a", torch="2.13.0+cpu", verdict="fix-works"),
+                     record(case="a", torch="2.14.1", verdict="does-not-reproduce")])
+    pinned = current(loaded, "cpu", "cases", "2.13.0")
+    assert pinned.release == "2.13.0" and not pinned.off_pin
+    newest = current(loaded, "cpu", "cases", "2.9.0")
+    assert newest.release == "2.14.1" and newest.off_pin
+    assert newest.history == ["2.12.0", "2.13.0", "2.14.1"]
+    changes = version_changes(loaded, "cpu", "cases")
+    assert [(a, b) for _, a, b, _, _ in changes] == [("2.12.0", "2.13.0"), ("2.13.0", "2.14.1")]
+
+
+def test_builds_of_one_release_show_together_newest_record_first():
+    from reprokit.store import Loaded
+    loaded = Loaded([record(case="a", torch="2.13.0+cpu"), record(case="b", torch="2.13.0+cpu"),
+                     record(case="a", torch="2.13.0", verdict="does-not-reproduce",
+                            recorded_at="2026-12-01T00:00:00Z")])
+    view = current(loaded, "cpu", "cases", "2.13.0")
+    assert {r.case: r.verdict for r in view.records} == {"a": Verdict.DOES_NOT_REPRODUCE, "b": Verdict.REPRODUCES}
+    assert view.builds == ["2.13.0", "2.13.0+cpu"]

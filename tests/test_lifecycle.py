@@ -1,0 +1,140 @@
+"""The run lifecycle under interrupts, kills and concurrency, with real runner processes. Waits are on deterministic
+signals (journal lines, live processes carrying the run's token), never on elapsed times."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from reprokit.store import Store, processes_with_token
+from support import record, stored
+from test_cli import CASE_YAML, ROOT, make_corpus, reprokit
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
+
+QUICK = "import time\ntime.sleep(0.2)\nraise ValueError('bug')\n"
+# A repro that stays in flight, and leaves a daemon behind (double fork + setsid) that would outlive the run.
+SLOW = ("import os, subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
+        "time.sleep(600)\n")
+
+
+def corpus(tmp_path):
+    """fixture-00 and -01 quick; fixture-02 and -03 have repros that stay in flight (run in this order, 2 jobs)."""
+    root = make_corpus(tmp_path, 4)
+    for i in (2, 3):
+        (root / "cases" / f"fixture-0{i}" / "repro.py").write_text(SLOW)
+    for i in (0, 1):
+        (root / "cases" / f"fixture-0{i}" / "repro.py").write_text(QUICK)
+    return root
+
+
+def start(root, *args):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
+    return subprocess.Popen([sys.executable, "-m", "reprokit", "--root", str(root), "run", "--host", "--target", "cpu",
+                             "--no-ladder", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def journal_of(root) -> Path:
+    found = []
+    while not found:
+        found = list((root / "results" / "cpu" / ".journal").glob("*.jsonl")) if (root / "results").exists() else []
+        time.sleep(0.05)
+    return found[0]
+
+
+def wait_until_two_slow_in_flight(root) -> tuple[str, list[str]]:
+    """Until the journal holds the 5 quick records and two slow repros run; returns the token and recorded keys."""
+    path = journal_of(root)
+    while True:
+        lines = [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
+        token = lines[0]["token"]
+        keys = [f"{r['record']['case']}/{r['record']['variant']}@{r['record']['dtype']}" for r in lines[1:]]
+        sleepers = [p for p in processes_with_token(token) if b"time.sleep(600)" in Path(f"/proc/{p}/cmdline")
+                    .read_bytes().replace(b"\0", b" ")] if len(keys) >= 5 else []
+        if len(keys) == 5 and len(sleepers) >= 2:  # both slow repros started (each has started its daemon)
+            return token, keys
+        time.sleep(0.05)
+
+
+def test_sigint_kills_runs_in_flight_keeps_finished_ones_and_leaves_no_process(tmp_path):
+    root = corpus(tmp_path)
+    proc = start(root, "--jobs", "2")
+    token, finished = wait_until_two_slow_in_flight(root)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, out + err
+    assert sorted(r.key for r in stored(root)) == sorted(finished)
+    assert "interrupted: kept 5 finished records" in out and "3 runs not recorded" in out
+    assert processes_with_token(token) == []
+    assert not list((root / "results" / "cpu" / ".journal").glob("*.jsonl"))
+    (header,) = Store(root / "results").load().runs.values()
+    assert header.sittings[-1].ended == "interrupted" and header.not_started == 3
+
+
+def test_sigkill_then_resume_loses_nothing_runs_nothing_twice_and_ends_orphans(tmp_path):
+    root = corpus(tmp_path)
+    proc = start(root, "--jobs", "2")
+    token, finished = wait_until_two_slow_in_flight(root)
+    os.killpg(proc.pid, signal.SIGKILL)  # the runner only: its runs live in sessions of their own
+    proc.wait()
+    assert processes_with_token(token)  # the killed run left processes behind
+    for i in (2, 3):  # the slow repros are fixed meanwhile, so that the resumed run ends
+        (root / "cases" / f"fixture-0{i}" / "repro.py").write_text(QUICK)
+    resumed = reprokit(root, "run", "--host", "--target", "cpu", "--no-ladder", "--jobs", "2", "--resume")
+    assert "recovered 5 finished records of a killed run" in resumed.stdout and "ended" in resumed.stdout
+    assert processes_with_token(token) == []
+    records = stored(root)
+    keys = [r.key for r in records]
+    assert len(keys) == len(set(keys)) == 8
+    (header,) = Store(root / "results").load().runs.values()
+    assert {r.run_id for r in records} == {header.run_id}
+    assert [s.ended for s in header.sittings] == ["killed", "finished"]
+    ran_again = [line for line in resumed.stdout.splitlines() if line.startswith("[")]
+    assert len(ran_again) == 3 and not any(k in line for k in finished for line in ran_again)
+
+
+def test_two_concurrent_runs_on_one_store_lose_nothing(tmp_path):
+    root = make_corpus(tmp_path, 6, sleep=0.3)
+    a = start(root, "--jobs", "1", "--case", "fixture-0[012]", "--no-report")
+    b = start(root, "--jobs", "1", "--case", "fixture-0[345]", "--no-report")
+    for proc in (a, b):
+        out, err = proc.communicate(timeout=120)
+        assert "recorded 6 runs" in out, out + err
+    records = stored(root)
+    assert len(records) == 12 == len({r.key for r in records})
+    assert len(Store(root / "results").load().runs) == 2
+
+
+def test_a_contributor_with_another_torch_string_keeps_every_published_record(tmp_path):
+    root = make_corpus(tmp_path, 2)
+    published = Store(ROOT / "results").load("cpu", "cases")
+    # The published records, as if recorded under a torch string that differs from this machine's.
+    relabelled = [r.model_copy(update={"torch": "2.13.0"}) for r in published.records]
+    heads = [h.model_copy(update={"torch": "2.13.0"}) for h in published.runs.values()]
+    Store(root / "results").merge(relabelled, heads)
+    proc = reprokit(root, "run", "--host", "--target", "cpu", "--case", "fixture-01", "--no-ladder")
+    assert proc.returncode == 1  # the fixture's verdicts are new to expected/cpu.yaml
+    after = stored(root)
+    assert len(after) == len(relabelled) + 2
+    assert {r.identity for r in relabelled} <= {r.identity for r in after}
+    md = (root / "reports" / "cpu.md").read_text()
+    assert f"{len(relabelled) + 2} runs." in md and "Torch builds shown: 2.13.0, 2.13.0+cpu" in md
+
+
+def test_the_records_of_another_release_are_history_and_the_run_does_not_fail(tmp_path):
+    root = make_corpus(tmp_path, 1)
+    matrix = (root / "matrix.yaml").read_text().replace('torch: "2.13.0"', 'torch: "2.12.0"', 1)
+    (root / "matrix.yaml").write_text(matrix)
+    Store(root / "results").merge([record(case="fixture-00", torch="2.12.0", verdict="does-not-reproduce")])
+    proc = reprokit(root, "run", "--host", "--target", "cpu", "--no-ladder")
+    assert proc.returncode == 0 and "is not the pinned 2.12.0: recorded as history" in proc.stdout
+    md = (root / "reports" / "cpu.md").read_text()
+    assert "Releases recorded: 2.12.0, 2.13.0" in md and "does-not-reproduce" in md
+
+
+del CASE_YAML
