@@ -10,8 +10,6 @@ Arguments after `--` go to the sub-command unchanged, e.g. `nox -s repro-cpu -- 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import nox
@@ -23,13 +21,6 @@ nox.options.sessions = ["repro-cpu", "tests"]
 
 ROOT = Path(__file__).parent
 TARGETS = yaml.safe_load((ROOT / "matrix.yaml").read_text())["targets"]
-
-
-def docker_running() -> bool:
-    """Container mode is the default where a Docker engine answers (and --host was not asked for)."""
-    if not shutil.which("docker"):
-        return False
-    return subprocess.run(["docker", "info"], capture_output=True, check=False).returncode == 0
 
 
 def install_torch(session: nox.Session, target: str) -> None:
@@ -44,11 +35,15 @@ def install_torch(session: nox.Session, target: str) -> None:
 
 
 def reprokit(session: nox.Session, *args: str, target: str | None = None, extras: str = "") -> None:
-    """The one shared helper: install reprokit (and torch for `target` when cases run here), then call it."""
-    runs_here = target is not None and ("--host" in session.posargs or not docker_running())
-    if runs_here:
-        install_torch(session, target)
+    """The one shared helper: install reprokit (and torch for `target` when its cases run here), then call it.
+
+    Where the cases run (this environment or the target's container) is decided by reprokit alone (`reprokit where`).
+    """
     session.install("-e", f".{extras}")
+    if target is not None:
+        where = session.run("reprokit", "where", "--target", target, *session.posargs, silent=True, external=True)
+        if where.strip().splitlines()[-1] == "host":
+            install_torch(session, target)
     session.run("reprokit", *args, *session.posargs)
 
 
@@ -120,10 +115,21 @@ def minify(session: nox.Session) -> None:
 
 @nox.session(reuse_venv=True)
 def tests(session: nox.Session) -> None:
-    """Run the test suite: unit tests and real end-to-end runs of real cases."""
+    """Run the test suite: fast unit tests, then real end-to-end runs of real cases (marker e2e)."""
     install_torch(session, "cpu")
     session.install("-e", ".[test]")
-    session.run("pytest", *(session.posargs or ["-q"]))
+    if session.posargs:
+        session.run("pytest", *session.posargs)
+        return
+    session.run("pytest", "-q", "-m", "not e2e")
+    session.run("pytest", "-q", "-m", "e2e")
+
+
+@nox.session(reuse_venv=True, default=False)
+def mutation(session: nox.Session) -> None:
+    """Mutation-test the verdict and gating core with mutmut against the fast tests; prints the score."""
+    session.install("-e", ".[test]", "mutmut>=3.3")
+    session.run("python", "tools/mutation_score.py", *session.posargs)
 
 
 @nox.session(reuse_venv=True, default=False)

@@ -4,7 +4,6 @@ CPU corpus run inside it (no network, non-root, repository read-only) gives the 
 Needs a running Docker engine, a local base image ($REPROKIT_E2E_BASE) and a wheelhouse ($REPROKIT_E2E_WHEELHOUSE);
 .ci/run prepares all three. Skipped elsewhere, except under CI, where a missing engine is a failure.
 """
-import json
 import os
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from reprokit.container import docker_running
+from support import stored
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = os.environ.get("REPROKIT_E2E_BASE")
@@ -41,10 +41,20 @@ def test_image_builds_and_is_reused_when_unchanged():
 def test_corpus_in_the_container_matches_the_host_verdicts(tmp_path):
     proc = reprokit("run", "--target", "cpu", "--container", "--base-image", BASE, "--wheelhouse", WHEELHOUSE,
                     "--jobs", "2", "--out", str(tmp_path))
-    recorded = json.loads((tmp_path / "cpu" / "results.json").read_text())
+    recorded = stored(tmp_path)
     expected = yaml.safe_load((ROOT / "expected" / "cpu.yaml").read_text())
-    verdicts = {r["key"]: r["verdict"] for r in recorded["records"]}
+    verdicts = {r.key: r.verdict for r in recorded}
     assert verdicts == {k: v for k, v in expected.items() if k in verdicts} and len(verdicts) == len(expected)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert recorded["environment"]["torch"].startswith("2.13.0")
-    assert (tmp_path / "cpu.md").exists()  # rendered outside the container, exactly as a host run
+    assert {r.torch for r in recorded} == {"2.13.0+cpu"}
+    assert (tmp_path / "reports" / "cpu.md").exists()  # rendered outside the container, exactly as a host run
+
+
+def test_options_reach_the_container_whole(tmp_path):
+    """--warm and --no-ladder used to be dropped on the way into the container; now the whole request goes in."""
+    proc = reprokit("run", "--target", "cpu", "--container", "--base-image", BASE, "--wheelhouse", WHEELHOUSE,
+                    "--case", "custom-op-unregistered-gemm", "--warm", "--no-ladder", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    from reprokit.store import Store
+    (header,) = Store(tmp_path / "results").load().runs.values()
+    assert header.interpreter.startswith("warm") and header.selection == ["custom-op-unregistered-gemm"]

@@ -1,5 +1,4 @@
 """A contributor's path: a script from an issue -> a case -> a verdict, in three commands; validate; upstream."""
-import json
 import os
 import shutil
 import subprocess
@@ -7,6 +6,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import stored
+
+pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRIB = Path(__file__).parent / "fixtures" / "contrib"
@@ -42,8 +44,8 @@ def test_script_from_an_issue_becomes_a_case_with_a_verdict(empty_repo, script, 
     assert (empty_repo / "cases" / "from-issue" / "repro.py").read_bytes() == (CONTRIB / script).read_bytes()
     assert not (empty_repo / "cases" / "from-issue" / "fixed.py").exists()
     reprokit(empty_repo, "run", "--host", "--target", "cpu", "--case", "from-issue")
-    record = json.loads((empty_repo / "reports" / "cpu" / "results.json").read_text())["records"][0]
-    assert record["verdict"] == verdict, record
+    (record,) = [r for r in stored(empty_repo) if r.variant == "repro"]
+    assert record.verdict == verdict, record
     assert "no fix yet" in (empty_repo / "reports" / "cpu.md").read_text()
 
 
@@ -87,8 +89,7 @@ def test_the_committed_corpus_validates():
 def test_upstream_report_for_a_real_failing_case(tmp_path):
     shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
     shutil.copytree(ROOT / "cases" / "custom-op-unregistered-gemm", tmp_path / "cases" / "custom-op-unregistered-gemm")
-    (tmp_path / "reports" / "cpu").mkdir(parents=True)
-    shutil.copy(ROOT / "reports" / "cpu" / "results.json", tmp_path / "reports" / "cpu" / "results.json")
+    shutil.copytree(ROOT / "results" / "cpu", tmp_path / "results" / "cpu")
     proc = reprokit(tmp_path, "upstream", "custom-op-unregistered-gemm")
     assert proc.returncode == 0, proc.stderr
     body = (tmp_path / "reports" / "upstream" / "custom-op-unregistered-gemm.md").read_text()

@@ -4,9 +4,8 @@ import json
 import pytest
 from reprokit import expected
 from reprokit.execute import Observation
-from reprokit.outcome import repro_verdict
+from reprokit.outcome import ladder_stage, repro_verdict
 from reprokit.schema import InputError, Oracle
-from reprokit.scheduler import ladder_stage
 from reprokit.store import Store
 from reprokit.verdict import Role, Verdict, reproduce_rate, tally
 from reprokit.views import current, release_of, version_changes

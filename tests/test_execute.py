@@ -6,6 +6,8 @@ import pytest
 from reprokit.execute import observe, shared_header_dir
 from reprokit.probe import landlock_abi
 
+pytestmark = pytest.mark.e2e
+
 
 def alive(pid):
     """True if pid runs; a zombie (killed, waiting for init to reap it) counts as gone."""

@@ -2,8 +2,8 @@
 import pytest
 from reprokit.execute import Observation
 from reprokit.outcome import fix_verdict, repro_verdict
-from reprokit.verdict import Verdict, changed
 from reprokit.schema import Oracle
+from reprokit.verdict import Verdict, changed
 
 
 def obs(status, exception=None, message=None, stdout="", chain=()):

@@ -1,11 +1,11 @@
 """Real cases from the corpus, run by the real runner against the installed torch."""
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support import stored
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.e2e
@@ -17,8 +17,7 @@ def records(tmp_path_factory):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
     subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "run", "--host", "--target", "cpu", "--jobs", "2",
                     "--case", "custom-op-unregistered-gemm", "--out", str(out)], env=env, check=False)
-    data = json.loads((out / "cpu" / "results.json").read_text())
-    return {r["key"]: r for r in data["records"]}
+    return {r.key: r.model_dump(mode="json") for r in stored(out)}
 
 
 def test_unregistered_custom_op_reproduces_in_dynamo(records):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from reprokit import sweep
 from reprokit.schema import load_matrix
+from support import stored
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.e2e
@@ -33,11 +34,10 @@ def test_a_real_cell_is_recorded_and_reported(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
     subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), "run", "--host", "--target", "cpu", "--suite",
                     "sweep", "--smoke", "--case", "sweep-glu-mlp"], env=env, capture_output=True, text=True)
-    data = json.loads((root / "reports" / "cpu" / "sweep.json").read_text())
-    (record,) = data["records"]
-    assert record["key"] == "sweep-glu-mlp/inference-default@float32"
-    assert record["verdict"] == "does-not-reproduce", record["stderr_tail"][-2000:]
-    metrics = json.loads(record["stdout_tail"].strip().splitlines()[-1].removeprefix("SWEEP_RESULT "))
+    (record,) = stored(root, "cpu", "sweep")
+    assert record.key == "sweep-glu-mlp/inference-default@float32"
+    assert record.verdict == "does-not-reproduce", record.stderr_tail[-2000:]
+    metrics = json.loads(record.stdout_tail.strip().splitlines()[-1].removeprefix("SWEEP_RESULT "))
     assert metrics["accurate"] and metrics["fp64_reference"] and metrics["compile_seconds"] > 0
     report = (root / "reports" / "cpu-sweep.md").read_text()
     assert "cells failing (error or inaccurate)       | 0.0% (0/1)" in report.replace("  ", " ") or "0.0% (0/1)" in report

@@ -6,6 +6,8 @@ import pytest
 from reprokit.execute import observe
 from reprokit.warm import WarmPool
 
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def pool():

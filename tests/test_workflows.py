@@ -72,12 +72,11 @@ def test_autofix_opens_one_branch_per_changed_case_and_is_idempotent(tmp_path):
     git("add", ".", cwd=repo)
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init", cwd=repo)
     git("push", "-q", "origin", "HEAD", cwd=repo)
-    record = {"variant": "repro", "dtype": "float32", "why": "ran and exited 0", "stderr_tail": "", "seconds": 1.0}
-    results = {"target": "cpu", "run": {"finished": "today"}, "environment": {"torch": "2.99.0.dev"},
-               "records": [{**record, "key": "a-case/repro@float32", "case": "a-case", "verdict": "does-not-reproduce"},
-                           {**record, "key": "b-case/repro@float32", "case": "b-case", "verdict": "reproduces"}]}
-    (tmp_path / "nightly" / "cpu").mkdir(parents=True)
-    (tmp_path / "nightly" / "cpu" / "results.json").write_text(json.dumps(results))
+    from reprokit.store import Store
+    from support import record
+    Store(tmp_path / "nightly").merge([
+        record(case="a-case", verdict="does-not-reproduce", torch="2.99.0.dev", why="ran and exited 0"),
+        record(case="b-case", verdict="reproduces", torch="2.99.0.dev")])
     cmd = [sys.executable, "-m", "reprokit", "--root", str(repo), "autofix", "--target", "cpu",
            "--results", str(tmp_path / "nightly"), "--push"]
     first = subprocess.run(cmd, capture_output=True, text=True, env=TOOLS_ENV)

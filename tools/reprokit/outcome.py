@@ -73,3 +73,15 @@ def fix_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
     if oracle.kind in ("stdout", "stderr") and _output_matches(oracle, obs):
         return Verdict.FIX_BROKEN, f"{oracle.kind} still matches {oracle.match!r}"
     return Verdict.FIX_WORKS, "ran and exited 0"
+
+
+LADDER = ("eager", "aot_eager")  # then the case's own backend (inductor by default)
+
+
+def ladder_stage(ladder: dict[str, str]) -> str:
+    """The first backend on the eager -> aot_eager -> inductor ladder that fails names the faulty stage."""
+    if ladder["eager"] != "pass":
+        return "dynamo"
+    if ladder["aot_eager"] != "pass":
+        return "aot_autograd"
+    return "inductor"

@@ -18,12 +18,10 @@ from pathlib import Path
 from . import __version__
 from .corpus import DEVICE_STRING, FIX_VARIANTS, CaseRun
 from .execute import Interrupted, Observation, Stopper, observe
-from .outcome import fix_verdict, repro_verdict
+from .outcome import LADDER, fix_verdict, ladder_stage, repro_verdict
 from .records import Record
 from .verdict import Verdict
 from .warm import WarmPool
-
-LADDER = ("eager", "aot_eager")  # then the case's own backend (inductor by default)
 
 
 @dataclass(frozen=True)
@@ -60,15 +58,6 @@ def make_record(ident: Identity, run: CaseRun, verdict: Verdict, why: str, obs: 
     return Record(target=ident.target, suite=ident.suite, torch=ident.torch, device=ident.device, case=run.case.id,
                   variant=run.variant, dtype=run.dtype, verdict=verdict, why=why, ladder=ladder, run_id=ident.run_id,
                   recorded_at=now_iso(), reprokit=__version__, **observed)
-
-
-def ladder_stage(ladder: dict[str, str]) -> str:
-    """The first backend on the eager -> aot_eager -> inductor ladder that fails names the faulty stage."""
-    if ladder["eager"] != "pass":
-        return "dynamo"
-    if ladder["aot_eager"] != "pass":
-        return "aot_autograd"
-    return "inductor"
 
 
 def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int) -> Record | None:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from .corpus import DEVICE_STRING, CaseDir
 from .execute import observe
+from .outcome import LADDER, ladder_stage
 from .records import Record
-from .scheduler import LADDER, ladder_stage
 from .views import View
 
 LABELS = {"ddp": ["oncall: distributed", "module: ddp"], "fsdp": ["oncall: distributed", "module: fsdp"],
