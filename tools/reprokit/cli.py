@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -314,12 +315,27 @@ def _case(root: Path, case_id: str) -> corpus.CaseDir:
 def cmd_upstream(args: argparse.Namespace) -> int:
     root = _root(args)
     cd = _case(root, args.id)
-    recorded = results.load(results.results_path(_out(args, root), args.target))
-    if not any(r.case == args.id for r in recorded.records):
-        raise InputError(f"{args.id!r}: no recorded run on {args.target}; run `reprokit run --target {args.target} "
-                         f"--case {args.id}` first")
-    path = upstream.write(cd, recorded, root / "reports" / "upstream")
-    print(f"wrote {path.relative_to(root)}")
+    target = _target(load_matrix(root / "matrix.yaml"), args.target)
+    dtypes = [d for d in cd.case.requires.dtypes if d in target.dtypes]
+    if not dtypes:
+        raise InputError(f"cases/{args.id}/case.yaml: requires.dtypes: none of them is tested on {args.target}")
+    path = results.results_path(_out(args, root), args.target)
+    recorded = results.load(path) if path.exists() else None
+    records = {r.dtype: r for r in (recorded.records if recorded else []) if r.case == args.id and r.variant == "repro"}
+    dtype = next((d for d in dtypes if getattr(records.get(d), "verdict", None) == "reproduces"), dtypes[0])
+    history = [(recorded.environment.get("torch", "?"), records[dtype].verdict)] if dtype in records else []
+    filed = upstream.write(cd, args.target, target.device.kind, dtype, history,
+                           Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream",
+                           force=args.force, tlparse=shutil.which("tlparse"))
+    for note in filed.notes:
+        print(note, file=sys.stderr)
+    print(f"wrote {filed.report}")
+    for attachment in filed.attachments:
+        print(f"attach {attachment} (drop it into the issue: gh cannot upload files)")
+    print("search for duplicates first:")
+    print(f"  {filed.commands[0]}")
+    print("then file it:")
+    print(f"  {filed.commands[1]}")
     return 0
 
 
@@ -461,10 +477,14 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check every case, matrix.yaml, claims.yaml and the sweep (runs nothing)")
     val.set_defaults(func=cmd_validate)
 
-    ups = sub.add_parser("upstream", help="write reports/upstream/ID.md, a ready-to-file PyTorch bug report")
+    ups = sub.add_parser("upstream", help="run repro.py here as a maintainer would; write reports/upstream/ID.md, "
+                                          "a ready-to-file PyTorch bug report, and print the gh commands")
     ups.add_argument("id", metavar="ID")
-    ups.add_argument("--target", default="cpu")
-    ups.add_argument("--out", help="folder holding <target>/results.json (default: reports/)")
+    ups.add_argument("--target", default="cpu", help="whose device kind and dtypes the run uses (default cpu)")
+    ups.add_argument("--out", help="folder holding <target>/results.json, the case's history (default: reports/)")
+    ups.add_argument("--report-dir", metavar="DIR", help="write the report here (default: reports/upstream/)")
+    ups.add_argument("--force", action="store_true",
+                     help="write it even if the case says the behaviour is documented or links a pytorch issue")
     ups.set_defaults(func=cmd_upstream)
 
     fix = sub.add_parser("autofix", help="one branch (and with --push a PR) per case whose verdict changed")
