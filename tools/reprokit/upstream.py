@@ -73,11 +73,11 @@ def labels_for(category: str) -> list[str]:
 def refusal(case: Case) -> str | None:
     """Why this case should not be filed as a new PyTorch bug, or None."""
     if case.documented:
-        return (f"cases/{case.id}/case.yaml: documented: the behaviour is documented ({case.documented}), so a bug "
-                "report would be closed as expected; --force writes it anyway")
+        return (f"cases/{case.id}/case.yaml: documented: PyTorch documents this behaviour, a bug report would be "
+                f"closed as expected: {case.documented}")
     filed = [url for url in case.links if PYTORCH_ISSUE.match(url)]
     if filed:
-        return f"cases/{case.id}/case.yaml: links: already filed as {filed[0]}; comment there, or --force"
+        return f"cases/{case.id}/case.yaml: links: already filed as {filed[0]} (comment there instead)"
     return None
 
 
@@ -105,8 +105,11 @@ def key_line(stderr: str) -> str | None:
     starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
     if not starts:
         return None
-    for line in lines[starts[-1] + 1:]:
+    rest = lines[starts[-1] + 1:]
+    for i, line in enumerate(rest):
         if line and not line[0].isspace():
+            if line.rstrip().endswith("raised:"):  # a backend wrapper: the wrapped error is on the next line
+                line += " " + next((nxt.strip() for nxt in rest[i + 1:] if nxt.strip()), "")
             return line.strip()
     return None
 
@@ -191,12 +194,13 @@ def bundle_trace(trace_dir: Path, out: Path, case_id: str, tlparse: str | None) 
     if tlparse is None:
         return zips, sentence + "; tlparse was not installed where this report was written."
     html = out / f"{case_id}-tlparse"
-    mode = ["--all-ranks-html"] if len(logs) > 1 else ["--latest"]
-    proc = subprocess.run([tlparse, str(trace_dir), *mode, "-o", str(html), "--overwrite", "--no-browser"],
+    # One log: that file (tlparse 0.4.3's --latest refuses the file it picks); ranks: one report over all of them.
+    source = [str(logs[0])] if len(logs) == 1 else [str(trace_dir), "--all-ranks-html"]
+    proc = subprocess.run([tlparse, *source, "-o", str(html), "--overwrite", "--no-browser"],
                           capture_output=True, text=True, timeout=300, check=False)
     if proc.returncode != 0 or not html.is_dir():
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return zips, sentence + f"; tlparse failed on it: {code_span(last)}."
+        said = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()
+        return zips, sentence + f"; tlparse failed on it: {code_span(next(iter(said)))}."
     zips.append(Path(shutil.make_archive(str(html), "zip", html)))
     return zips, sentence + f", and `{zips[1].name}`, the whole tlparse output (open `index.html`)."
 
@@ -211,11 +215,11 @@ def render(cd: CaseDir, target: str, device_kind: str, run: PlainRun, ladder: di
         f"was still running at {case.requires.timeout} s (killed)"
     torch_now = next((ln.split(":", 1)[1].strip() for ln in versions.splitlines()
                       if ln.startswith("PyTorch version:")), "?")
-    lines = ["### 🐛 Describe the bug", "", f"{case.title}.", ""]
+    lines = ["### 🐛 Describe the bug", "", case.title + ("" if case.title[-1] in ".?!" else "."), ""]
     if case.notes:
-        lines += [" ".join(case.notes.split()), ""]
+        lines += ["Notes from the repro corpus this case comes from: " + " ".join(case.notes.split()), ""]
     lines += [f"On {DEVICE_STRING[device_kind]} with torch {torch_now}, `{run.command}` {ended} after "
-              f"{run.seconds} s" + (f": {code_span(key)}" if key else "."), "",
+              f"{run.seconds} s" + (f": {code_span(key[:300])}" if key else "."), "",
               "```sh", run.command, "```", "", fence(cd.script("repro").read_text(encoding="utf-8"), "python"), ""]
     minified = cd.path / "minified_repro.py"
     if minified.exists():
@@ -252,7 +256,7 @@ def write(cd: CaseDir, target: str, device_kind: str, dtype: str, history: list[
     """
     reason = refusal(cd.case)
     if reason and not force:
-        raise InputError(reason)
+        raise InputError(f"{reason}; --force writes the report anyway")
     notes = [f"warning: {reason}"] if reason else []
     out.mkdir(parents=True, exist_ok=True)
     case_id = cd.case.id
@@ -280,10 +284,12 @@ def write(cd: CaseDir, target: str, device_kind: str, dtype: str, history: list[
     report = out / f"{case_id}.md"
     report.write_text(render(cd, target, device_kind, run, ladder, versions, history, trace_sentence, full_log),
                       encoding="utf-8")
+    if (out / f"{case_id}-tlparse" / "index.html").exists():
+        notes.append(f"tlparse's report: {out / f'{case_id}-tlparse' / 'index.html'}")
     if tlparse is None:
         notes.append(f"tlparse is not installed, the report attaches the raw trace only; install it: {INSTALL_TLPARSE}")
     key = key_line(run.stderr) or cd.case.title
-    search = ["gh", "search", "issues", "--repo", "pytorch/pytorch", key[:200]]
+    search = ["gh", "search", "issues", "--repo", "pytorch/pytorch", re.sub(r"['\"]", "", key)[:200]]
     create = ["gh", "issue", "create", "--repo", "pytorch/pytorch", "--title", cd.case.title,
               "--body-file", str(report), *[x for label in labels_for(cd.case.category) for x in ("--label", label)]]
     return Filed(report=report, attachments=attachments, commands=[shlex.join(search), shlex.join(create)],
