@@ -149,3 +149,11 @@ def test_fences_and_code_spans_hold_any_backticks(text):
     assert [t.type for t in parsed] == ["fence"] and parsed[0].content == text + "\n### not a heading\n"
     inline = MarkdownIt().parseInline(upstream.code_span(text))[0].children
     assert [t.type for t in inline] == ["code_inline"] and inline[0].content == text
+
+
+def test_the_key_line_of_a_torchrun_failure_is_the_ranks_error_not_the_launchers():
+    stderr = ("[rank0]: Traceback (most recent call last):\n[rank0]:   File \"repro.py\", line 59, in <module>\n"
+              "[rank0]: torch._dynamo.exc.Unsupported: Unsupported method call\n[rank0]:   Explanation: ...\n"
+              "Traceback (most recent call last):\n  File \"repro.py\", line 14, in <module>\n"
+              "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n")
+    assert upstream.key_line(stderr) == "torch._dynamo.exc.Unsupported: Unsupported method call"

@@ -100,8 +100,21 @@ def code_span(text: str) -> str:
 
 
 def key_line(stderr: str) -> str | None:
-    """The exception line Python printed last (`module.Class: message`), the line people search issues for."""
-    lines = stderr.splitlines()
+    """The exception line Python printed last (`module.Class: message`), the line people search issues for.
+
+    Under torchrun a rank's own error (its lines prefixed `[rankN]:`) comes before the launcher's ChildFailedError.
+    """
+    ranks: dict[str, list[str]] = {}
+    for rank, line in re.findall(r"^\[rank(\d+)\]: ?(.*)$", stderr, re.M):
+        ranks.setdefault(rank, []).append(line)
+    for lines in [*ranks.values(), stderr.splitlines()]:
+        found = _exception_line(lines)
+        if found:
+            return found
+    return None
+
+
+def _exception_line(lines: list[str]) -> str | None:
     starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
     if not starts:
         return None
