@@ -97,11 +97,11 @@ def new_case(session: nox.Session) -> None:
 
 @nox.session(reuse_venv=True, default=False)
 def upstream(session: nox.Session) -> None:
-    """Write reports/upstream/ID.md, a ready-to-file PyTorch bug report: nox -s upstream -- ID [--target T]."""
+    """Run ID's repro.py here and write reports/upstream/ID.md for PyTorch: nox -s upstream -- ID [--target T]."""
     if not session.posargs:
-        session.error("Usage: nox -s upstream -- ID [--target T]")
+        session.error("Usage: nox -s upstream -- ID [--target T] [--force]")
     install_torch(session, "cpu")
-    reprokit(session, "upstream")
+    reprokit(session, "upstream", extras="[upstream]")
 
 
 @nox.session(reuse_venv=True, default=False)

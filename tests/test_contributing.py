@@ -9,7 +9,6 @@ import pytest
 from support import stored
 
 pytestmark = pytest.mark.e2e
-
 ROOT = Path(__file__).resolve().parents[1]
 CONTRIB = Path(__file__).parent / "fixtures" / "contrib"
 
@@ -84,23 +83,6 @@ def test_validate_resolves_dotted_exception_names(empty_repo):
 def test_the_committed_corpus_validates():
     proc = reprokit(ROOT, "validate")
     assert proc.returncode == 0, proc.stdout
-
-
-def test_upstream_report_for_a_real_failing_case(tmp_path):
-    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
-    shutil.copytree(ROOT / "cases" / "custom-op-unregistered-gemm", tmp_path / "cases" / "custom-op-unregistered-gemm")
-    shutil.copytree(ROOT / "results" / "cpu", tmp_path / "results" / "cpu")
-    proc = reprokit(tmp_path, "upstream", "custom-op-unregistered-gemm")
-    assert proc.returncode == 0, proc.stderr
-    body = (tmp_path / "reports" / "upstream" / "custom-op-unregistered-gemm.md").read_text()
-    repro = (ROOT / "cases" / "custom-op-unregistered-gemm" / "repro.py").read_text().rstrip()
-    assert repro in body
-    assert "### Error logs" in body and "Operator does not support running with fake tensors" in body
-    assert "### Versions" in body and "torch_version: 2." in body
-    assert "`eager`: fail" in body  # the ablation ladder: it already fails on the eager backend (Dynamo)
-    assert "gh issue create --repo pytorch/pytorch" in body and "--label 'oncall: pt2'" in body
-    traces = list((tmp_path / "reports" / "upstream" / "custom-op-unregistered-gemm" / "trace").iterdir())
-    assert traces and traces[0].stat().st_size > 0
 
 
 def test_minify_keeps_pytorchs_minified_repro_beside_the_case(tmp_path):

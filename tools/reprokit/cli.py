@@ -6,6 +6,7 @@ import argparse
 import fnmatch
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,8 @@ from . import (
 from .lifecycle import RunRequest, load_root_matrix, target_of
 from .schema import CATEGORIES, InputError
 from .store import Store
-from .views import current, release_of
+from .verdict import Verdict
+from .views import current, release_of, releases
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -152,12 +154,27 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     root = _root(args)
     cd = _case(root, args.id)
     target = target_of(load_root_matrix(root), args.target)
-    view = current(_store(args, root).load(args.target, "cases"), args.target, "cases", target.pins.torch)
-    if view is None or not any(r.case == args.id for r in view.records):
-        raise InputError(f"{args.id!r}: no recorded run on {args.target}; run `reprokit run --target {args.target} "
-                         f"--case {args.id}` first")
-    path = upstream.write(cd, view, root / "reports" / "upstream")
-    print(f"wrote {path.relative_to(root)}")
+    dtypes = [d for d in cd.case.requires.dtypes if d in target.dtypes]
+    if not dtypes:
+        raise InputError(f"cases/{args.id}/case.yaml: requires.dtypes: none of them is tested on {args.target}")
+    loaded = _store(args, root).load(args.target, "cases")
+    by_release = {rel: {r.dtype: r for r in recs if r.case == args.id and r.variant == "repro"}
+                  for rel, recs in releases(loaded, args.target, "cases").items()}
+    latest = next(reversed(by_release.values()), {}) if by_release else {}
+    dtype = next((d for d in dtypes if getattr(latest.get(d), "verdict", None) == Verdict.REPRODUCES), dtypes[0])
+    history = [(recs[dtype].torch, str(recs[dtype].verdict)) for recs in by_release.values() if dtype in recs]
+    filed = upstream.write(cd, args.target, target.device.kind, dtype, history,
+                           Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream",
+                           force=args.force, tlparse=shutil.which("tlparse"))
+    for note in filed.notes:
+        print(note, file=sys.stderr)
+    print(f"wrote {filed.report}")
+    for attachment in filed.attachments:
+        print(f"attach {attachment} (drop it into the issue: gh cannot upload files)")
+    print("search for duplicates first:")
+    print(f"  {filed.commands[0]}")
+    print("then file it:")
+    print(f"  {filed.commands[1]}")
     return 0
 
 
@@ -331,10 +348,14 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check every case, matrix.yaml, claims.yaml and the sweep (runs nothing)")
     val.set_defaults(func=cmd_validate)
 
-    ups = sub.add_parser("upstream", help="write reports/upstream/ID.md, a ready-to-file PyTorch bug report")
+    ups = sub.add_parser("upstream", help="run repro.py here as a maintainer would; write reports/upstream/ID.md, "
+                                          "a ready-to-file PyTorch bug report, and print the gh commands")
     ups.add_argument("id", metavar="ID")
-    ups.add_argument("--target", default="cpu")
-    ups.add_argument("--out", help="folder holding results/ (the store) and reports/ (default: the repository's)")
+    ups.add_argument("--target", default="cpu", help="whose device kind and dtypes the run uses (default cpu)")
+    ups.add_argument("--out", help=OUT_HELP)
+    ups.add_argument("--report-dir", metavar="DIR", help="write the report here (default: reports/upstream/)")
+    ups.add_argument("--force", action="store_true",
+                     help="write it even if the case says the behaviour is documented or links a pytorch issue")
     ups.set_defaults(func=cmd_upstream)
 
     fix = sub.add_parser("autofix", help="one branch (and with --push a PR) per case whose verdict changed")

@@ -61,6 +61,7 @@ YAML_HEADER = """# A repro case. Fields (validated by tools/reprokit/schema.py; 
 #             | nonzero-exit | stdout / stderr (match: regex on the output)
 #   overrides per-target replacement of expect, e.g. {{h100: {{repro: {{kind: nonzero-exit}}}}}}
 #   links     upstream issues (https URLs)
+#   documented optional: where PyTorch documents this behaviour (URL or sentence); `reprokit upstream` refuses it
 """
 
 

@@ -112,6 +112,7 @@ class Case(Strict):
     overrides: dict[Token, Expect] = {}  # per-target replacement of `expect`
     links: list[Url] = []
     notes: str | None = None
+    documented: OneLine | None = None  # where PyTorch documents this behaviour (URL or sentence): not a bug to file
 
     def expect_for(self, target: str) -> Expect:
         return self.overrides.get(target, self.expect)
