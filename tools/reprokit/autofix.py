@@ -33,7 +33,7 @@ def title(case: str, changes: list[tuple[str, Verdict | None, Verdict]], torch_v
 
 def body(changes: list[tuple[str, Verdict | None, Verdict]], results: View) -> str:
     by_key = results.by_key()
-    lines = [f"Recorded on torch {results.environment.get('torch')} "
+    lines = [f"Recorded on torch {', '.join(results.builds)} "
              f"({results.environment.get('device_name') or 'CPU'}), run finished "
              f"{results.header.finished if results.header else '?'}.", "",
              "| run | expected | now | why |", "| --- | --- | --- | --- |"]
@@ -59,7 +59,7 @@ def propose(root: Path, target: str, results: View, remote: str = "origin", push
         if remote_has or _git("rev-parse", "--verify", "--quiet", branch, cwd=root).returncode == 0:
             done.append(f"skip {case}: branch {branch} exists")
             continue
-        pr_title = title(case, case_changes, results.environment.get("torch", "?"))
+        pr_title = title(case, case_changes, ", ".join(results.builds))
         worktree = Path(tempfile.mkdtemp(prefix="autofix-"))
         try:
             _git("worktree", "add", "-q", "-b", branch, str(worktree), "HEAD", cwd=root)
