@@ -68,12 +68,16 @@ def heatmap(all_results: dict[str, View], case_ids: list[str], path: Path) -> No
              Verdict.SKIPPED]
     colors = ["#2e7d32", "#c62828", "#ef6c00", "#6a1b9a", "#bdbdbd"]
     targets = list(all_results)
+    repros: dict[str, dict[str, list[Verdict]]] = {t: {} for t in targets}
+    for t in targets:
+        for r in all_results[t].records:
+            if Role.of(r.variant) is Role.REPRO:
+                repros[t].setdefault(r.case, []).append(r.verdict)
     grid = []
     for case_id in case_ids:
         row = []
         for t in targets:
-            verdicts = [r.verdict for r in all_results[t].records
-                        if r.case == case_id and Role.of(r.variant) is Role.REPRO]
+            verdicts = repros[t].get(case_id, [])
             ran = [v for v in verdicts if v.ran]
             row.append(order.index(sorted(ran, key=order.index)[-1]) if ran else len(order) - 1)
         grid.append(row)

@@ -5,9 +5,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import tabulate as _tabulate_module
-from tabulate import tabulate
-
 from . import ledger, publish, sweep_report
 from .corpus import CaseDir
 from .environment import summary
@@ -16,8 +13,13 @@ from .schema import Claims
 from .verdict import Role, Verdict, rate_text, reproduce_rate, tally
 from .views import View
 
-# Markdown renderers ignore column padding, and measuring emoji display widths (wcwidth) dominated render time.
-_tabulate_module.WIDE_CHARS_MODE = False
+
+def table(rows: list[list], headers: list[str]) -> str:
+    """A GitHub Markdown table. Cells are already escaped (`_cell`); no padding: Markdown ignores it, and measuring
+    widths (tabulate) took most of the time of rendering a large store."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join("" if c is None else str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def _cell(text: str | None, width: int = 90) -> str:
@@ -138,18 +140,18 @@ def render_target(view: View, cases: dict[str, CaseDir], description: str,
         needs = cd.case.requires if cd else None
         (multi if needs and max(needs.world_size, needs.min_devices) > 1 else single).append(row)
     headers = ["case", "category", "article's claim", "repro", "fix", "stage", "graph breaks", "s"]
-    lines.append(tabulate(single, headers=headers, tablefmt="github", disable_numparse=True))
+    lines.append(table(single, headers))
     if multi:
         lines += ["", "### Multi-process and multi-GPU cases", "",
                   "Launched with torchrun, one process per rank (gloo on CPU, NCCL on GPUs; NVLink multicast off).", "",
-                  tabulate(multi, headers=headers, tablefmt="github", disable_numparse=True)]
+                  table(multi, headers)]
     lines += ["", "## Changes between torch releases", ""]
     if len(view.history) < 2:
         lines.append(f"Only torch {view.release} is recorded for this target.")
     else:
         lines.append(f"Releases recorded: {', '.join(view.history)}.")
-        lines += ["", tabulate([[k, f"{a} → {b}", str(x), str(y)] for k, a, b, x, y in changes],
-                               headers=["run", "releases", "before", "after"], tablefmt="github")
+        lines += ["", table([[k, f"{a} → {b}", str(x), str(y)] for k, a, b, x, y in changes],
+                            ["run", "releases", "before", "after"])
                   if changes else "No verdict changes between consecutive releases."]
     lines += ["", "Legend: " + ", ".join(f"{v.symbol} {v}" for v in Verdict) + ".",
               f"Raw records: [`results/{view.target}/`](../results/{view.target}/) (one JSON line per record); "
@@ -175,7 +177,7 @@ def render_ledger(claims: Claims, views: dict[str, View], cases: dict[str, CaseD
              "Each claim of the article, the case(s) that test it and what the recorded runs say on each target. "
              "A claim of failure is confirmed when its repro reproduces; a claim that some code works is refuted "
              "when that code fails.", ""]
-    lines.append(tabulate(rows, headers=["§", "claim", "tested by", *views], tablefmt="github"))
+    lines.append(table(rows, ["§", "claim", "tested by", *views]))
     lines += ["", "Per target: " + "; ".join(
         f"`{t}` " + ", ".join(f"{n} {v}" for v, n in sorted(c.items())) for t, c in per_target.items()) + ".", ""]
     return lines
@@ -185,13 +187,12 @@ def targets_table(views: dict[str, View], descriptions: dict[str, str]) -> str:
     rows = []
     for name, view in views.items():
         t = tally(view.records)
-        torch = view.release + (f" (**pin {view.pin}**)" if view.off_pin else "")
+        torch = view.release + (f" (**not the pin {view.pin}**)" if view.off_pin else "")
         rows.append([f"[`{name}`]({name}.md)", descriptions.get(name, ""), summary(view.environment), torch,
                      t.repros_run, t.reproduce, t.do_not_reproduce, t.fail_differently, t.repros_skipped,
                      t.fixes_text(), t.article_fixes_text()])
-    return tabulate(rows, headers=["target", "hardware", "recorded on", "torch shown", "repros run", "reproduce",
-                                   "do not", "differently", "skipped", "our fixes", "the article's fixes"],
-                    tablefmt="github")
+    return table(rows, ["target", "hardware", "recorded on", "torch shown", "repros run", "reproduce", "do not",
+                        "differently", "skipped", "our fixes", "the article's fixes"])
 
 
 def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions: dict[str, str],
@@ -205,26 +206,32 @@ def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions
               "failing) out of those that ran, per category and target.",
               ""]
     categories = sorted({c.case.category for c in cases.values()})
-    rate_rows = []
-    for category in categories:
-        rate_rows.append([category, *[rate_text(*reproduce_rate(
-            r for r in view.records if r.case in cases and cases[r.case].case.category == category), digits=0)
-            for view in views.values()]])
+    by_category = {name: defaultdict(list) for name in views}
+    for name, view in views.items():
+        for r in view.records:
+            if r.case in cases:
+                by_category[name][cases[r.case].case.category].append(r)
+    rate_rows = [[category, *[rate_text(*reproduce_rate(by_category[name][category]), digits=0) for name in views]]
+                 for category in categories]
     rate_rows.append(["all cases (the article's 63.2% is a rate over model structures: see the sweep)",
                       *[f"**{rate_text(*reproduce_rate(view.records))}**" if view.records else "—"
                         for view in views.values()]])
-    lines.append(tabulate(rate_rows, headers=["category", *views], tablefmt="github", disable_numparse=True))
+    lines.append(table(rate_rows, ["category", *views]))
     lines += ["", "## Case x target", "", "![case x target heatmap](heatmap.png)", ""]
     matrix = []
+    repros = {name: defaultdict(list) for name in views}
+    for name, view in views.items():
+        for r in view.records:
+            if Role.of(r.variant) is Role.REPRO:
+                repros[name][r.case].append(r)
     for case_id in sorted(cases):
         cells = []
-        for view in views.values():
-            recs = [r for r in view.records if r.case == case_id and Role.of(r.variant) is Role.REPRO]
+        for name in views:
+            recs = repros[name][case_id]
             cells.append(" ".join(f"{r.verdict.symbol} `{r.dtype}`" if len(recs) > 1 else r.verdict.symbol
                                   for r in sorted(recs, key=lambda r: r.dtype)) or "—")
         matrix.append([f"[`{case_id}`](../cases/{case_id}/)", cases[case_id].case.category, *cells])
-    lines.append(tabulate(matrix, headers=["case", "category", *[f"[{t}]({t}.md)" for t in views]],
-                          tablefmt="github"))
+    lines.append(table(matrix, ["case", "category", *[f"[{t}]({t}.md)" for t in views]]))
     lines += ["", "Legend: " + ", ".join(f"{v.symbol} {v}" for v in Verdict) + ".", ""]
     if claims is not None:
         lines += render_ledger(claims, views, cases, sweeps or {})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from packaging.version import InvalidVersion, Version
 
@@ -17,6 +18,7 @@ from .store import Loaded
 from .verdict import Verdict
 
 
+@lru_cache(maxsize=4096)
 def release_of(torch: str) -> str:
     """The release a torch build belongs to: 2.13.0+cpu -> 2.13.0 (a string that is no version stays itself)."""
     try:
@@ -69,14 +71,15 @@ def releases(loaded: Loaded, target: str, suite: str) -> dict[str, list[Record]]
     for rec in loaded.records:
         if rec.target != target or rec.suite != suite:
             continue
-        mine = grouped[release_of(rec.torch)]
-        if rec.key not in mine or mine[rec.key].recorded_at <= rec.recorded_at:
-            mine[rec.key] = rec
+        mine, key = grouped[release_of(rec.torch)], rec.key
+        if key not in mine or mine[key].recorded_at <= rec.recorded_at:
+            mine[key] = rec
     return {rel: sorted(grouped[rel].values(), key=lambda r: r.key) for rel in sorted(grouped, key=_order)}
 
 
-def view_of(loaded: Loaded, target: str, suite: str, release: str, pin: str | None = None) -> View:
-    every = releases(loaded, target, suite)
+def view_of(loaded: Loaded, target: str, suite: str, release: str, pin: str | None = None,
+            every: dict[str, list[Record]] | None = None) -> View:
+    every = every if every is not None else releases(loaded, target, suite)
     records = every.get(release, [])
     ids = {r.run_id for r in records}
     runs = sorted((h for h in loaded.runs.values() if h.run_id in ids), key=lambda h: h.finished)
@@ -89,7 +92,7 @@ def current(loaded: Loaded, target: str, suite: str, pin: str | None) -> View | 
     if not every:
         return None
     release = release_of(pin) if pin and release_of(pin) in every else list(every)[-1]
-    return view_of(loaded, target, suite, release, pin)
+    return view_of(loaded, target, suite, release, pin, every)
 
 
 def version_changes(loaded: Loaded, target: str, suite: str) -> list[tuple[str, str, str, Verdict, Verdict]]:
