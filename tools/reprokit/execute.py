@@ -103,7 +103,7 @@ class Stopper:
             live = list(self._live)
             self.killed.update(live)
         for pgid in live:
-            _kill_group(pgid)
+            kill_group(pgid)
 
 
 _shared_headers: Path | None = None
@@ -192,7 +192,7 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def _kill_group(pgid: int) -> None:
+def kill_group(pgid: int) -> None:
     """Kill the run's process group and every descendant, including those that left the group (setsid)."""
     for pid in [pgid, *(_descendants(pgid) if os.path.isdir("/proc") else [])]:
         for kill in (os.killpg, os.kill):
@@ -231,20 +231,20 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
                 proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                _kill_group(proc.pid)
+                kill_group(proc.pid)
                 proc.wait()
             finally:
-                _kill_group(proc.pid)  # children that outlived the script (compile workers, stray forks)
+                kill_group(proc.pid)  # children that outlived the script (compile workers, stray forks)
                 stopper.ended(proc.pid)
         if proc.pid in stopper.killed:
             raise Interrupted(str(script))
         seconds = time.monotonic() - start
-        return _finish(workdir, proc.returncode, timed_out, seconds, world_size, keep_dir)
+        return finish_observation(workdir, proc.returncode, timed_out, seconds, world_size, keep_dir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _finish(workdir: Path, code: int | None, timed_out: bool, seconds: float, world_size: int,
+def finish_observation(workdir: Path, code: int | None, timed_out: bool, seconds: float, world_size: int,
             keep_dir: Path | None) -> Observation:
     probes = [json.loads(p.read_text()) for p in sorted(workdir.glob("probe-*.json"))]
     stdout_tail, stdout_bytes = _tail(workdir / "stdout.txt")

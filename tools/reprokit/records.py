@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .schema import InputError, _describe
+from .schema import InputError, describe_error
 from .verdict import Verdict
 
 
@@ -119,14 +119,14 @@ def parse_record(line: str, where: str) -> Record:
     try:
         return Record.model_validate_json(line)
     except ValidationError as err:
-        raise InputError(f"{where}: {_describe(err)}") from None
+        raise InputError(f"{where}: {describe_error(err)}") from None
 
 
 def parse_header(line: str, where: str) -> RunHeader:
     try:
         return RunHeader.model_validate_json(line)
     except ValidationError as err:
-        raise InputError(f"{where}: {_describe(err)}") from None
+        raise InputError(f"{where}: {describe_error(err)}") from None
 
 
 def dump(model: BaseModel) -> str:

@@ -183,7 +183,7 @@ class Claims(Strict):
 
 # ---------------------------------------------------------------- loading
 
-def _describe(err: ValidationError) -> str:
+def describe_error(err: ValidationError) -> str:
     first = err.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "(top level)"
     msg = first["msg"]
@@ -196,7 +196,7 @@ def _describe(err: ValidationError) -> str:
     return f"{where}: {msg}"
 
 
-def _read_yaml(path: Path) -> object:
+def read_yaml(path: Path) -> object:
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -208,11 +208,11 @@ def _read_yaml(path: Path) -> object:
 
 
 def load_case(path: Path) -> Case:
-    data = _read_yaml(path)
+    data = read_yaml(path)
     try:
         case = Case.model_validate(data)
     except ValidationError as err:
-        raise InputError(f"{path}: {_describe(err)}") from None
+        raise InputError(f"{path}: {describe_error(err)}") from None
     if case.id != path.parent.name:
         raise InputError(f"{path}: id: {case.id!r} must equal the folder name {path.parent.name!r}")
     return case
@@ -220,16 +220,16 @@ def load_case(path: Path) -> Case:
 
 def load_matrix(path: Path) -> Matrix:
     try:
-        return Matrix.model_validate(_read_yaml(path))
+        return Matrix.model_validate(read_yaml(path))
     except ValidationError as err:
-        raise InputError(f"{path}: {_describe(err)}") from None
+        raise InputError(f"{path}: {describe_error(err)}") from None
 
 
 def load_claims(path: Path, case_ids: set[str]) -> Claims:
     try:
-        claims = Claims.model_validate(_read_yaml(path))
+        claims = Claims.model_validate(read_yaml(path))
     except ValidationError as err:
-        raise InputError(f"{path}: {_describe(err)}") from None
+        raise InputError(f"{path}: {describe_error(err)}") from None
     for i, claim in enumerate(claims.claims):
         missing = [c for c in claim.cases if c not in case_ids]
         if missing:

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .corpus import CaseRun, skip_reason
-from .schema import Case, DType, InputError, Target, _describe, _read_yaml
+from .schema import Case, DType, InputError, Target, describe_error, read_yaml
 
 Config = Literal["default", "fullgraph", "dynamic", "max-autotune", "max-autotune-no-cudagraphs"]
 
@@ -38,9 +38,9 @@ class Grid(BaseModel):
 
 def load_grid(path: Path) -> Grid:
     try:
-        return Grid.model_validate(_read_yaml(path))
+        return Grid.model_validate(read_yaml(path))
     except ValidationError as err:
-        raise InputError(f"{path}: {_describe(err)}") from None
+        raise InputError(f"{path}: {describe_error(err)}") from None
 
 
 def structures(sweep_dir: Path) -> list[str]:

@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from .execute import Interrupted, Observation, Stopper, _finish, _kill_group, child_env
+from .execute import Interrupted, Observation, Stopper, child_env, finish_observation, kill_group
 from .schema import InputError
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
@@ -73,13 +73,13 @@ class WarmPool:
                 status = box.get(timeout=timeout)["status"]
             except queue.Empty:
                 timed_out = True
-                _kill_group(pid)
+                kill_group(pid)
                 status = box.get()["status"]
-            _kill_group(pid)
+            kill_group(pid)
             stopper.ended(pid)
             if pid in stopper.killed:
                 raise Interrupted(str(script))
-            return _finish(workdir, status, timed_out, time.monotonic() - start, 1, None)
+            return finish_observation(workdir, status, timed_out, time.monotonic() - start, 1, None)
         finally:
             with self._lock:
                 self._replies.pop(ident, None)
@@ -87,6 +87,6 @@ class WarmPool:
 
     def close(self) -> None:
         self._proc.stdin.close()
-        _kill_group(self._proc.pid)
+        kill_group(self._proc.pid)
         self._proc.wait()
         shutil.rmtree(self._dir, ignore_errors=True)
