@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ["verdict.py", "outcome.py", "expected.py", "views.py"]  # what a verdict means, judging, the gate, views
-TESTS = ["tests/test_core.py", "tests/test_outcome.py"]
+TESTS = ["tests/test_core.py", "tests/test_outcome.py", "tests/test_judging.py"]
 CONFIG = f"""
 [tool.mutmut]
 source_paths = ["src/reprokit/"]

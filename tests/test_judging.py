@@ -1,0 +1,140 @@
+"""What a run's verdict and its one-line reason say, branch by branch; the gate's printed lines; the views' runs.
+Fast and in-process (the mutation session runs these)."""
+import pytest
+from reprokit import expected
+from reprokit.execute import Observation
+from reprokit.outcome import fix_verdict, repro_verdict
+from reprokit.records import RunHeader, Sitting
+from reprokit.schema import InputError, Oracle
+from reprokit.store import Loaded
+from reprokit.verdict import Verdict, tally
+from reprokit.views import view_of
+from support import record
+
+
+def seen(status, exit_code=1, exception=None, message=None, stdout="", stderr="", signal=None, chain=()):
+    probes = [{"exception": exception, "chain": list(chain)}] if exception else []
+    return Observation(status=status, exit_code=exit_code, signal=signal, seconds=3.4, exception=exception,
+                       message=message, stdout_tail=stdout, stderr_tail=stderr, probes=probes)
+
+
+RAISES = Oracle(kind="raises", exception="ValueError", match="bad")
+
+
+@pytest.mark.parametrize(("oracle", "observation", "verdict", "why"), [
+    (Oracle(kind="hangs"), seen("timeout"), "reproduces", "still running after 3 s"),
+    (Oracle(kind="hangs"), seen("pass", 0), "does-not-reproduce", "finished without hanging"),
+    (Oracle(kind="hangs"), seen("crash"), "fails-differently", "expected a hang, got crash"),
+    (RAISES, seen("timeout"), "timeout", "killed after 3 s"),
+    (Oracle(kind="stdout", match="x+y"), seen("pass", 0, stdout="a\nxxy\n"), "reproduces", "stdout matches 'x+y'"),
+    (Oracle(kind="stderr", match="^E"), seen("fail", stderr="a\nEnd"), "reproduces", "stderr matches '^E'"),
+    (Oracle(kind="stderr", match="^E"), seen("fail", stdout="End"), "fails-differently",
+     "expected output '^E', got fail"),
+    (Oracle(kind="stdout", match="x"), seen("pass", 0, stdout="y"), "does-not-reproduce", "stdout does not match 'x'"),
+    (RAISES, seen("pass", 0), "does-not-reproduce", "ran and exited 0"),
+    (Oracle(kind="nonzero-exit"), seen("crash", -11, signal="SIGSEGV"), "reproduces", "crash (exit -11)"),
+    (RAISES, seen("crash", -11, signal="SIGSEGV"), "fails-differently", "expected an exception, got crash (SIGSEGV)"),
+    (RAISES, seen("oom"), "fails-differently", "expected an exception, got oom"),
+    (RAISES, seen("fail", exception="KeyError", message="bad"), "fails-differently", "expected ValueError, got KeyError"),
+    (RAISES, seen("fail", exception="ValueError", message="good"), "fails-differently",
+     "ValueError message does not match 'bad'"),
+    (RAISES, seen("fail", exception="ValueError", message="so bad"), "reproduces", "ValueError"),
+    (Oracle(kind="raises"), seen("fail", 3), "reproduces", "exit 3"),
+    (Oracle(kind="wrong-result"), seen("fail", exception="AssertionError", message="mismatch"), "reproduces",
+     "AssertionError"),
+    (RAISES, seen("fail", 77, stdout="x\nneeds 2 GPUs\n"), "skipped", "the script skipped itself: needs 2 GPUs"),
+    (RAISES, seen("fail", 77), "skipped", "the script skipped itself: no reason printed"),
+    (RAISES, seen("fail", 77, exception="ValueError", message="bad"), "reproduces", "ValueError"),
+    (RAISES, seen("pass", 77, stdout="why"), "does-not-reproduce", "ran and exited 0"),
+])
+def test_repro_verdict_and_its_reason(oracle, observation, verdict, why):
+    assert repro_verdict(oracle, observation) == (Verdict(verdict), why)
+
+
+def test_the_exception_chain_counts_for_a_dotted_name_too():
+    oracle = Oracle(kind="raises", exception="torch._subclasses.fake_tensor.UnsupportedOperatorException")
+    chained = seen("fail", exception="torch._dynamo.exc.Unsupported", message="m",
+                   chain=["torch._subclasses.fake_tensor.UnsupportedOperatorException"])
+    assert repro_verdict(oracle, chained)[0] is Verdict.REPRODUCES
+
+
+@pytest.mark.parametrize(("oracle", "observation", "verdict", "why"), [
+    (RAISES, seen("pass", 0), "fix-works", "ran and exited 0"),
+    (RAISES, seen("fail", exception="ValueError"), "fix-broken", "fail: ValueError"),
+    (RAISES, seen("crash", -11, signal="SIGSEGV"), "fix-broken", "crash: SIGSEGV"),
+    (RAISES, seen("fail", 2), "fix-broken", "fail: exit 2"),
+    (RAISES, seen("fail", 77, stdout="no GPU"), "skipped", "the script skipped itself: no GPU"),
+    (Oracle(kind="stdout", match="bad"), seen("pass", 0, stdout="bad"), "fix-broken", "stdout still matches 'bad'"),
+    (Oracle(kind="stderr", match="bad"), seen("pass", 0, stdout="bad"), "fix-works", "ran and exited 0"),
+])
+def test_fix_verdict_and_its_reason(oracle, observation, verdict, why):
+    assert fix_verdict(oracle, observation) == (Verdict(verdict), why)
+
+
+def test_tally_counts_every_kind():
+    records = [record(case="t", verdict="timeout"), record(case="d", verdict="fails-differently"),
+               record(case="a", variant="fixed", verdict="skipped"),
+               record(case="a", variant="article_fix", verdict="skipped"),
+               record(case="b", variant="article_fix", verdict="fix-works")]
+    t = tally(records)
+    assert (t.runs, t.repros_run, t.timeout, t.fail_differently) == (5, 2, 1, 1)
+    assert (t.fixes_skipped, t.article_fixes_skipped, t.article_fixes_work) == (1, 1, 1)
+    assert t.fixes_text() == "0/0 work" and t.article_fixes_text() == "1/1 work"
+    assert tally([]).article_fixes_text() == "—"
+
+
+def _header(run_id, finished, torch="2.13.0+cpu"):
+    return RunHeader(run_id=run_id, target="cpu", torch=torch, device="cpu", environment={"torch": torch},
+                     sittings=[Sitting(jobs=2, started=finished, finished=finished)], reprokit="test")
+
+
+def test_a_view_lists_the_runs_it_shows_oldest_first_and_their_environment():
+    runs = {h.run_id: h for h in (_header("late", "2026-12-02T00:00:00Z"), _header("early", "2026-12-01T00:00:00Z"),
+                                  _header("other", "2026-12-03T00:00:00Z", "2.12.0"))}
+    loaded = Loaded([record(case="a", run_id="late"), record(case="b", run_id="early"),
+                     record(case="c", run_id="other", torch="2.12.0")], runs)
+    view = view_of(loaded, "cpu", "cases", "2.13.0", pin="2.13.0")
+    assert [h.run_id for h in view.runs] == ["early", "late"]
+    assert view.header.run_id == "late" and view.environment == {"torch": "2.13.0+cpu"}
+    assert [r.case for r in view.records] == ["a", "b"] and view.history == ["2.12.0", "2.13.0"]
+    assert view.pin == "2.13.0" and not view.off_pin and view.by_key()["a/repro@float32"].run_id == "late"
+    empty = view_of(loaded, "cpu", "sweep", "2.13.0")
+    assert empty.records == [] and empty.header is None and empty.environment == {}
+
+
+def test_the_gate_prints_what_it_found(tmp_path):
+    path = expected.expected_path(tmp_path, "cpu", "sweep")
+    assert path == tmp_path / "expected" / "cpu-sweep.yaml"
+    expected.save(path, {"s/x@float32": Verdict.REPRODUCES, "a/x@float32": Verdict.REPRODUCES})
+    text = path.read_text()
+    assert text.startswith(expected.HEADER) and text.index("a/x@float32") < text.index("s/x@float32")
+    changed = [record(case="s", variant="x", verdict="does-not-reproduce", suite="sweep"),
+               record(case="n", variant="x", verdict="reproduces", suite="sweep")]
+    gate = expected.check(tmp_path, "cpu", "sweep", "2.13.0", changed)
+    assert expected.describe(gate, tmp_path, "cpu", "sweep") == [
+        "2 verdicts differ from expected/cpu-sweep.yaml:",
+        "  n/x@float32: (new) -> reproduces",
+        "  s/x@float32: reproduces -> does-not-reproduce",
+        "accept the new state with: reprokit run --target cpu --suite sweep --case n --case s --update-expected"]
+    same = expected.check(tmp_path, "cpu", "sweep", "2.13.0", [record(case="a", variant="x", suite="sweep")])
+    assert expected.describe(same, tmp_path, "cpu", "sweep") == ["all 1 verdicts match expected/cpu-sweep.yaml"]
+    history = expected.check(tmp_path, "cpu", "sweep", "2.13.0", [*changed[:1], record(torch="2.12.0")])
+    assert history.release == "2.12.0, 2.13.0" and not history.gated
+    old = expected.check(tmp_path, "cpu", "sweep", "2.13.0", [changed[0].model_copy(update={"torch": "2.12.0"})])
+    assert expected.describe(old, tmp_path, "cpu", "sweep") == [
+        "torch 2.12.0 is not the pinned 2.13.0: recorded as history, not gated by expected/cpu-sweep.yaml",
+        "  s/x@float32: reproduces -> does-not-reproduce (vs the pinned release's expected state)"]
+    accepted = expected.check(tmp_path, "cpu", "sweep", "2.13.0", changed, update=True)
+    assert expected.describe(accepted, tmp_path, "cpu", "sweep") == ["accepted 2 verdicts into expected/cpu-sweep.yaml"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("- a\n- b\n", "must map run keys to verdicts"),
+    ("a: [unclosed\n", "not valid YAML; restore it with `git checkout"),
+])
+def test_a_bad_expected_file_is_one_line(tmp_path, text, message):
+    path = tmp_path / "cpu.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        expected.load(path)
+    assert expected.load(tmp_path / "missing.yaml") == {}
