@@ -54,7 +54,7 @@ def request_of(args: argparse.Namespace) -> RunRequest:
         update_expected=args.update_expected, where=where, base_image=args.base_image,
         wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None, force=args.force,
         deadline=args.deadline, warm=args.warm, render=not args.no_report, ladder=not args.no_ladder,
-        python=args.python)
+        python=args.python, torch=args.torch, skip_recorded=args.skip_recorded)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -278,6 +278,10 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                      help="fork each run from a process that imported torch once (faster; published runs stay cold)")
     p.add_argument("--no-report", action="store_true", help="record results only (container mode renders outside)")
     p.add_argument("--no-ladder", action="store_true", help="do not re-run failures on eager/aot_eager")
+    p.add_argument("--torch", metavar="VERSION",
+                   help="run this torch release (or 'nightly') in its own environment, built with uv (host mode)")
+    p.add_argument("--skip-recorded", action="store_true",
+                   help="skip runs already recorded for this torch with the same case content (the history)")
     p.add_argument("--python", help="interpreter that runs the cases (needs torch; default: this one; host mode)")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,7 @@ class CaseRun:
     dtype: str
     skip: str | None = None
     env: tuple[tuple[str, str], ...] = ()  # extra environment (the sweep's cell parameters)
+    content: str = ""  # hash of the files the run depends on: a changed case is run again (--skip-recorded)
 
     @property
     def key(self) -> str:
@@ -84,6 +86,12 @@ def skip_reason(case: Case, target_name: str, target: Target, dtype: str, facts:
         return f"runs on {'/'.join(req.devices)} only; target {target_name} is {kind}"
     if dtype not in target.dtypes:
         return f"target {target_name} does not test {dtype}"
+    if req.torch and facts.get("torch"):
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import Version
+
+        if not SpecifierSet(req.torch).contains(Version(facts["torch"]).public, prereleases=True):
+            return f"needs torch {req.torch}, found {facts['torch']}"
     if kind == "cpu":
         return None
     found = facts.get("device_count", 0)
@@ -97,11 +105,20 @@ def skip_reason(case: Case, target_name: str, target: Target, dtype: str, facts:
     return None
 
 
+def content_hash(folder: Path) -> str:
+    """A digest of every regular file in a case folder (its name and bytes), the first 16 hex digits."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def plan(cases: list[CaseDir], target_name: str, target: Target, facts: dict) -> list[CaseRun]:
     runs = []
     for cd in cases:
+        content = content_hash(cd.path)
         for variant in cd.variants():
             for dtype in cd.case.requires.dtypes:
                 reason = skip_reason(cd.case, target_name, target, dtype, facts)
-                runs.append(CaseRun(cd.case, cd.script(variant), variant, dtype, reason))
+                runs.append(CaseRun(cd.case, cd.script(variant), variant, dtype, reason, content=content))
     return runs

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from . import __version__, container, corpus, environment, expected, images, render, sweep
+from . import __version__, container, corpus, environment, envs, expected, images, render, sweep
 from .execute import Stopper
 from .records import Record, RunHeader, Sitting
 from .scheduler import Identity, RunOptions, now_iso, run_all
@@ -56,6 +56,8 @@ class RunRequest(BaseModel):
     render: bool = True
     ladder: bool = True
     python: str | None = None  # the interpreter that runs the cases (needs torch); None: this one
+    torch: str | None = None  # run this torch release in its own environment (envs.py); "nightly" too
+    skip_recorded: bool = False  # skip runs recorded for this torch with the same case content (the history)
 
     @property
     def interpreter(self) -> str:
@@ -144,6 +146,11 @@ def _run_here(req: RunRequest, matrix: Matrix, target: Target, log) -> RunOutcom
             + (f"; ended {len(found.ended_pids)} processes it left" if found.ended_pids else ""))
     if req.cache:
         req.cache.mkdir(parents=True, exist_ok=True)
+    setup = 0.0
+    if req.torch:
+        index = target.pins.index_url if target.family != "cpu" or req.torch == "nightly" else None
+        built = envs.ensure(req.torch, None if req.torch == "nightly" else index, req.wheelhouse, log=log)
+        req, setup = req.model_copy(update={"python": str(built.python)}), built.setup_seconds
     facts = environment.collect(req.interpreter)
     mismatch = environment.hardware_mismatch(req.target, target, facts)
     if mismatch and not req.force:
@@ -154,13 +161,18 @@ def _run_here(req: RunRequest, matrix: Matrix, target: Target, log) -> RunOutcom
     previous = _resumable(loaded, req, torch, device) if req.resume else None
     run_id = previous.run_id if previous else f"{now_iso().replace(':', '').replace('-', '')}-{uuid.uuid4().hex[:8]}"
     done = {r.key for r in loaded.records if r.run_id == run_id}
+    if req.skip_recorded:  # the history: what this torch already ran with the same case content is not run again
+        content = {r.key: r.content for r in runs}
+        done |= {r.key for r in loaded.records if (r.torch, r.device) == (torch, device) and r.case_hash
+                 and r.case_hash == content.get(r.key)}
     todo = [r for r in runs if r.key not in done]
     last = {r.key: r.seconds for r in loaded.records if r.torch == torch}
     todo.sort(key=lambda r: -last.get(r.key, 0.0))  # longest first, so the tail of the run is short jobs
     log(f"{req.target}: {len(runs)} runs ({len(runs) - len(todo)} already recorded), {req.jobs} jobs, "
         f"on {environment.summary(facts)}")
 
-    sitting = Sitting(jobs=req.jobs, started=now_iso(), on=environment.summary(facts), ended="running")
+    sitting = Sitting(jobs=req.jobs, started=now_iso(), on=environment.summary(facts), ended="running",
+                      env_setup_seconds=setup)
     header = RunHeader(
         run_id=run_id, target=req.target, suite=req.suite, torch=torch, device=device, environment=facts,
         mode="host", cache=f"warm ({req.cache})" if req.cache else "cold",
@@ -275,6 +287,9 @@ def _run_in_container(req: RunRequest, matrix: Matrix, target: Target, log) -> R
         raise InputError("--cache keeps caches on this machine: use it with --host")
     if req.python is not None:
         raise InputError("--python names an interpreter on this machine: use it with --host")
+    if req.torch:
+        raise InputError("--torch builds an environment on this machine: use it with --host (the image holds the "
+                         "target's pinned torch)")
     tag = images.build(req.root / "images", req.target, target, req.base_image,
                        req.wheelhouse.resolve() if req.wheelhouse else None)
     log(f"{req.target}: running in {tag} (no network, non-root, repository read-only)")

@@ -59,6 +59,7 @@ class Record(Strict):
     run_id: str  # the RunHeader this record came from
     recorded_at: str  # ISO 8601, UTC
     reprokit: str  # the harness version that recorded it
+    case_hash: str | None = None  # the case folder's content when it ran (None: recorded before hashes were kept)
 
     @property
     def key(self) -> str:
@@ -86,6 +87,7 @@ class Sitting(Strict):
     wall_seconds: float = 0.0
     on: str = ""  # the machine, in words (environment.summary)
     ended: str = "finished"  # finished | deadline | interrupted | killed
+    env_setup_seconds: float = 0.0  # building the torch environment (--torch), when this sitting had to
 
 
 class RunHeader(Strict):

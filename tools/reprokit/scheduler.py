@@ -57,7 +57,7 @@ def make_record(ident: Identity, run: CaseRun, verdict: Verdict, why: str, obs: 
     observed = obs.record_fields() if obs is not None else {}
     return Record(target=ident.target, suite=ident.suite, torch=ident.torch, device=ident.device, case=run.case.id,
                   variant=run.variant, dtype=run.dtype, verdict=verdict, why=why, ladder=ladder, run_id=ident.run_id,
-                  recorded_at=now_iso(), reprokit=__version__, **observed)
+                  recorded_at=now_iso(), reprokit=__version__, case_hash=run.content or None, **observed)
 
 
 def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int) -> Record | None:

@@ -65,11 +65,19 @@ class Requires(Strict):
     world_size: int = Field(1, ge=1, le=64)
     launcher: Literal["python", "torchrun"] = "python"
     timeout: int = Field(600, ge=1, le=7200)
+    torch: str | None = None  # a PEP 440 specifier, e.g. ">=2.6": older releases lack an API the case uses
 
     @model_validator(mode="after")
     def _torchrun_for_ranks(self) -> Requires:
         if self.world_size > 1 and self.launcher != "torchrun":
             raise ValueError("world_size > 1 needs launcher: torchrun")
+        if self.torch is not None:
+            from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+            try:
+                SpecifierSet(self.torch)
+            except InvalidSpecifier:
+                raise ValueError(f"torch: {self.torch!r} is not a version specifier (e.g. '>=2.6')") from None
         return self
 
 
@@ -134,6 +142,9 @@ class TorchPins(Strict):
     triton: Token | None = None
     torch_npu: Token | None = None
     index_url: Url | None = None  # where torch (and triton) come from; None = PyPI
+    # Releases run for the target's history (`nox -s history-<target>`), each in its own environment from the
+    # registry; the pin above is what `repro-<target>` runs and the expected state gates.
+    history: list[Token] = []
 
 
 class Target(Strict):

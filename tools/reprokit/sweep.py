@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .corpus import CaseRun, skip_reason
+from .corpus import CaseRun, content_hash, skip_reason
 from .schema import Case, DType, InputError, Target, describe_error, read_yaml
 
 Config = Literal["default", "fullgraph", "dynamic", "max-autotune", "max-autotune-no-cudagraphs"]
@@ -65,7 +65,7 @@ def plan(sweep_dir: Path, target_name: str, target: Target, facts: dict, smoke: 
     if models:
         names = [n for n in names if n in models]
     cells = grid.smoke.cells if smoke else grid.grids.get(kind if kind in grid.grids else "cuda", [])
-    runs = []
+    runs, content = [], content_hash(sweep_dir)
     for name in names:
         case = structure_case(name, sweep_dir)
         for cell in cells:
@@ -76,5 +76,6 @@ def plan(sweep_dir: Path, target_name: str, target: Target, facts: dict, smoke: 
                 if dtype.startswith("float8") and kind == "cuda" and (facts.get("compute_capability") or 0) < 8.9:
                     reason = reason or f"FP8 needs compute capability >= 8.9, found {facts.get('compute_capability')}"
                 env = (("SWEEP_MODEL", name), ("SWEEP_MODE", cell.mode), ("SWEEP_CONFIG", cell.config))
-                runs.append(CaseRun(case, sweep_dir / "cell.py", f"{cell.mode}-{cell.config}", dtype, reason, env))
+                runs.append(CaseRun(case, sweep_dir / "cell.py", f"{cell.mode}-{cell.config}", dtype, reason, env,
+                                    content))
     return runs
