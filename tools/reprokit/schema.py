@@ -148,6 +148,7 @@ class TorchPins(Strict):
     triton: Token | None = None
     torch_npu: Token | None = None
     index_url: Url | None = None  # where torch (and triton) come from; None = PyPI
+    extras: list[Token] = []  # the target's extra pinned packages (e.g. torchao for FP8 training on Hopper)
 
 
 class Target(Strict):
@@ -222,6 +223,9 @@ def _describe(err: ValidationError) -> str:
         msg = f"must be {first['ctx']['expected']} (got {first['input']!r})"
     elif first["type"] == "extra_forbidden":
         msg = "is not a known field"
+    elif first["type"] == "missing":
+        msg = "is required" + (" (fails, works or measures: what the article says about this code)"
+                               if where.endswith("article.stance") else "")
     elif first["type"] == "string_pattern_mismatch":
         msg = f"{first['input']!r} is not allowed (must match {first['ctx']['pattern']})"
     return f"{where}: {msg}"
