@@ -165,4 +165,4 @@ def test_a_rate_claim_counts_configurations_not_one_cases_exit():
     sweep = ResultSet(target="h100", run={}, environment={}, records=[])
     c = claim(sweep={"measure": "fp8-cells-failing", "claimed": 0.89})
     verdict, detail = ledger.judge(c, case_dir(), [rec("reproduces", stdout=lines)], sweep)
-    assert verdict == ledger.REFUTED and "25.0% failing (1/4" in detail
+    assert verdict == ledger.REFUTED and "cases 1/4 configurations, together: 25.0% (1/4)" in detail

@@ -71,10 +71,10 @@ def rate_stance(claim: Claim, sweep: ResultSet | None, runs: list[Record]) -> tu
             parts.append(f"cases {bad}/{len(configs)} configurations")
             failed, total = failed + bad, total + len(configs)
     if not total:
-        return NOT_RUN, "no sweep or configuration recorded"
+        return NOT_RUN, "no sweep recorded"
     stance = CONFIRMED if failed / total >= claim.sweep.claimed else REFUTED
-    return stance, (f"measured {failed / total:.1%} failing ({failed}/{total}: {', '.join(parts)}) "
-                    f"vs {claim.sweep.claimed:.1%} claimed")
+    source = "sweep" if len(parts) == 1 and parts[0].startswith("sweep") else f"{' + '.join(parts)}, together"
+    return stance, f"{source}: {failed / total:.1%} ({failed}/{total}) vs {claim.sweep.claimed:.1%} claimed"
 
 
 def _stances(claim: Claim, cases: dict[str, CaseDir], runs: list[Record]) -> list[str]:
