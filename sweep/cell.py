@@ -2,6 +2,8 @@
 
     SWEEP_MODEL=swin SWEEP_MODE=train SWEEP_CONFIG=fullgraph REPRO_DTYPE=bfloat16 python sweep/cell.py
 
+For float8_e4m3fn the model runs in bfloat16 with torchao.float8.convert_to_float8_training (recipe from
+SWEEP_FP8_RECIPE: tensorwise or rowwise), eager and compiled alike; without torchao the cell skips (exit 77).
 Builds the model from sweep/models/<SWEEP_MODEL>.py (random weights, no downloads), runs it in float64 (reference),
 in eager and compiled in the cell's dtype, and checks accuracy the way PyTorch's dashboard does
 (torch._dynamo.utils.same with the float64 reference). Exits 0 when the compiled model runs and is accurate; raises
@@ -27,7 +29,8 @@ CONFIG = os.environ.get("SWEEP_CONFIG", "default")  # default | fullgraph | dyna
 device = os.environ.get("REPRO_DEVICE", "cpu")
 dtype_name = os.environ.get("REPRO_DTYPE", "float32")
 FP8 = dtype_name.startswith("float8")
-dtype = torch.bfloat16 if FP8 else getattr(torch, dtype_name)  # FP8: bf16 model, FP8 matmuls in every Linear
+dtype = torch.bfloat16 if FP8 else getattr(torch, dtype_name)  # FP8: bf16 model, torchao float8 in every Linear
+FP8_RECIPE = os.environ.get("SWEEP_FP8_RECIPE", "tensorwise")  # torchao's recipe names: tensorwise | rowwise
 TOL = {torch.float32: 1e-3, torch.bfloat16: 4e-2, torch.float16: 4e-2}[dtype] * (4 if FP8 else 1)
 COMPILE_KW = {"default": {}, "fullgraph": {"fullgraph": True}, "dynamic": {"dynamic": True},
               "max-autotune": {"mode": "max-autotune"},
@@ -43,51 +46,16 @@ def load_structure(name):
     return module
 
 
-def fp8_matmul(x2, weight):
-    """x2 @ weight.t() with torch._scaled_mm in float8_e4m3fn (dynamic per-tensor scales), output in x2's dtype."""
-    fmax = torch.finfo(torch.float8_e4m3fn).max
-    xs = x2.abs().amax().float().clamp(min=1e-12) / fmax
-    ws = weight.abs().amax().float().clamp(min=1e-12) / fmax
-    xq = (x2.float() / xs).clamp(-fmax, fmax).to(torch.float8_e4m3fn)
-    wq = (weight.float() / ws).clamp(-fmax, fmax).to(torch.float8_e4m3fn)
-    return torch._scaled_mm(xq, wq.t(), scale_a=xs, scale_b=ws, out_dtype=x2.dtype)
-
-
-class FP8MatMul(torch.autograd.Function):
-    """FP8 forward, bf16 backward: torch._scaled_mm has no derivative, so training recipes wrap it like this."""
-
-    @staticmethod
-    def forward(ctx, x2, weight):
-        ctx.save_for_backward(x2, weight)
-        return fp8_matmul(x2, weight)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x2, weight = ctx.saved_tensors
-        return grad @ weight.to(grad.dtype), grad.t() @ x2.to(grad.dtype)
-
-
-class FP8Linear(torch.nn.Module):
-    """nn.Linear whose matmul runs in float8_e4m3fn (forward) with a bf16 backward."""
-
-    def __init__(self, linear):
-        super().__init__()
-        self.weight, self.bias = linear.weight, linear.bias
-
-    def forward(self, x):
-        shape = x.shape
-        out = FP8MatMul.apply(x.reshape(-1, shape[-1]), self.weight)
-        out = out if self.bias is None else out + self.bias
-        return out.reshape(*shape[:-1], -1)
-
-
 def to_fp8(model):
-    for name, child in model.named_children():
-        if isinstance(child, torch.nn.Linear) and child.in_features % 16 == 0 and child.out_features % 16 == 0:
-            setattr(model, name, FP8Linear(child))
-        else:
-            to_fp8(child)
-    return model
+    """torchao's float8 training (the path users take): every nn.Linear whose sizes allow it becomes a Float8Linear."""
+    try:
+        from torchao.float8 import Float8LinearConfig, convert_to_float8_training
+    except ImportError as err:
+        print(f"torchao.float8 is not importable here ({err}); FP8 cells run torchao's float8 training")
+        sys.exit(77)
+    return convert_to_float8_training(
+        model, config=Float8LinearConfig.from_recipe_name(FP8_RECIPE),
+        module_filter_fn=lambda mod, fqn: mod.in_features % 16 == 0 and mod.out_features % 16 == 0)
 
 
 def cast(inputs, dt):
@@ -155,7 +123,7 @@ accurate = same(eager, compiled, fp64_ref=fp64_ref, tol=TOL, cos_similarity=MODE
 eager_s = timed(lambda: step(eager_model, inputs))
 compiled_s = timed(lambda: step(compiled_model, inputs))
 result = {"model": MODEL, "family": getattr(structure, "FAMILY", "?"), "source": getattr(structure, "SOURCE", "?"),
-          "mode": MODE, "config": CONFIG, "dtype": dtype_name, "compile_seconds": round(compile_seconds, 2),
+          "mode": MODE, "config": CONFIG, "dtype": dtype_name, "fp8_recipe": FP8_RECIPE if FP8 else None, "compile_seconds": round(compile_seconds, 2),
           "eager_ms": round(eager_s * 1e3, 3), "compiled_ms": round(compiled_s * 1e3, 3),
           "speedup": round(eager_s / compiled_s, 3) if compiled_s else None, "accurate": bool(accurate),
           "fp64_reference": fp64_ref is not None}

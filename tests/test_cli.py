@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CASE_YAML = """id: {id}
 title: fixture case {id}
 category: diagnosis
-article: {{section: "0", claim: a fixture for the runner's own tests}}
+article: {{section: "0", claim: a fixture for the runner's own tests, stance: fails}}
 requires: {{devices: [cpu], timeout: 60}}
 expect:
   repro: {{kind: raises, exception: ValueError}}

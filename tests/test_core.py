@@ -109,7 +109,7 @@ def test_a_merge_replaces_only_the_same_identity(tmp_path):
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda d: d.update(colour="red"), "colour: is not a known field"),
     (lambda d: d.update(verdict="fixed"), "verdict:"),
-    (lambda d: d.pop("torch"), "torch: Field required"),
+    (lambda d: d.pop("torch"), "torch: is required"),
 ])
 def test_a_malformed_record_is_refused_with_one_line_naming_file_and_field(tmp_path, edit, message):
     store = Store(tmp_path)

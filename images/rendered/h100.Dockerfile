@@ -4,7 +4,7 @@ FROM ${BASE_IMAGE}
 
 LABEL org.opencontainers.image.title="reprokit-h100" \
       org.opencontainers.image.description="NVIDIA H100 SXM (Hopper, sm_90; an H200 is the same architecture)" \
-      org.opencontainers.image.version="reprokit/h100:4eb26add001a" \
+      org.opencontainers.image.version="reprokit/h100:b01131f053d3" \
       org.opencontainers.image.licenses="BSD-3-Clause" \
       io.reprokit.target="h100" \
       io.reprokit.torch="2.13.0"
@@ -19,7 +19,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 
 RUN python3 -m venv /opt/venv \
- && pip install --extra-index-url https://download.pytorch.org/whl/cu128 torch==2.13.0 triton==3.7.0 pydantic==2.13.4 PyYAML==6.0.3 tabulate==0.10.0 rich==15.0.0 Jinja2==3.1.6 matplotlib==3.11.2 numpy==2.4.6
+ && pip install --extra-index-url https://download.pytorch.org/whl/cu128 torch==2.13.0 triton==3.7.0 torchao==0.18.0 pydantic==2.13.4 PyYAML==6.0.3 tabulate==0.10.0 rich==15.0.0 Jinja2==3.1.6 matplotlib==3.11.2 numpy==2.4.6
 
 # NVIDIA: the driver comes from the host through the container toolkit (`--gpus` / a GPU DeviceRequest).
 ENV NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility \

@@ -31,7 +31,7 @@ def packages(target: Target) -> list[str]:
         pins.append(f"triton=={target.pins.triton}")
     if target.pins.torch_npu:
         pins.append(f"torch-npu=={target.pins.torch_npu}")
-    return pins + RUNNER_PACKAGES
+    return pins + list(target.pins.extras) + RUNNER_PACKAGES
 
 
 def _environment(templates: Path) -> jinja2.Environment:

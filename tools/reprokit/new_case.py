@@ -53,7 +53,7 @@ YAML_HEADER = """# A repro case. Fields (validated by tools/reprokit/schema.py; 
 #   id        the folder name: lowercase words joined by '-'
 #   title     one line: what the repro does
 #   category  one of: {categories}
-#   article   optional: {{section, claim, asserts: failure|works}} when the case tests a claim of the article
+#   article   optional: {{section, claim, stance: fails|works|measures}} when the case tests a claim of the article
 #   requires  devices (cpu/cuda/rocm/npu), min_devices, min_compute_capability, dtypes, world_size,
 #             launcher (python|torchrun), timeout (seconds)
 #   expect    repro: what "the bug reproduces" means. kind: raises (exception: dotted or bare class name,

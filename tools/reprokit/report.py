@@ -166,10 +166,11 @@ def render_ledger(claims: Claims, views: dict[str, View], cases: dict[str, CaseD
     for claim in claims.claims:
         cells = []
         for target, view in views.items():
-            verdict, detail = ledger.judge(claim, cases, view.records, sweeps.get(target))
+            verdict, detail = ledger.judge(claim, cases, view.records, sweeps.get(target), target=target)
             per_target[target][verdict] += 1
             cells.append(ledger.SYMBOL[verdict] + (f": {_cell(detail, 50)}" if verdict in (
-                ledger.NOT_TESTABLE, ledger.MIXED) and not claim.untestable or claim.sweep else ""))
+                ledger.NOT_TESTABLE, ledger.MIXED, ledger.PARTLY_TESTED) and not claim.untestable or claim.sweep
+                else ""))
         tested_by = ", ".join([f"[`{c}`](../cases/{c}/)" for c in claim.cases]
                               + (["the model sweep"] if claim.sweep else [])) or _cell(claim.untestable, 70)
         rows.append([f"§{claim.section}", _cell(claim.claim, 90), tested_by, *cells])

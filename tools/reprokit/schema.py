@@ -49,12 +49,27 @@ class Strict(BaseModel):
 
 # ---------------------------------------------------------------- cases
 
+Stance = Literal["fails", "works", "measures"]
+
+
 class ArticleRef(Strict):
     section: OneLine  # e.g. "1" or "2.3"
     claim: OneLine
-    # "failure": the article says this code fails (a reproduction confirms it);
-    # "works": the article offers this code as working (a reproduction refutes it).
-    asserts: Literal["failure", "works"] = "failure"
+    # Required, no default (a default once inverted a verdict): what the article says about the code the repro runs.
+    # "fails": the article says it fails (the repro reproducing confirms the claim);
+    # "works": the article offers it as working (the repro failing refutes the claim);
+    # "measures": the article states a figure; the repro fails when the measured value is outside `bound`.
+    stance: Stance
+    bound: OneLine | None = None  # for stance measures: which measured values agree with the article's figure
+    no_fix: OneLine | None = None  # for stance measures without fixed.py: why no fix applies
+
+    @model_validator(mode="after")
+    def _bound_for_measures(self) -> ArticleRef:
+        if (self.stance == "measures") != (self.bound is not None):
+            raise ValueError("bound is required with stance: measures, and only there")
+        if self.no_fix is not None and self.stance != "measures":
+            raise ValueError("no_fix is only for stance: measures")
+        return self
 
 
 class Requires(Strict):
@@ -145,6 +160,7 @@ class TorchPins(Strict):
     # Releases run for the target's history (`nox -s history-<target>`), each in its own environment from the
     # registry; the pin above is what `repro-<target>` runs and the expected state gates.
     history: list[Token] = []
+    extras: list[Token] = []  # the target's extra pinned packages (e.g. torchao for FP8 training on Hopper)
 
 
 class Target(Strict):
@@ -173,6 +189,15 @@ class SweepMeasure(Strict):
     claimed: float = Field(ge=0, le=1)
 
 
+class Hardware(Strict):
+    """A claim about specific hardware: judged only on the targets that are that hardware (rule 4)."""
+
+    needs: OneLine  # the hardware the claim is about, e.g. "A100 PCIe", "H100 SXM", "2-socket NUMA host"
+    # target -> what its runs are recorded on when that is a substitute ("H200 (Hopper, sm_90) for H100 SXM");
+    # the empty string: the target is the claimed hardware itself. Every other target is "not testable here".
+    targets: dict[Token, str]
+
+
 class Claim(Strict):
     id: CaseId
     section: OneLine
@@ -180,11 +205,19 @@ class Claim(Strict):
     cases: list[CaseId] = []
     sweep: SweepMeasure | None = None
     untestable: OneLine | None = None
+    # Rule 1: what the claim covers that its cases do not test (another mode, other shapes, many steps, ...);
+    # the verdict is then "partly tested" with this, never a plain confirmed / refuted.
+    untested: OneLine | None = None
+    hardware: Hardware | None = None
+    # Rule 7: the claim is about the article's own fix: judged on the cases' article_fix runs, never on fixed.py.
+    article_fix: bool = False
 
     @model_validator(mode="after")
     def _one_of(self) -> Claim:
         if bool(self.cases or self.sweep) == bool(self.untestable):
             raise ValueError("give cases and/or sweep, or untestable (the reason nothing can test the claim)")
+        if self.article_fix and (self.sweep or not self.cases):
+            raise ValueError("article_fix: true needs cases (with article_fix.py) and no sweep")
         return self
 
 
@@ -202,6 +235,9 @@ def describe_error(err: ValidationError) -> str:
         msg = f"must be {first['ctx']['expected']} (got {first['input']!r})"
     elif first["type"] == "extra_forbidden":
         msg = "is not a known field"
+    elif first["type"] == "missing":
+        msg = "is required" + (" (fails, works or measures: what the article says about this code)"
+                               if where.endswith("article.stance") else "")
     elif first["type"] == "string_pattern_mismatch":
         msg = f"{first['input']!r} is not allowed (must match {first['ctx']['pattern']})"
     return f"{where}: {msg}"

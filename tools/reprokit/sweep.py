@@ -22,6 +22,7 @@ class Cell(BaseModel):
     mode: Literal["inference", "train"]
     config: Config
     dtypes: list[DType]
+    fp8_recipes: list[Literal["tensorwise", "rowwise"]] = ["tensorwise"]  # torchao float8 recipes, for FP8 dtypes
 
 
 class Smoke(BaseModel):
@@ -52,7 +53,7 @@ def structure_case(name: str, sweep_dir: Path) -> Case:
     title = doc[1].strip().splitlines()[0] if len(doc) > 2 else name
     return Case.model_validate({
         "id": "sweep-" + name.replace("_", "-"), "title": title, "category": "model-sweep",
-        "article": {"section": "1", "claim": f"torch.compile fails on {name} (one of the 63.2%)"},
+        "article": {"section": "1", "claim": f"torch.compile fails on {name} (one of the 63.2%)", "stance": "fails"},
         "requires": {"timeout": 900},
         "expect": {"repro": {"kind": "nonzero-exit"}}})
 
@@ -76,6 +77,11 @@ def plan(sweep_dir: Path, target_name: str, target: Target, facts: dict, smoke: 
                 if dtype.startswith("float8") and kind == "cuda" and (facts.get("compute_capability") or 0) < 8.9:
                     reason = reason or f"FP8 needs compute capability >= 8.9, found {facts.get('compute_capability')}"
                 env = (("SWEEP_MODEL", name), ("SWEEP_MODE", cell.mode), ("SWEEP_CONFIG", cell.config))
-                runs.append(CaseRun(case, sweep_dir / "cell.py", f"{cell.mode}-{cell.config}", dtype, reason, env,
-                                    content))
+                if not dtype.startswith("float8"):
+                    runs.append(CaseRun(case, sweep_dir / "cell.py", f"{cell.mode}-{cell.config}", dtype, reason, env,
+                                        content))
+                    continue
+                for recipe in cell.fp8_recipes:  # one cell per torchao float8 recipe
+                    runs.append(CaseRun(case, sweep_dir / "cell.py", f"{cell.mode}-{cell.config}-{recipe}", dtype,
+                                        reason, (*env, ("SWEEP_FP8_RECIPE", recipe)), content))
     return runs
