@@ -38,6 +38,7 @@ def test_image_builds_and_is_reused_when_unchanged():
     assert first.stdout.split()[-1] == second.stdout.split()[-1]
 
 
+@pytest.mark.timeout(2700)  # the whole corpus, about 8 minutes alone on 2 cores
 def test_corpus_in_the_container_matches_the_host_verdicts(tmp_path):
     proc = reprokit("run", "--target", "cpu", "--container", "--base-image", BASE, "--wheelhouse", WHEELHOUSE,
                     "--jobs", "2", "--out", str(tmp_path))
