@@ -61,6 +61,16 @@ for _name in TARGETS:
 
     _sweep.__doc__ = f"Run the 27-structure compile sweep on {TARGETS[_name]['description']}."
 
+    @nox.session(name=f"history-{_name}", reuse_venv=True, default=False)
+    def _history(session: nox.Session, _target: str = _name) -> None:
+        session.install("-e", ".", "uv")
+        for version in TARGETS[_target]["pins"].get("history", []):  # each in its own environment (uv, one cache)
+            session.run("reprokit", "run", "--host", "--target", _target, "--torch", version, "--skip-recorded",
+                        "--no-report", *session.posargs, success_codes=[0, 1])
+        session.run("reprokit", "report")
+
+    _history.__doc__ = f"Run the corpus on every torch release of {_name}'s history (recorded runs are skipped)."
+
     @nox.session(name=f"image-{_name}", reuse_venv=True, default=False)
     def _image(session: nox.Session, _target: str = _name) -> None:
         session.install("-e", ".")

@@ -144,3 +144,14 @@ def test_builds_of_one_release_show_together_newest_record_first():
     view = current(loaded, "cpu", "cases", "2.13.0")
     assert {r.case: r.verdict for r in view.records} == {"a": Verdict.DOES_NOT_REPRODUCE, "b": Verdict.REPRODUCES}
     assert view.builds == ["2.13.0", "2.13.0+cpu"]
+
+
+def test_no_module_of_the_package_shadows_the_standard_library():
+    """probe.py runs as a script from the package folder, so a module named like a standard one (bisect.py) would be
+    imported by torch in place of it."""
+    import sys
+    from pathlib import Path
+
+    import reprokit
+    names = {p.stem for p in Path(reprokit.__file__).parent.glob("*.py")}
+    assert not names & set(sys.stdlib_module_names)

@@ -138,3 +138,32 @@ def test_a_bad_expected_file_is_one_line(tmp_path, text, message):
     with pytest.raises(InputError, match=message):
         expected.load(path)
     assert expected.load(tmp_path / "missing.yaml") == {}
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8, 13])
+@pytest.mark.parametrize("change", ["first", "middle", "last", "none"])
+def test_bisection_finds_the_boundary_within_log2_runs(n, change):
+    import math
+
+    from reprokit.bisection import search
+    versions = [f"2.{i}.0" for i in range(n)]
+    at = {"first": 1, "middle": n // 2, "last": n - 1, "none": n}[change]
+    truth = {v: Verdict.REPRODUCES if i < at else Verdict.DOES_NOT_REPRODUCE for i, v in enumerate(versions)}
+    found = search(versions, {}, truth.__getitem__)
+    assert len(found.ran) <= math.ceil(math.log2(n)) + 1 and len(set(found.ran)) == len(found.ran)
+    if change == "none":
+        assert found.boundary() is None
+    else:
+        assert found.boundary() == (versions[at - 1], versions[at])
+        assert f"the verdict changes between {versions[at - 1]} and {versions[at]}" in found.summary()
+        assert f"does not reproduce {versions[at]}" in found.summary()
+
+
+def test_bisection_uses_recorded_results_and_steps_over_unknown_releases():
+    from reprokit.bisection import search
+    versions = ["2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.12.1"]
+    truth = {"2.8.0": Verdict.REPRODUCES, "2.9.1": Verdict.SKIPPED, "2.10.0": Verdict.REPRODUCES,
+             "2.11.0": Verdict.DOES_NOT_REPRODUCE, "2.12.1": Verdict.DOES_NOT_REPRODUCE}
+    recorded = {"2.12.1": Verdict.DOES_NOT_REPRODUCE, "2.8.0": Verdict.REPRODUCES}
+    found = search(versions, recorded, truth.__getitem__)
+    assert found.boundary() == ("2.10.0", "2.11.0") and "2.12.1" not in found.ran and "2.8.0" not in found.ran

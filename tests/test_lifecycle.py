@@ -138,3 +138,16 @@ def test_the_records_of_another_release_are_history_and_the_run_does_not_fail(tm
 
 
 del CASE_YAML
+
+
+def test_bisect_answers_from_recorded_results_without_running(tmp_path):
+    root = make_corpus(tmp_path, 1)
+    versions = ["2.8.0", "2.9.1", "2.10.0", "2.11.0"]
+    verdicts = ["reproduces", "reproduces", "does-not-reproduce", "does-not-reproduce"]
+    Store(root / "results").merge([record(case="fixture-00", torch=v, verdict=w)
+                                   for v, w in zip(versions, verdicts, strict=True)])
+    proc = reprokit(root, "bisect", "fixture-00", "--target", "cpu", "--versions", *versions)
+    assert proc.returncode == 0, proc.stderr
+    assert ("fixture-00 on cpu: reproduces 2.8.0 – 2.9.1; does not reproduce 2.10.0 – 2.11.0; the verdict changes "
+            "between 2.9.1 and 2.10.0") in proc.stdout
+    assert "runs made: 0 (none: all recorded)" in proc.stdout

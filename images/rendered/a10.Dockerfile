@@ -4,7 +4,7 @@ FROM ${BASE_IMAGE}
 
 LABEL org.opencontainers.image.title="reprokit-a10" \
       org.opencontainers.image.description="NVIDIA A10 (Ampere, sm_86)" \
-      org.opencontainers.image.version="reprokit/a10:dfafce829d5a" \
+      org.opencontainers.image.version="reprokit/a10:66403becf471" \
       org.opencontainers.image.licenses="BSD-3-Clause" \
       io.reprokit.target="a10" \
       io.reprokit.torch="2.13.0"

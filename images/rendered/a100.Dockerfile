@@ -4,7 +4,7 @@ FROM ${BASE_IMAGE}
 
 LABEL org.opencontainers.image.title="reprokit-a100" \
       org.opencontainers.image.description="NVIDIA A100 PCIe (Ampere, sm_80)" \
-      org.opencontainers.image.version="reprokit/a100:784a410c4a3f" \
+      org.opencontainers.image.version="reprokit/a100:6655136a95c9" \
       org.opencontainers.image.licenses="BSD-3-Clause" \
       io.reprokit.target="a100" \
       io.reprokit.torch="2.13.0"

@@ -4,7 +4,7 @@ FROM ${BASE_IMAGE}
 
 LABEL org.opencontainers.image.title="reprokit-ascend910b" \
       org.opencontainers.image.description="Huawei Ascend 910B (CANN + torch_npu)" \
-      org.opencontainers.image.version="reprokit/ascend910b:8047c99f369e" \
+      org.opencontainers.image.version="reprokit/ascend910b:fbf359be3fcb" \
       org.opencontainers.image.licenses="BSD-3-Clause" \
       io.reprokit.target="ascend910b" \
       io.reprokit.torch="2.5.1"

@@ -4,7 +4,7 @@ FROM ${BASE_IMAGE}
 
 LABEL org.opencontainers.image.title="reprokit-cpu" \
       org.opencontainers.image.description="x86-64 CPU, inductor C++ backend" \
-      org.opencontainers.image.version="reprokit/cpu:d6bac8e0bf48" \
+      org.opencontainers.image.version="reprokit/cpu:904c29ec1769" \
       org.opencontainers.image.licenses="BSD-3-Clause" \
       io.reprokit.target="cpu" \
       io.reprokit.torch="2.13.0"

@@ -4,7 +4,7 @@ FROM ${BASE_IMAGE}
 
 LABEL org.opencontainers.image.title="reprokit-h100-fp8" \
       org.opencontainers.image.description="NVIDIA H100 SXM, the article's FP8 mixed-precision configuration" \
-      org.opencontainers.image.version="reprokit/h100-fp8:bdb3bffa9508" \
+      org.opencontainers.image.version="reprokit/h100-fp8:ee21c6d626d3" \
       org.opencontainers.image.licenses="BSD-3-Clause" \
       io.reprokit.target="h100-fp8" \
       io.reprokit.torch="2.13.0"

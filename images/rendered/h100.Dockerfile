@@ -4,7 +4,7 @@ FROM ${BASE_IMAGE}
 
 LABEL org.opencontainers.image.title="reprokit-h100" \
       org.opencontainers.image.description="NVIDIA H100 SXM (Hopper, sm_90; an H200 is the same architecture)" \
-      org.opencontainers.image.version="reprokit/h100:b01131f053d3" \
+      org.opencontainers.image.version="reprokit/h100:41910efccd47" \
       org.opencontainers.image.licenses="BSD-3-Clause" \
       io.reprokit.target="h100" \
       io.reprokit.torch="2.13.0"

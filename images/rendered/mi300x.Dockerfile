@@ -4,7 +4,7 @@ FROM ${BASE_IMAGE}
 
 LABEL org.opencontainers.image.title="reprokit-mi300x" \
       org.opencontainers.image.description="AMD Instinct MI300X (CDNA3, gfx942)" \
-      org.opencontainers.image.version="reprokit/mi300x:55a91d13a82d" \
+      org.opencontainers.image.version="reprokit/mi300x:a8f8531ae87c" \
       org.opencontainers.image.licenses="BSD-3-Clause" \
       io.reprokit.target="mi300x" \
       io.reprokit.torch="2.13.0"

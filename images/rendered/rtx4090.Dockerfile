@@ -4,7 +4,7 @@ FROM ${BASE_IMAGE}
 
 LABEL org.opencontainers.image.title="reprokit-rtx4090" \
       org.opencontainers.image.description="NVIDIA GeForce RTX 4090 (Ada, sm_89)" \
-      org.opencontainers.image.version="reprokit/rtx4090:1b75021e5101" \
+      org.opencontainers.image.version="reprokit/rtx4090:f504cce978d0" \
       org.opencontainers.image.licenses="BSD-3-Clause" \
       io.reprokit.target="rtx4090" \
       io.reprokit.torch="2.13.0"

@@ -5,7 +5,8 @@
 2. corpus wall time against the ideal (sum of per-run seconds / jobs), from a recorded cold run;
 3. rendering time of the Markdown, JUnit and badge outputs from 10,000 result records;
 4. the warm-interpreter run against the cold one: verdicts that differ, and the wall-time ratio;
-5. loading a results store of 100,000 records and rendering its current view.
+5. loading a results store of 100,000 records and rendering its current view;
+6. the CPU history: per torch release, the environment set-up time and the corpus wall time against the ideal.
 Figures 2 and 4 read the committed runs (the store results/ and bench/warm/results/), or with --corpus DIR make
 both runs first.
 """
@@ -149,6 +150,27 @@ def store_100k(root: Path, store_dir: Path) -> None:
           f"render {done - loaded_at:.2f} s, total {done - start:.2f} s (floor: load < 2 s)")
 
 
+def history(store_dir: Path) -> None:
+    """Figure 6: per torch release of the CPU history, its environment set-up time and wall time against the ideal."""
+    loaded = Store(store_dir).load("cpu", "cases")
+    rows = []
+    for head in sorted(loaded.runs.values(), key=lambda h: h.finished):
+        mine = [r for r in loaded.records if r.run_id == head.run_id and r.status]
+        if not head.sittings or not mine or head.selection:
+            continue
+        jobs = head.sittings[0].jobs
+        ideal = sum(r.seconds for r in mine) / jobs
+        setup = sum(s.env_setup_seconds for s in head.sittings)
+        rows.append((head.torch, setup, head.wall_seconds, ideal))
+    if not rows:
+        print("6. history: no whole-corpus runs recorded")
+        return
+    total_wall, total_ideal = sum(r[2] for r in rows), sum(r[3] for r in rows)
+    print(f"6. history: {len(rows)} corpus runs, wall {total_wall:.0f} s vs ideal {total_ideal:.0f} s = "
+          f"{total_wall / total_ideal:.2f}x; per release (set-up s, wall s, ideal s): "
+          + "; ".join(f"{t} ({s:.0f}, {w:.0f}, {i:.0f})" for t, s, w, i in rows))
+
+
 def warm_vs_cold(cold_dir: Path, warm_dir: Path) -> None:
     (cold, cold_head), (warm, warm_head) = _main_run(cold_dir), _main_run(warm_dir)
     a = {r.key: r.verdict for r in cold}
@@ -192,6 +214,7 @@ def main() -> None:
     wall_vs_ideal(cold)
     render_10k(root, cold)
     store_100k(root, cold)
+    history(cold)
     if warm.exists():
         warm_vs_cold(cold, warm)
     else:

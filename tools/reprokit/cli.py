@@ -14,6 +14,7 @@ from pathlib import Path
 from . import (
     __version__,
     autofix,
+    bisection,
     corpus,
     expected,
     images,
@@ -54,7 +55,7 @@ def request_of(args: argparse.Namespace) -> RunRequest:
         update_expected=args.update_expected, where=where, base_image=args.base_image,
         wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None, force=args.force,
         deadline=args.deadline, warm=args.warm, render=not args.no_report, ladder=not args.no_ladder,
-        python=args.python, torch=args.torch, skip_recorded=args.skip_recorded)
+        python=args.python, torch=args.torch, skip_recorded=args.skip_recorded, torch_index=args.torch_index)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -67,6 +68,22 @@ def cmd_run_request(args: argparse.Namespace) -> int:
 
 def cmd_where(args: argparse.Namespace) -> int:
     print(lifecycle.placement(request_of(args)))
+    return 0
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    root = _root(args)
+    target = target_of(load_root_matrix(root), args.target)
+    versions = args.versions or target.pins.history
+    if len(versions) < 2:
+        raise InputError(f"matrix.yaml: targets.{args.target}.pins.history: needs two releases or more to bisect "
+                         "(or pass --versions)")
+    req = RunRequest(root=root, target=args.target, where="host", render=False, jobs=args.jobs,
+                     out=Path(args.out).resolve() if args.out else None, torch_index=args.torch_index,
+                     wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None, force=args.force)
+    found = bisection.bisect_case(req, args.id, versions, log=lambda line: print(line, flush=True))
+    print(f"{args.id} on {args.target}: {found.summary()}")
+    print(f"runs made: {len(found.ran)} ({', '.join(found.ran) or 'none: all recorded'})")
     return 0
 
 
@@ -280,6 +297,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-ladder", action="store_true", help="do not re-run failures on eager/aot_eager")
     p.add_argument("--torch", metavar="VERSION",
                    help="run this torch release (or 'nightly') in its own environment, built with uv (host mode)")
+    p.add_argument("--torch-index", metavar="URL", help="with --torch: the index to install it from")
     p.add_argument("--skip-recorded", action="store_true",
                    help="skip runs already recorded for this torch with the same case content (the history)")
     p.add_argument("--python", help="interpreter that runs the cases (needs torch; default: this one; host mode)")
@@ -314,6 +332,17 @@ def build_parser() -> argparse.ArgumentParser:
     hist.add_argument("--json", action="store_true")
     hist.add_argument("--out", help=OUT_HELP)
     hist.set_defaults(func=cmd_history)
+
+    bis = sub.add_parser("bisect", help="find the torch releases where a case's verdict changes (recorded first)")
+    bis.add_argument("id", metavar="ID")
+    bis.add_argument("--target", required=True)
+    bis.add_argument("--versions", nargs="+", metavar="V", help="releases, oldest first (default: pins.history)")
+    bis.add_argument("--torch-index", metavar="URL", help="the index to install torch from (e.g. the nightly one)")
+    bis.add_argument("--wheelhouse", metavar="DIR", help="install torch from these wheels (offline)")
+    bis.add_argument("--jobs", type=int, default=2)
+    bis.add_argument("--force", action="store_true", help="run even if this machine is not the target's hardware")
+    bis.add_argument("--out", help=OUT_HELP)
+    bis.set_defaults(func=cmd_bisect)
 
     imp = sub.add_parser("import", help="merge results recorded elsewhere into the store (no re-run)")
     imp.add_argument("source", nargs="+", metavar="PATH", help="a results store folder or a legacy results.json")

@@ -43,8 +43,9 @@ def image_tag(templates: Path, name: str, target: Target, base_image: str, wheel
     digest = hashlib.sha256()
     for path in sorted(templates.glob("*.j2")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    digest.update(json.dumps([name, target.model_dump(mode="json"), base_image, wheelhouse, packages(target)],
-                             sort_keys=True).encode())
+    # What goes into the image: the target less its history list (other releases run outside any image).
+    built = target.model_dump(mode="json", exclude={"pins": {"history"}})
+    digest.update(json.dumps([name, built, base_image, wheelhouse, packages(target)], sort_keys=True).encode())
     return f"reprokit/{name}:{digest.hexdigest()[:12]}"
 
 

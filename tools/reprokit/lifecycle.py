@@ -58,6 +58,7 @@ class RunRequest(BaseModel):
     python: str | None = None  # the interpreter that runs the cases (needs torch); None: this one
     torch: str | None = None  # run this torch release in its own environment (envs.py); "nightly" too
     skip_recorded: bool = False  # skip runs recorded for this torch with the same case content (the history)
+    torch_index: str | None = None  # the index --torch installs from (e.g. the nightly index); None: the target's
 
     @property
     def interpreter(self) -> str:
@@ -148,8 +149,8 @@ def _run_here(req: RunRequest, matrix: Matrix, target: Target, log) -> RunOutcom
         req.cache.mkdir(parents=True, exist_ok=True)
     setup = 0.0
     if req.torch:
-        index = target.pins.index_url if target.family != "cpu" or req.torch == "nightly" else None
-        built = envs.ensure(req.torch, None if req.torch == "nightly" else index, req.wheelhouse, log=log)
+        index = req.torch_index or (target.pins.index_url if target.family != "cpu" else None)
+        built = envs.ensure(req.torch, index, req.wheelhouse, log=log)
         req, setup = req.model_copy(update={"python": str(built.python)}), built.setup_seconds
     facts = environment.collect(req.interpreter)
     mismatch = environment.hardware_mismatch(req.target, target, facts)

@@ -8,7 +8,7 @@ from pathlib import Path
 from . import corpus, report, sweep_report
 from .schema import Matrix, load_claims
 from .store import Loaded
-from .views import current, version_changes
+from .views import current, releases, since_or_fixed, version_changes
 
 
 def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Path]:
@@ -16,10 +16,12 @@ def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Pat
     views = {name: v for name in matrix.targets if (v := current(loaded, name, "cases", pins[name])) is not None}
     sweeps = {name: v for name in matrix.targets if (v := current(loaded, name, "sweep", pins[name])) is not None}
     changes = {name: version_changes(loaded, name, "cases") for name in views}
+    histories = {name: releases(loaded, name, "cases") for name in views}
+    since = {name: since_or_fixed(histories[name], view.release) for name, view in views.items()}
     cases = corpus.discover(root / "cases")
     claims_file = root / "claims.yaml"
     claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
     descriptions = {n: t.description for n, t in matrix.targets.items()}
     out.mkdir(parents=True, exist_ok=True)
     written = sweep_report.write_reports(out, sweeps, descriptions)
-    return report.write_reports(out, views, cases, descriptions, claims, sweeps, changes) + written
+    return report.write_reports(out, views, cases, descriptions, claims, sweeps, changes, since, histories) + written

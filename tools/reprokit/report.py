@@ -95,7 +95,8 @@ def run_lines(view: View) -> list[str]:
     return lines
 
 
-def _case_row(case_id: str, dtype: str, variants: dict[str, Record], cd: CaseDir | None) -> list:
+def _case_row(case_id: str, dtype: str, variants: dict[str, Record], cd: CaseDir | None,
+              since: dict[str, str] | None = None) -> list:
     repro = variants.get("repro")
     fix = outcome_text(variants.get("fixed")) if "fixed" in variants else "no fix yet"
     if "article_fix" in variants:
@@ -105,7 +106,8 @@ def _case_row(case_id: str, dtype: str, variants: dict[str, Record], cd: CaseDir
             cd.case.category if cd else "?",
             f"§{cd.case.article.section}: {_cell(cd.case.article.claim, 80)}" if cd and cd.case.article
             else (_cell(cd.case.title, 80) if cd else ""),
-            outcome_text(repro), fix, (repro.stage or "") if repro else "",
+            outcome_text(repro), (since or {}).get(f"{case_id}/repro@{dtype}", ""), fix,
+            (repro.stage or "") if repro else "",
             "" if breaks is None else breaks, f"{repro.seconds:.1f}" if repro and repro.status else ""]
 
 
@@ -119,7 +121,7 @@ def confinement_line(records: list[Record]) -> str:
 
 
 def render_target(view: View, cases: dict[str, CaseDir], description: str,
-                  changes: list[tuple[str, str, str, Verdict, Verdict]] = ()) -> str:
+                  changes: list[tuple[str, str, str, Verdict, Verdict]] = (), since: dict[str, str] | None = None) -> str:
     lines = [f"# `{view.target}`: {description}", "",
              f"Recorded on {summary(view.environment)}.  ",
              *([f"**Not the pinned torch:** matrix.yaml pins {view.pin}; the newest release recorded here is "
@@ -136,10 +138,10 @@ def render_target(view: View, cases: dict[str, CaseDir], description: str,
     single, multi = [], []
     for (case_id, dtype), variants in rows_by_case(view.records).items():
         cd = cases.get(case_id)
-        row = _case_row(case_id, dtype, variants, cd)
+        row = _case_row(case_id, dtype, variants, cd, since)
         needs = cd.case.requires if cd else None
         (multi if needs and max(needs.world_size, needs.min_devices) > 1 else single).append(row)
-    headers = ["case", "category", "article's claim", "repro", "fix", "stage", "graph breaks", "s"]
+    headers = ["case", "category", "article's claim", "repro", "since / fixed in", "fix", "stage", "graph breaks", "s"]
     lines.append(table(single, headers))
     if multi:
         lines += ["", "### Multi-process and multi-GPU cases", "",
@@ -149,7 +151,8 @@ def render_target(view: View, cases: dict[str, CaseDir], description: str,
     if len(view.history) < 2:
         lines.append(f"Only torch {view.release} is recorded for this target.")
     else:
-        lines.append(f"Releases recorded: {', '.join(view.history)}.")
+        lines.append(f"Releases recorded: {', '.join(view.history)} (every verdict per release: "
+                     f"[`{view.target}-history.md`]({view.target}-history.md)).")
         lines += ["", table([[k, f"{a} → {b}", str(x), str(y)] for k, a, b, x, y in changes],
                             ["run", "releases", "before", "after"])
                   if changes else "No verdict changes between consecutive releases."]
@@ -240,17 +243,47 @@ def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions
     return "\n".join(lines)
 
 
+HISTORY_MARK = {Verdict.REPRODUCES: "✖ reproduces", Verdict.DOES_NOT_REPRODUCE: "○ does not",
+                Verdict.FAILS_DIFFERENTLY: "△ differently", Verdict.TIMEOUT: "⧗ timeout", Verdict.SKIPPED: "· skipped",
+                Verdict.FIX_WORKS: "✓ works", Verdict.FIX_BROKEN: "✗ broken"}
+
+
+def render_history(target: str, description: str, every: dict[str, list[Record]], pin: str | None) -> str:
+    """Case x torch release: each recorded verdict, marked by shape as well as word (readable without colour)."""
+    releases = list(every)
+    cells: dict[str, dict[str, Record]] = defaultdict(dict)
+    for release, records in every.items():
+        for rec in records:
+            cells[rec.key][release] = rec
+    rows = [[f"[`{key.split('/')[0]}`](../cases/{key.split('/')[0]}/) {key.split('/', 1)[1]}",
+             *[HISTORY_MARK[cells[key][rel].verdict] if rel in cells[key] else "" for rel in releases]]
+            for key in sorted(cells)]
+    builds = {rel: sorted({r.torch for r in recs}) for rel, recs in every.items()}
+    return "\n".join([
+        f"# `{target}` across torch releases: {description}", "",
+        f"Every recorded verdict per torch release (the pin in matrix.yaml is {pin}). Builds: "
+        + "; ".join(f"{rel}: {', '.join(b)}" for rel, b in builds.items()) + ". An empty cell was not recorded.", "",
+        "Marks: " + ", ".join(HISTORY_MARK.values()) + ".", "",
+        table(rows, ["case variant@dtype", *releases]), ""])
+
+
 def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descriptions: dict[str, str],
                   claims: Claims | None = None, sweeps: dict[str, View] | None = None,
-                  changes: dict[str, list] | None = None) -> list[Path]:
+                  changes: dict[str, list] | None = None, since: dict[str, dict[str, str]] | None = None,
+                  histories: dict[str, dict[str, list[Record]]] | None = None) -> list[Path]:
     by_id = {c.case.id: c for c in cases}
     written = []
     out.mkdir(parents=True, exist_ok=True)
     for name, view in views.items():
         (out / name).mkdir(exist_ok=True)
         path = out / f"{name}.md"
-        path.write_text(render_target(view, by_id, descriptions.get(name, ""), (changes or {}).get(name, [])),
-                        encoding="utf-8")
+        path.write_text(render_target(view, by_id, descriptions.get(name, ""), (changes or {}).get(name, []),
+                                      (since or {}).get(name)), encoding="utf-8")
+        if histories and len(histories.get(name, {})) > 1:
+            history = out / f"{name}-history.md"
+            history.write_text(render_history(name, descriptions.get(name, ""), histories[name], view.pin),
+                               encoding="utf-8")
+            written.append(history)
         (out / name / "junit.xml").write_text(publish.junit_xml(view), encoding="utf-8")
         (out / name / "badge.json").write_text(publish.badge(view), encoding="utf-8")
         written += [path, out / name / "junit.xml", out / name / "badge.json"]

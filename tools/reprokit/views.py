@@ -106,3 +106,30 @@ def version_changes(loaded: Loaded, target: str, suite: str) -> list[tuple[str, 
             if rec.key in before and before[rec.key] != rec.verdict:
                 out.append((rec.key, old_rel, new_rel, before[rec.key], rec.verdict))
     return out
+
+
+def since_or_fixed(every: dict[str, list[Record]], current_release: str) -> dict[str, str]:
+    """Per key, from the recorded releases up to the current one: 'since 2.9.1' when it reproduces now (the first
+    release of the reproducing stretch that ends at the current one), 'fixed in 2.12.1' when it reproduced before and
+    no longer does; nothing when there is one release or no change. Only recorded releases count."""
+    order = [rel for rel in every if _order(rel) <= _order(current_release)]
+    verdicts: dict[str, list[tuple[str, Verdict]]] = defaultdict(list)
+    for rel in order:
+        for rec in every[rel]:
+            if rec.verdict in (Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE):
+                verdicts[rec.key].append((rel, rec.verdict))
+    out = {}
+    for key, seen in verdicts.items():
+        if len(seen) < 2 or seen[-1][0] != current_release:
+            continue
+        now = seen[-1][1]
+        start = len(seen) - 1
+        while start > 0 and seen[start - 1][1] == now:
+            start -= 1
+        if start == 0:
+            continue  # the same verdict on every recorded release
+        if now is Verdict.REPRODUCES:
+            out[key] = f"since {seen[start][0]}"
+        else:
+            out[key] = f"fixed in {seen[start][0]}"
+    return out
