@@ -87,6 +87,26 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_versions(args: argparse.Namespace) -> int:
+    """A target's history releases, as a GitHub Actions matrix with --json (one job per release)."""
+    target = target_of(load_root_matrix(_root(args)), args.target)
+    print(json.dumps({"torch": target.pins.history}) if args.json else "\n".join(target.pins.history))
+    return 0
+
+
+def cmd_changed_cases(args: argparse.Namespace) -> int:
+    """Case ids whose folder differs from BASE (git), one per line: a pull request runs them on every release."""
+    root = _root(args)
+    proc = subprocess.run(["git", "diff", "--name-only", f"{args.base}...HEAD", "--", "cases/"], cwd=root,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise InputError(f"git diff {args.base}...HEAD: {(proc.stderr.strip().splitlines() or ['failed'])[-1]}")
+    present = {c.case.id for c in corpus.discover(root / "cases")}
+    ids = sorted({Path(p).parts[1] for p in proc.stdout.splitlines() if len(Path(p).parts) > 2} & present)
+    print(" ".join(f"--case={i}" for i in ids) if args.as_args else "\n".join(ids))
+    return 0
+
+
 def cmd_accept(args: argparse.Namespace) -> int:
     """Accept a target's recorded verdicts of its pinned release (e.g. results brought back) as its expected state."""
     root = _root(args)
@@ -343,6 +363,16 @@ def build_parser() -> argparse.ArgumentParser:
     bis.add_argument("--force", action="store_true", help="run even if this machine is not the target's hardware")
     bis.add_argument("--out", help=OUT_HELP)
     bis.set_defaults(func=cmd_bisect)
+
+    ver = sub.add_parser("versions", help="a target's history releases (matrix.yaml pins.history)")
+    ver.add_argument("--target", required=True)
+    ver.add_argument("--json", action="store_true", help="as a GitHub Actions matrix")
+    ver.set_defaults(func=cmd_versions)
+
+    chg = sub.add_parser("changed-cases", help="case ids changed since a git ref (for pull requests)")
+    chg.add_argument("--base", required=True, metavar="REF")
+    chg.add_argument("--as-args", action="store_true", help="print them as --case=ID arguments for `run`")
+    chg.set_defaults(func=cmd_changed_cases)
 
     imp = sub.add_parser("import", help="merge results recorded elsewhere into the store (no re-run)")
     imp.add_argument("source", nargs="+", metavar="PATH", help="a results store folder or a legacy results.json")
