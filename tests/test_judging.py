@@ -167,3 +167,22 @@ def test_bisection_uses_recorded_results_and_steps_over_unknown_releases():
     recorded = {"2.12.1": Verdict.DOES_NOT_REPRODUCE, "2.8.0": Verdict.REPRODUCES}
     found = search(versions, recorded, truth.__getitem__)
     assert found.boundary() == ("2.10.0", "2.11.0") and "2.12.1" not in found.ran and "2.8.0" not in found.ran
+
+
+def test_the_ledger_says_from_which_release_a_verdict_holds():
+    from pathlib import Path
+
+    from reprokit import corpus, report
+    from reprokit.schema import load_claims
+    root = Path(__file__).resolve().parents[1]
+    cases = {c.case.id: c for c in corpus.discover(root / "cases")}
+    claims = load_claims(root / "claims.yaml", set(cases))
+    (claim,) = [c for c in claims.claims if c.cases == ["custom-op-unregistered-gemm"] and not c.article_fix]
+    def every(*verdicts):
+        return {f"2.{9 + i}.0": [record(case="custom-op-unregistered-gemm", verdict=v, torch=f"2.{9 + i}.0")]
+                for i, v in enumerate(verdicts)}
+    assert report.holds_since(claim, cases, every("reproduces", "reproduces"), "cpu", "confirmed") == \
+        " (holds 2.9.0 – 2.10.0)"
+    assert report.holds_since(claim, cases, every("does-not-reproduce", "reproduces", "reproduces"), "cpu",
+                              "confirmed") == " (since 2.10.0; 2.9.0: refuted)"
+    assert report.holds_since(claim, cases, every("reproduces"), "cpu", "confirmed") == ""

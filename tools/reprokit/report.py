@@ -163,8 +163,26 @@ def render_target(view: View, cases: dict[str, CaseDir], description: str,
     return "\n".join(lines)
 
 
+def holds_since(claim, cases: dict[str, CaseDir], every: dict[str, list[Record]], target: str,
+                verdict: str) -> str:
+    """' (holds 2.8.0 – 2.15.0)' or ' (since 2.11.0; before: refuted)': the releases over which the claim's current
+    verdict holds, judged on each recorded release's records (the sweep is one release only, so not used here)."""
+    if len(every) < 2 or verdict in (ledger.NOT_TESTABLE, ledger.NOT_RUN) or claim.sweep:
+        return ""
+    judged = [(rel, ledger.judge(claim, cases, recs, None, target=target)[0]) for rel, recs in every.items()]
+    judged = [(rel, v) for rel, v in judged if v != ledger.NOT_RUN]
+    if len(judged) < 2 or judged[-1][1] != verdict:
+        return ""
+    start = len(judged) - 1
+    while start > 0 and judged[start - 1][1] == verdict:
+        start -= 1
+    if start == 0:
+        return f" (holds {judged[0][0]} – {judged[-1][0]})"
+    return f" (since {judged[start][0]}; {judged[start - 1][0]}: {judged[start - 1][1]})"
+
+
 def render_ledger(claims: Claims, views: dict[str, View], cases: dict[str, CaseDir],
-                  sweeps: dict[str, View]) -> list[str]:
+                  sweeps: dict[str, View], histories: dict[str, dict[str, list[Record]]] | None = None) -> list[str]:
     rows, per_target = [], {t: Counter() for t in views}
     for claim in claims.claims:
         cells = []
@@ -173,7 +191,7 @@ def render_ledger(claims: Claims, views: dict[str, View], cases: dict[str, CaseD
             per_target[target][verdict] += 1
             cells.append(ledger.SYMBOL[verdict] + (f": {_cell(detail, 50)}" if verdict in (
                 ledger.NOT_TESTABLE, ledger.MIXED, ledger.PARTLY_TESTED) and not claim.untestable or claim.sweep
-                else ""))
+                else "") + holds_since(claim, cases, (histories or {}).get(target, {}), target, verdict))
         tested_by = ", ".join([f"[`{c}`](../cases/{c}/)" for c in claim.cases]
                               + (["the model sweep"] if claim.sweep else [])) or _cell(claim.untestable, 70)
         rows.append([f"§{claim.section}", _cell(claim.claim, 90), tested_by, *cells])
@@ -200,7 +218,8 @@ def targets_table(views: dict[str, View], descriptions: dict[str, str]) -> str:
 
 
 def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions: dict[str, str],
-                 claims: Claims | None = None, sweeps: dict[str, View] | None = None) -> str:
+                 claims: Claims | None = None, sweeps: dict[str, View] | None = None,
+                 histories: dict[str, dict[str, list[Record]]] | None = None) -> str:
     lines = ["# Compatibility report", "",
              "Every figure below is rendered from the recorded results linked per target; nothing is edited by hand. "
              "Each target column shows one torch release: its pin in matrix.yaml when recorded, else the newest "
@@ -238,7 +257,7 @@ def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions
     lines.append(table(matrix, ["case", "category", *[f"[{t}]({t}.md)" for t in views]]))
     lines += ["", "Legend: " + ", ".join(f"{v.symbol} {v}" for v in Verdict) + ".", ""]
     if claims is not None:
-        lines += render_ledger(claims, views, cases, sweeps or {})
+        lines += render_ledger(claims, views, cases, sweeps or {}, histories)
     lines += sweep_report.index_section(sweeps or {})
     return "\n".join(lines)
 
@@ -291,6 +310,6 @@ def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descr
         publish.heatmap(views, sorted(by_id), out / "heatmap.png")
         written.append(out / "heatmap.png")
     index = out / "README.md"
-    index.write_text(render_index(views, by_id, descriptions, claims, sweeps), encoding="utf-8")
+    index.write_text(render_index(views, by_id, descriptions, claims, sweeps, histories), encoding="utf-8")
     written.append(index)
     return written
