@@ -28,8 +28,7 @@ from . import (
 from .lifecycle import RunRequest, load_root_matrix, target_of
 from .schema import CATEGORIES, InputError
 from .store import Store
-from .verdict import Verdict
-from .views import current, release_of, releases
+from .views import HISTORY_FIELDS, current, history_rows, repro_history
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -145,12 +144,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     root = _root(args)
-    loaded = _store(args, root).load(args.target, args.suite)
-    rows = [r for r in loaded.records
-            if (not args.case or any(fnmatch.fnmatchcase(r.case, g) for g in args.case))
-            and (not args.torch or args.torch in (r.torch, release_of(r.torch)))]
-    rows.sort(key=lambda r: (r.case, r.variant, r.dtype, r.target, r.torch, r.device))
-    fields = ("case", "variant", "dtype", "target", "torch", "device", "verdict", "recorded_at")
+    rows = history_rows(_store(args, root).load(args.target, args.suite), args.case, args.torch)
+    fields = HISTORY_FIELDS
     if args.json:
         print(json.dumps([{f: str(getattr(r, f)) for f in fields} | {"run_id": r.run_id} for r in rows], indent=1))
         return 0
@@ -194,12 +189,7 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     dtypes = [d for d in cd.case.requires.dtypes if d in target.dtypes]
     if not dtypes:
         raise InputError(f"cases/{args.id}/case.yaml: requires.dtypes: none of them is tested on {args.target}")
-    loaded = _store(args, root).load(args.target, "cases")
-    by_release = {rel: {r.dtype: r for r in recs if r.case == args.id and r.variant == "repro"}
-                  for rel, recs in releases(loaded, args.target, "cases").items()}
-    latest = next(reversed(by_release.values()), {}) if by_release else {}
-    dtype = next((d for d in dtypes if getattr(latest.get(d), "verdict", None) == Verdict.REPRODUCES), dtypes[0])
-    history = [(recs[dtype].torch, str(recs[dtype].verdict)) for recs in by_release.values() if dtype in recs]
+    dtype, history = repro_history(_store(args, root).load(args.target, "cases"), args.target, args.id, dtypes)
     filed = upstream.write(cd, args.target, target.device.kind, dtype, history,
                            Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream",
                            force=args.force, tlparse=shutil.which("tlparse"))

@@ -133,3 +133,27 @@ def since_or_fixed(every: dict[str, list[Record]], current_release: str) -> dict
         else:
             out[key] = f"fixed in {seen[start][0]}"
     return out
+
+
+HISTORY_FIELDS = ("case", "variant", "dtype", "target", "torch", "device", "verdict", "recorded_at")
+
+
+def history_rows(loaded: Loaded, cases: list[str], torch: str | None) -> list[Record]:
+    """`reprokit history`: every record matching the case globs and a torch build or release, in a stable order."""
+    import fnmatch
+
+    rows = [r for r in loaded.records
+            if (not cases or any(fnmatch.fnmatchcase(r.case, g) for g in cases))
+            and (not torch or torch in (r.torch, release_of(r.torch)))]
+    return sorted(rows, key=lambda r: (r.case, r.variant, r.dtype, r.target, _order(release_of(r.torch)), r.torch,
+                                       r.device))
+
+
+def repro_history(loaded: Loaded, target: str, case_id: str, dtypes: list[str]) -> tuple[str, list[tuple[str, str]]]:
+    """For a bug report: the dtype to show (the first that reproduces on the newest release recorded, else the
+    first) and (torch build, verdict) of its repro on every recorded release, oldest first."""
+    by_release = {rel: {r.dtype: r for r in recs if r.case == case_id and r.variant == "repro"}
+                  for rel, recs in releases(loaded, target, "cases").items()}
+    latest = list(by_release.values())[-1] if by_release else {}
+    dtype = next((d for d in dtypes if getattr(latest.get(d), "verdict", None) is Verdict.REPRODUCES), dtypes[0])
+    return dtype, [(recs[dtype].torch, str(recs[dtype].verdict)) for recs in by_release.values() if dtype in recs]
