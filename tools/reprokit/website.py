@@ -106,8 +106,8 @@ def rows(p: Published) -> list[Row]:
                     f"{repro.exception}: {repro.headline()}" if repro and repro.exception else "",
                     p.since.get(target, {}).get(f"{case_id}/repro@{dtype}", "") if release == shown else ""))
     targets = list(p.histories)
-    return sorted(out, key=lambda r: (r.case, r.dtype, targets.index(r.target),
-                                      list(p.histories[r.target]).index(r.release)))
+    return sorted(out, key=lambda r: (r.case, targets.index(r.target), list(p.histories[r.target]).index(r.release),
+                                      r.dtype))
 
 
 def target_rows(p: Published) -> list[dict]:
