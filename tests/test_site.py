@@ -9,13 +9,12 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from support import record
-
 from reprokit import corpus, render, report, website
 from reprokit.lifecycle import load_root_matrix
-from reprokit.store import Loaded, Store
+from reprokit.store import Store
 from reprokit.verdict import Verdict, rate_text, reproduce_rate
 from reprokit.views import current, releases
+from support import record
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = "custom-op-unregistered-gemm"
@@ -52,8 +51,8 @@ def test_site_escapes_what_cases_and_runs_wrote(tmp_path):
 
 
 def test_site_is_the_same_bytes_from_the_same_store(tmp_path):
-    store = Store(ROOT / "results")
-    first, second = website.build(ROOT, tmp_path / "a", store), website.build(ROOT, tmp_path / "b", store)
+    matrix, store = load_root_matrix(ROOT), Store(ROOT / "results")
+    first, second = (website.build(ROOT, tmp_path / folder, matrix, store) for folder in ("a", "b"))
     assert len(first) == len(second) > 5
     assert read_site(tmp_path / "a") == read_site(tmp_path / "b")
 
@@ -90,6 +89,15 @@ def _has_playwright() -> bool:
     except ImportError:
         return False
     return True
+
+
+@pytest.mark.parametrize("ci, outcome", [("true", pytest.fail.Exception), ("", pytest.skip.Exception)])
+def test_a_missing_browser_skips_the_browser_test_except_on_ci(monkeypatch, ci, outcome):
+    monkeypatch.setenv("CI", ci)
+    monkeypatch.delenv("REPROKIT_CHROMIUM", raising=False)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(outcome, match="chromium"):
+        browser_or_skip()
 
 
 def expected_rows(category: str | None = None, target: str | None = None, current_only: bool = False) -> int:

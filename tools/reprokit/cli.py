@@ -252,7 +252,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_site(args: argparse.Namespace) -> int:
     root = _root(args)
-    written = website.build(root, Path(args.out).resolve(), Store(Path(args.results or root / "results").resolve()))
+    written = website.build(root, Path(args.out).resolve(), load_root_matrix(root),
+                            Store(Path(args.results or root / "results").resolve()))
     print(f"wrote {len(written)} files of the site under {args.out} (open index.html)")
     return 0
 

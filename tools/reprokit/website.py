@@ -22,10 +22,10 @@ import jinja2
 from . import ledger, sweep_report
 from .corpus import CaseDir
 from .environment import summary
-from .lifecycle import load_root_matrix
 from .records import Record
 from .render import Published, gather
 from .report import finished_text, jobs_text
+from .schema import Matrix
 from .store import Loaded, Store
 from .verdict import Verdict, rate_text, reproduce_rate, tally
 from .views import release_of
@@ -229,9 +229,8 @@ def write(out: Path, site: dict[str, str]) -> list[Path]:
     return written
 
 
-def build(root: Path, out: Path, store: Store) -> list[Path]:
-    """`reprokit site`: every page from the store under root (matrix.yaml's targets), written under out."""
-    matrix = load_root_matrix(root)
+def build(root: Path, out: Path, matrix: Matrix, store: Store) -> list[Path]:
+    """`reprokit site`: every page from the store (matrix.yaml's targets) and root's cases, written under out."""
     loaded = Loaded()
     for name in matrix.targets:
         part = store.load(name)
