@@ -91,6 +91,13 @@ def report(session: nox.Session) -> None:
     reprokit(session, "report")
 
 
+@nox.session(reuse_venv=True, default=False)
+def site(session: nox.Session) -> None:
+    """Render the compatibility site (static HTML) from the committed results into site/ (-- --out DIR elsewhere)."""
+    session.install("-e", ".")
+    session.run("reprokit", "site", *(session.posargs or ["--out", "site"]))
+
+
 @nox.session(reuse_venv=True)
 def validate(session: nox.Session) -> None:
     """Check every case, matrix.yaml, claims.yaml and the sweep; runs nothing."""

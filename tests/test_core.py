@@ -155,3 +155,20 @@ def test_no_module_of_the_package_shadows_the_standard_library():
     import reprokit
     names = {p.stem for p in Path(reprokit.__file__).parent.glob("*.py")}
     assert not names & set(sys.stdlib_module_names)
+
+
+def test_a_target_page_labels_every_verdict_with_its_dtype_and_wraps_the_claim_whole():
+    from pathlib import Path
+
+    from reprokit import corpus, report
+    from reprokit.store import Loaded
+
+    cases = {c.case.id: c for c in corpus.discover(Path(__file__).resolve().parents[1] / "cases")}
+    case_id = next(i for i, c in cases.items() if c.case.article and len(c.case.article.claim) > 90)
+    loaded = Loaded([record(case=case_id, dtype="bfloat16", exception="RuntimeError", message="boom", status="fail"),
+                     record(case=case_id, variant="fixed", dtype="bfloat16", verdict="fix-works", status="pass")])
+    md = report.render_target(current(loaded, "cpu", "cases", "2.13.0"), cases, "CPU")
+    row = next(line for line in md.splitlines() if line.startswith(f"| [`{case_id}`]"))
+    assert "🔴 reproduces `bfloat16`: `RuntimeError` boom" in row and "✅ fix-works `bfloat16`" in row
+    claim = cases[case_id].case.article.claim
+    assert row.split(" | ")[2].replace("<br>", " ") == f"§{cases[case_id].case.article.section}: {claim}"

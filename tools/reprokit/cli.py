@@ -24,6 +24,7 @@ from . import (
     new_case,
     upstream,
     validate,
+    website,
 )
 from .lifecycle import RunRequest, load_root_matrix, target_of
 from .schema import CATEGORIES, InputError
@@ -259,6 +260,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_site(args: argparse.Namespace) -> int:
+    root = _root(args)
+    written = website.build(root, Path(args.out).resolve(), load_root_matrix(root),
+                            Store(Path(args.results or root / "results").resolve()))
+    print(f"wrote {len(written)} files of the site under {args.out} (open index.html)")
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     root = _root(args)
     for cd in corpus.select(corpus.discover(root / "cases"), args.case):
@@ -442,6 +451,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="render reports/*.md from the recorded results")
     rep.add_argument("--out", help="folder holding results/ (the store) and reports/ (default: the repository's)")
     rep.set_defaults(func=cmd_report)
+
+    site = sub.add_parser("site", help="render the compatibility site (static HTML) from the recorded results")
+    site.add_argument("--out", required=True, metavar="DIR", help="folder the site is written to")
+    site.add_argument("--results", metavar="DIR", help="the results store to read (default: the repository's)")
+    site.set_defaults(func=cmd_site)
 
     lst = sub.add_parser("list", help="list the cases")
     lst.add_argument("--case", action="append", default=[], metavar="GLOB")

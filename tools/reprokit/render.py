@@ -1,27 +1,55 @@
 """Every published page from the records: the current view of each target (report.py), its sweep
-(sweep_report.py), the index with the claims ledger. Pure: the same records give the same bytes."""
+(sweep_report.py), the index with the claims ledger; the HTML site (website.py) reads the same `Published`.
+Pure: the same records give the same bytes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import corpus, report, sweep_report
-from .schema import Matrix, load_claims
+from .corpus import CaseDir
+from .records import Record
+from .schema import Claims, Matrix, load_claims
 from .store import Loaded
-from .views import current, releases, since_or_fixed, version_changes
+from .verdict import Verdict
+from .views import View, current, releases, since_or_fixed, version_changes
 
 
-def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Path]:
+@dataclass(frozen=True)
+class Published:
+    """What every page shows, gathered once from the store, the cases, matrix.yaml and claims.yaml."""
+
+    views: dict[str, View]  # target -> the current view of its cases
+    sweeps: dict[str, View]  # target -> the current view of its sweep
+    changes: dict[str, list[tuple[str, str, str, Verdict, Verdict]]]
+    histories: dict[str, dict[str, list[Record]]]  # target -> release -> records, oldest release first
+    since: dict[str, dict[str, str]]
+    cases: list[CaseDir]
+    claims: Claims | None
+    descriptions: dict[str, str]
+
+
+def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
     pins = {name: t.pins.torch for name, t in matrix.targets.items()}
     views = {name: v for name in matrix.targets if (v := current(loaded, name, "cases", pins[name])) is not None}
     sweeps = {name: v for name in matrix.targets if (v := current(loaded, name, "sweep", pins[name])) is not None}
-    changes = {name: version_changes(loaded, name, "cases") for name in views}
     histories = {name: releases(loaded, name, "cases") for name in views}
-    since = {name: since_or_fixed(histories[name], view.release) for name, view in views.items()}
     cases = corpus.discover(root / "cases")
     claims_file = root / "claims.yaml"
-    claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
-    descriptions = {n: t.description for n, t in matrix.targets.items()}
+    return Published(
+        views=views, sweeps=sweeps,
+        changes={name: version_changes(loaded, name, "cases") for name in views},
+        histories=histories,
+        since={name: since_or_fixed(histories[name], view.release) for name, view in views.items()},
+        cases=cases,
+        claims=load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None,
+        descriptions={n: t.description for n, t in matrix.targets.items()})
+
+
+def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Path]:
+    p = gather(root, matrix, loaded)
     out.mkdir(parents=True, exist_ok=True)
-    written = sweep_report.write_reports(out, sweeps, descriptions)
-    return report.write_reports(out, views, cases, descriptions, claims, sweeps, changes, since, histories) + written
+    written = sweep_report.write_reports(out, p.sweeps, p.descriptions)
+    return report.write_reports(out, p.views, p.cases, p.descriptions, p.claims, p.sweeps, p.changes, p.since,
+                                p.histories) + written

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -27,10 +28,17 @@ def _cell(text: str | None, width: int = 90) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def outcome_text(rec: Record | None) -> str:
+def _wrapped(text: str | None, width: int = 60) -> str:
+    """A cell's whole text in lines of about `width` characters: a claim is wrapped, never cut."""
+    return "<br>".join(textwrap.wrap(_cell(text, width=10**9), width, break_long_words=False,
+                                     break_on_hyphens=False))
+
+
+def outcome_text(rec: Record | None, dtype: bool = False) -> str:
+    """A verdict cell: symbol and word (with the run's dtype when `dtype`), then what went wrong."""
     if rec is None:
         return "—"
-    text = f"{rec.verdict.symbol} {rec.verdict}"
+    text = f"{rec.verdict.symbol} {rec.verdict}" + (f" `{rec.dtype}`" if dtype else "")
     if not rec.verdict.ran:
         return f"{text}: {_cell(rec.why, 60)}"
     if rec.exception and rec.verdict not in (Verdict.DOES_NOT_REPRODUCE, Verdict.FIX_WORKS):
@@ -98,15 +106,15 @@ def run_lines(view: View) -> list[str]:
 def _case_row(case_id: str, dtype: str, variants: dict[str, Record], cd: CaseDir | None,
               since: dict[str, str] | None = None) -> list:
     repro = variants.get("repro")
-    fix = outcome_text(variants.get("fixed")) if "fixed" in variants else "no fix yet"
+    fix = outcome_text(variants.get("fixed"), dtype=True) if "fixed" in variants else "no fix yet"
     if "article_fix" in variants:
-        fix += f"<br>article's fix: {outcome_text(variants['article_fix'])}"
+        fix += f"<br>article's fix: {outcome_text(variants['article_fix'], dtype=True)}"
     breaks = (repro.dynamo or {}).get("graph_breaks") if repro and repro.dynamo else None
     return [f"[`{case_id}`](../cases/{case_id}/)" + (f" `{dtype}`" if dtype != "float32" else ""),
             cd.case.category if cd else "?",
-            f"§{cd.case.article.section}: {_cell(cd.case.article.claim, 80)}" if cd and cd.case.article
-            else (_cell(cd.case.title, 80) if cd else ""),
-            outcome_text(repro), (since or {}).get(f"{case_id}/repro@{dtype}", ""), fix,
+            _wrapped(f"§{cd.case.article.section}: {cd.case.article.claim}") if cd and cd.case.article
+            else (_wrapped(cd.case.title) if cd else ""),
+            outcome_text(repro, dtype=True), (since or {}).get(f"{case_id}/repro@{dtype}", ""), fix,
             (repro.stage or "") if repro else "",
             "" if breaks is None else breaks, f"{repro.seconds:.1f}" if repro and repro.status else ""]
 
@@ -194,7 +202,7 @@ def render_ledger(claims: Claims, views: dict[str, View], cases: dict[str, CaseD
                 else "") + holds_since(claim, cases, (histories or {}).get(target, {}), target, verdict))
         tested_by = ", ".join([f"[`{c}`](../cases/{c}/)" for c in claim.cases]
                               + (["the model sweep"] if claim.sweep else [])) or _cell(claim.untestable, 70)
-        rows.append([f"§{claim.section}", _cell(claim.claim, 90), tested_by, *cells])
+        rows.append([f"§{claim.section}", _wrapped(claim.claim), tested_by, *cells])
     lines = ["## Claims ledger", "",
              "Each claim of the article, the case(s) that test it and what the recorded runs say on each target. "
              "A claim of failure is confirmed when its repro reproduces; a claim that some code works is refuted "

@@ -129,6 +129,7 @@ def write_reports(out: Path, sweeps: dict[str, View], descriptions: dict[str, st
     written = []
     for name, res in sweeps.items():
         png = out / name / "sweep-heatmap.png"
+        png.parent.mkdir(parents=True, exist_ok=True)  # a fresh --out folder has no per-target folder yet
         write_heatmap(res, png)
         md = out / f"{name}-sweep.md"
         md.write_text(render_target(res, descriptions.get(name, ""), f"{name}/sweep-heatmap.png"), encoding="utf-8")
