@@ -114,8 +114,8 @@ def test_a_contributor_with_another_torch_string_keeps_every_published_record(tm
     root = make_corpus(tmp_path, 2)
     published = Store(ROOT / "results").load("cpu", "cases")
     # The published records, as if recorded under a torch string that differs from this machine's.
-    relabelled = [r.model_copy(update={"torch": "2.13.0"}) for r in published.records]
-    heads = [h.model_copy(update={"torch": "2.13.0"}) for h in published.runs.values()]
+    relabelled = [r.model_copy(update={"torch": "2.13.0"}) for r in published.records if r.torch == "2.13.0+cpu"]
+    heads = [h.model_copy(update={"torch": "2.13.0"}) for h in published.runs.values() if h.torch == "2.13.0+cpu"]
     Store(root / "results").merge(relabelled, heads)
     proc = reprokit(root, "run", "--host", "--target", "cpu", "--case", "fixture-01", "--no-ladder")
     assert proc.returncode == 1  # the fixture's verdicts are new to expected/cpu.yaml
