@@ -74,7 +74,3 @@ def _call(command: list[str], env: dict[str, str]) -> None:
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise InputError(f"{' '.join(command[:3])} ...: failed ({last})")
-
-
-def remove(version: str) -> None:
-    shutil.rmtree(cache_root() / "envs" / f"torch-{version}", ignore_errors=True)

@@ -22,8 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .records import Record, RunHeader, Sitting, dump, parse_header, parse_record
-from .schema import InputError
+from .records import Record, RunHeader, dump, parse_header, parse_record
 
 SUITES = ("cases", "sweep")
 
@@ -247,13 +246,3 @@ def merge_in_memory(old: list[Record], new: list[Record]) -> list[Record]:
     kept = {r.identity: r for r in old}
     kept.update((r.identity, r) for r in new)
     return [kept[k] for k in sorted(kept)]
-
-
-def new_sitting(jobs: int, started: str, on: str) -> Sitting:
-    return Sitting(jobs=jobs, started=started, on=on, ended="running")
-
-
-def require_store(store: Store, target: str) -> None:
-    if target not in store.targets():
-        raise InputError(f"{store.folder}: no results for target {target!r} yet (run `reprokit run --target "
-                         f"{target}` first)")
