@@ -24,11 +24,12 @@ TARGETS = yaml.safe_load((ROOT / "matrix.yaml").read_text())["targets"]
 
 
 def install_torch(session: nox.Session, target: str) -> None:
-    """The target's torch pin: PyPI for the CPU target, the target's own index for accelerators."""
+    """The target's torch pin: PyPI for the CPU target, the target's own index alone for accelerators (no other
+    index can supply another build of torch)."""
     pins = TARGETS[target]["pins"]
     args = [f"torch=={pins['torch']}"]
     if TARGETS[target]["family"] != "cpu" and pins.get("index_url"):
-        args += ["--extra-index-url", pins["index_url"]]
+        args += ["--index-url", pins["index_url"]]
     if os.environ.get("REPROKIT_WHEELHOUSE"):  # air-gapped machines: everything from local wheels
         args += ["--no-index", "--find-links", os.environ["REPROKIT_WHEELHOUSE"]]
     session.install(*args)

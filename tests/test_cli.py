@@ -4,16 +4,20 @@ import os
 import shutil
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+import yaml
 from reprokit.probe import landlock_abi
 from reprokit.store import Store
+from reprokit.views import release_of
 from support import stored
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[1]
+RUNNING = release_of(version("torch"))  # the torch release the runs of these tests record
 CASE_YAML = """id: {id}
 title: fixture case {id}
 category: diagnosis
@@ -24,8 +28,18 @@ expect:
 """
 
 
+def set_cpu_pin(root: Path, release: str) -> None:
+    """Point the fixture matrix's cpu pin at `release` (the expected state gates the pinned release only)."""
+    matrix = yaml.safe_load((root / "matrix.yaml").read_text())
+    matrix["targets"]["cpu"]["pins"]["torch"] = release
+    (root / "matrix.yaml").write_text(yaml.safe_dump(matrix, sort_keys=False))
+
+
 def make_corpus(tmp_path, n, sleep=0.0):
+    """n fixture cases and the repository's matrix.yaml, its cpu pin set to the torch running here (the tests check
+    the gate, not the pin: `nox -s tests` installs the pin, a quick pytest run uses whatever torch is installed)."""
     shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    set_cpu_pin(tmp_path, RUNNING)
     for i in range(n):
         folder = tmp_path / "cases" / f"fixture-{i:02d}"
         folder.mkdir(parents=True)

@@ -1,8 +1,12 @@
 """End to end in Docker: the cpu image builds from a local base and a wheelhouse, is reused when unchanged, and the
 CPU corpus run inside it (no network, non-root, repository read-only) gives the same verdicts as the host run.
 
-Needs a running Docker engine, a local base image ($REPROKIT_E2E_BASE) and a wheelhouse ($REPROKIT_E2E_WHEELHOUSE);
-.ci/run prepares all three. Skipped elsewhere, except under CI, where a missing engine is a failure.
+Then the h100 image, a CUDA build of torch with its CUDA libraries, from the same base and a CUDA wheelhouse
+($REPROKIT_E2E_CUDA_WHEELHOUSE, Python 3.11 wheels: the local base's Python), run here with --force: torch imports
+and reports CUDA, finds no GPU, the GPU-only case is skipped with its reason and the CPU-capable one runs.
+
+Needs a running Docker engine, a local base image ($REPROKIT_E2E_BASE) and the wheelhouses; .ci/run prepares them.
+Skipped elsewhere, except under CI, where a missing engine is a failure.
 """
 import os
 import subprocess
@@ -12,11 +16,14 @@ from pathlib import Path
 import pytest
 import yaml
 from reprokit.container import docker_running
+from reprokit.corpus import discover
+from reprokit.views import release_of
 from support import stored
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = os.environ.get("REPROKIT_E2E_BASE")
 WHEELHOUSE = os.environ.get("REPROKIT_E2E_WHEELHOUSE")
+CUDA_WHEELHOUSE = os.environ.get("REPROKIT_E2E_CUDA_WHEELHOUSE")
 ready = docker_running() and BASE and WHEELHOUSE
 if not ready and os.environ.get("CI") != "true":
     pytest.skip("no Docker engine / base image / wheelhouse here (.ci/run prepares them)", allow_module_level=True)
@@ -33,21 +40,28 @@ def test_image_builds_and_is_reused_when_unchanged():
     assert ready, "CI must provide Docker, REPROKIT_E2E_BASE and REPROKIT_E2E_WHEELHOUSE"
     first = reprokit("image", "--target", "cpu", "--base-image", BASE, "--wheelhouse", WHEELHOUSE)
     assert first.returncode == 0, first.stdout + first.stderr
+    assert "Step 1/" in first.stdout or "up to date" in first.stdout  # the build's log streams
     second = reprokit("image", "--target", "cpu", "--base-image", BASE, "--wheelhouse", WHEELHOUSE)
     assert "up to date (nothing changed), not rebuilt" in second.stdout
     assert first.stdout.split()[-1] == second.stdout.split()[-1]
 
 
-@pytest.mark.timeout(2700)  # the whole corpus, about 8 minutes alone on 2 cores
+@pytest.mark.timeout(2700)  # the article's cases, about 8 minutes alone on 2 cores
 def test_corpus_in_the_container_matches_the_host_verdicts(tmp_path):
+    """The article's cases (91 runs; the upstream cases would double CI's time and test the same runner) give in the
+    image exactly the verdicts the pinned release gave on the host (expected/cpu.yaml)."""
+    article = sorted(c.case.id for c in discover(ROOT / "cases") if c.case.source == "article")
+    selection = [arg for case_id in article for arg in ("--case", case_id)]
     proc = reprokit("run", "--target", "cpu", "--container", "--base-image", BASE, "--wheelhouse", WHEELHOUSE,
-                    "--jobs", "2", "--out", str(tmp_path))
+                    "--jobs", "2", "--out", str(tmp_path), *selection)
     recorded = stored(tmp_path)
     expected = yaml.safe_load((ROOT / "expected" / "cpu.yaml").read_text())
+    mine = {k: v for k, v in expected.items() if k.split("/")[0] in article}
     verdicts = {r.key: r.verdict for r in recorded}
-    assert verdicts == {k: v for k, v in expected.items() if k in verdicts} and len(verdicts) == len(expected)
+    assert verdicts == mine
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert {r.torch for r in recorded} == {"2.13.0+cpu"}
+    pin = yaml.safe_load((ROOT / "matrix.yaml").read_text())["targets"]["cpu"]["pins"]["torch"]
+    assert {release_of(r.torch) for r in recorded} == {pin}
     assert (tmp_path / "reports" / "cpu.md").exists()  # rendered outside the container, exactly as a host run
 
 
@@ -59,3 +73,26 @@ def test_options_reach_the_container_whole(tmp_path):
     from reprokit.store import Store
     (header,) = Store(tmp_path / "results").load().runs.values()
     assert header.interpreter.startswith("warm") and header.selection == ["custom-op-unregistered-gemm"]
+
+
+@pytest.mark.timeout(1800)  # the image: about 5 minutes on 2 cores; the two cases: about 2
+def test_the_cuda_image_builds_here_and_runs_on_a_machine_without_a_gpu(tmp_path):
+    if not CUDA_WHEELHOUSE:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI must provide REPROKIT_E2E_CUDA_WHEELHOUSE (.ci/run downloads it)")
+        pytest.skip("no CUDA wheelhouse here (.ci/run downloads one)")
+    image = ["--base-image", BASE, "--base-python", "3.11", "--wheelhouse", CUDA_WHEELHOUSE]
+    built = reprokit("image", "--target", "h100", *image)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-2000:]
+    assert "cuda 13.0 devices visible 0" in built.stdout or "up to date" in built.stdout  # the build's self-test
+    proc = reprokit("run", "--target", "h100", "--container", "--force", *image, "--jobs", "2", "--no-ladder",
+                    "--case", "custom-op-unregistered-gemm", "--case", "partition-p2p-access", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    records = {r.key: r for r in stored(tmp_path, "h100")}
+    assert records["partition-p2p-access/repro@float32"].why == "needs 2 CUDA devices, found 0"
+    ran = records["custom-op-unregistered-gemm/repro@float32"]
+    assert ran.verdict == "reproduces" and ran.device == "cpu" and ran.torch == "2.13.0+cu130"
+    from reprokit.store import Store
+    (header,) = Store(tmp_path / "results").load("h100").runs.values()
+    assert header.environment["cuda"] == "13.0" and header.environment["device_count"] == 0
+    assert "summary: h100: 5 runs recorded" in proc.stdout

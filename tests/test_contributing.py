@@ -38,7 +38,8 @@ def empty_repo(tmp_path):
 ])
 def test_script_from_an_issue_becomes_a_case_with_a_verdict(empty_repo, script, oracle, verdict):
     made = reprokit(empty_repo, "new-case", "from-issue", "--from", str(CONTRIB / script), *oracle,
-                    "--link", "https://github.com/pytorch/pytorch/issues/1")
+                    "--link", "https://github.com/pytorch/pytorch/issues/1", "--reported-on", "2.13",
+                    "--issue-state", "open")
     assert made.returncode == 0, made.stderr
     assert (empty_repo / "cases" / "from-issue" / "repro.py").read_bytes() == (CONTRIB / script).read_bytes()
     assert not (empty_repo / "cases" / "from-issue" / "fixed.py").exists()

@@ -6,7 +6,7 @@ from reprokit import expected
 from reprokit.execute import Observation
 from reprokit.outcome import ladder_stage, repro_verdict
 from reprokit.schema import InputError, Oracle
-from reprokit.store import Store
+from reprokit.store import Store, merge_in_memory
 from reprokit.verdict import Role, Verdict, reproduce_rate, tally
 from reprokit.views import current, release_of, version_changes
 from support import record
@@ -104,6 +104,18 @@ def test_a_merge_replaces_only_the_same_identity(tmp_path):
     assert got == {("a", "2.13.0+cpu"): Verdict.DOES_NOT_REPRODUCE, ("b", "2.13.0+cpu"): Verdict.REPRODUCES,
                    ("a", "2.12.0"): Verdict.REPRODUCES}
     assert sorted(p.name for p in (tmp_path / "cpu" / "cases").iterdir()) == ["2.12.0.jsonl", "2.13.0+cpu.jsonl"]
+
+
+def test_a_skip_never_replaces_a_run_but_a_run_replaces_a_skip(tmp_path):
+    """A one-GPU machine skips the two-rank cases a two-GPU machine ran: the merge keeps what was observed."""
+    store = Store(tmp_path)
+    store.merge([record(case="two-ranks", verdict="reproduces"), record(case="later", verdict="skipped")])
+    store.merge([record(case="two-ranks", verdict="skipped", why="needs 2 CUDA devices, found 1"),
+                 record(case="later", verdict="does-not-reproduce")])
+    got = {r.case: r.verdict for r in store.load().records}
+    assert got == {"two-ranks": Verdict.REPRODUCES, "later": Verdict.DOES_NOT_REPRODUCE}
+    in_memory = merge_in_memory(store.load().records, [record(case="two-ranks", verdict="skipped")])
+    assert {r.case: r.verdict for r in in_memory}["two-ranks"] is Verdict.REPRODUCES
 
 
 @pytest.mark.parametrize(("edit", "message"), [

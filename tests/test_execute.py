@@ -4,7 +4,10 @@ import time
 
 import pytest
 from reprokit.execute import observe, shared_header_dir
+from reprokit.outcome import repro_verdict
 from reprokit.probe import landlock_abi
+from reprokit.schema import Oracle
+from reprokit.verdict import Verdict
 
 pytestmark = pytest.mark.e2e
 
@@ -64,11 +67,24 @@ def test_flood_of_output_is_truncated_with_a_note(script):
     assert len(obs.stdout_tail) < 10_000
 
 
+def with_mark(mark):
+    """Live processes whose command line carries mark."""
+    found = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if mark.encode() in fh.read() and alive(int(pid)):
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
 def test_child_that_outlives_the_script_is_killed(script):
     obs = run(script("orphan.py"))
-    pid = int(obs.stdout_tail.split("CHILD=")[1].split()[0])
+    mark = obs.stdout_tail.split("CHILD=")[1].split()[0]
     time.sleep(0.2)
-    assert not alive(pid)
+    assert with_mark(mark) == []
 
 
 def test_secrets_do_not_reach_case_code_and_home_is_private(script, tmp_path):
@@ -113,6 +129,9 @@ def test_inductor_precompiled_headers_are_shared_between_runs_and_nothing_else_i
     first = run(script("compiles_on_cpu.py"), timeout=300)
     assert first.status == "pass", first.stderr_tail
     shared = shared_header_dir()
+    if os.geteuid() == 0:  # contained runs (a PID namespace each: every case is pid 2) keep their headers apart
+        assert not [p for p in shared.rglob("*") if p.is_file()]
+        return
     built = {p: p.stat().st_mtime_ns for p in shared.rglob("*") if p.is_file()}
     assert built, "inductor built no precompiled header in the shared folder (did torch move it?)"
     second = run(script("compiles_on_cpu.py"), timeout=300)
@@ -126,3 +145,58 @@ def test_crash_in_interpreter_teardown_is_a_crash_as_under_plain_python(script):
     obs = run(script("crashes_at_exit.py"))
     assert (obs.status, obs.signal) == ("crash", "SIGSEGV")
     assert obs.stdout_tail.strip() == "work done"
+
+
+@pytest.mark.skipif(landlock_abi() < 1, reason="this kernel has no Landlock: host runs cannot confine writes")
+def test_a_module_of_the_case_folder_named_like_the_standard_library_never_runs_before_confinement(script, tmp_path):
+    outside = tmp_path / "outside.txt"
+    obs = observe(script("shadows_stdlib/repro.py"), env=dict(os.environ), timeout=60,
+                  extra_env={"REPRO_OUTSIDE": str(outside)})
+    assert not outside.exists(), "the case's ctypes.py ran before Landlock and wrote outside its folder"
+    assert obs.status == "pass" and obs.record_fields()["confined"] >= 1
+    # the script still sees sys.path as under `python repro.py`: its own folder first, not the runner's package
+    assert obs.stdout_tail.strip() == f"PATH0={script('shadows_stdlib/repro.py').parent}"
+
+
+def test_a_case_cannot_forge_its_verdict_by_writing_report_files(script):
+    obs = run(script("forges_verdict.py"))
+    assert "WROTE probe-0.json" in obs.stdout_tail  # the attempt in its own folder, where reports used to be read
+    assert (obs.status, obs.exception, obs.malformed) == ("pass", None, None)
+    verdict, _ = repro_verdict(Oracle(kind="raises", exception="InductorError"), obs)
+    assert verdict is Verdict.DOES_NOT_REPRODUCE
+
+
+def test_a_report_tampered_with_from_inside_is_recorded_as_malformed_not_trusted_and_not_fatal(script):
+    obs = run(script("tampers_report.py"))
+    assert "TAMPERED" in obs.stdout_tail
+    assert obs.status == "crash" and obs.malformed and obs.message.startswith("malformed observation")
+    assert repro_verdict(Oracle(kind="nonzero-exit"), obs)[0] is Verdict.FAILS_DIFFERENTLY
+    assert run(script("passes.py")).status == "pass"  # and the next run goes on
+
+
+def test_bad_files_in_the_run_folder_are_ignored(script):
+    obs = run(script("bad_report.py"))
+    assert (obs.status, obs.malformed) == ("pass", None)
+
+
+def test_replacing_the_output_file_with_a_fifo_does_not_hang_the_runner(script):
+    start = time.monotonic()
+    obs = run(script("fifo_output.py"), timeout=30)
+    assert obs.status == "pass" and time.monotonic() - start < 20
+    assert "REPLACED" not in obs.stdout_tail
+
+
+def test_only_allow_listed_variables_by_exact_name_reach_the_case(script):
+    leaks = {"TORCH_SECRET_TOKEN": "x", "NCCL_SECRET": "x", "REPRO_SECRET": "x", "TORCHINDUCTOR_SECRET": "x",
+             "NVIDIA_API_KEY": "x", "CUDA_VISIBLE_DEVICES": "0"}
+    names = run(script("lists_env.py"), env={**os.environ, **leaks}).stdout_tail.split("ENV=")[1].split()[0].split(",")
+    assert not set(leaks) - {"CUDA_VISIBLE_DEVICES"} & set(names)
+    assert "CUDA_VISIBLE_DEVICES" in names and "PYTHONSAFEPATH" not in names and "REPROKIT_REPORT_KEY" not in names
+
+
+def test_files_a_case_writes_are_capped(script):
+    obs = observe(script("fills_disk.py"), env=dict(os.environ), timeout=60,
+                  extra_env={"REPROKIT_FILE_CAP": str(8 << 20)})
+    # CPython ignores SIGXFSZ: the write past the cap raises OSError (EFBIG) in the script
+    assert (obs.status, obs.exception) == ("fail", "OSError") and "File too large" in obs.message
+    assert "WROTE" not in obs.stdout_tail

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 from reprokit.store import Store, processes_with_token
+from reprokit.views import release_of
 from support import record, stored
-from test_cli import CASE_YAML, ROOT, make_corpus, reprokit
+from test_cli import CASE_YAML, ROOT, RUNNING, make_corpus, reprokit, set_cpu_pin
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -113,9 +114,12 @@ def test_two_concurrent_runs_on_one_store_lose_nothing(tmp_path):
 def test_a_contributor_with_another_torch_string_keeps_every_published_record(tmp_path):
     root = make_corpus(tmp_path, 2)
     published = Store(ROOT / "results").load("cpu", "cases")
-    # The published records, as if recorded under a torch string that differs from this machine's.
-    relabelled = [r.model_copy(update={"torch": "2.13.0"}) for r in published.records if r.torch == "2.13.0+cpu"]
-    heads = [h.model_copy(update={"torch": "2.13.0"}) for h in published.runs.values() if h.torch == "2.13.0+cpu"]
+    builds = {r.torch for r in published.records if release_of(r.torch) == RUNNING}
+    assert builds, f"no published cpu records of torch {RUNNING}, the release these tests run"
+    (build,) = sorted(builds)[-1:]
+    other = RUNNING + "+contributor" if build == RUNNING else RUNNING  # the same release, another build string
+    relabelled = [r.model_copy(update={"torch": other}) for r in published.records if r.torch == build]
+    heads = [h.model_copy(update={"torch": other}) for h in published.runs.values() if h.torch == build]
     Store(root / "results").merge(relabelled, heads)
     proc = reprokit(root, "run", "--host", "--target", "cpu", "--case", "fixture-01", "--no-ladder")
     assert proc.returncode == 1  # the fixture's verdicts are new to expected/cpu.yaml
@@ -123,18 +127,19 @@ def test_a_contributor_with_another_torch_string_keeps_every_published_record(tm
     assert len(after) == len(relabelled) + 2
     assert {r.identity for r in relabelled} <= {r.identity for r in after}
     md = (root / "reports" / "cpu.md").read_text()
-    assert f"{len(relabelled) + 2} runs." in md and "Torch builds shown: 2.13.0, 2.13.0+cpu" in md
+    mine = {r.torch for r in after if r.case == "fixture-01"}
+    assert f"{len(relabelled) + 2} runs." in md
+    assert f"Torch builds shown: {', '.join(sorted({other, *mine}))}" in md
 
 
 def test_the_records_of_another_release_are_history_and_the_run_does_not_fail(tmp_path):
     root = make_corpus(tmp_path, 1)
-    matrix = (root / "matrix.yaml").read_text().replace('torch: "2.13.0"', 'torch: "2.12.0"', 1)
-    (root / "matrix.yaml").write_text(matrix)
-    Store(root / "results").merge([record(case="fixture-00", torch="2.12.0", verdict="does-not-reproduce")])
+    set_cpu_pin(root, "2.0.1")
+    Store(root / "results").merge([record(case="fixture-00", torch="2.0.1", verdict="does-not-reproduce")])
     proc = reprokit(root, "run", "--host", "--target", "cpu", "--no-ladder")
-    assert proc.returncode == 0 and "is not the pinned 2.12.0: recorded as history" in proc.stdout
+    assert proc.returncode == 0 and "is not the pinned 2.0.1: recorded as history" in proc.stdout
     md = (root / "reports" / "cpu.md").read_text()
-    assert "Releases recorded: 2.12.0, 2.13.0" in md and "does-not-reproduce" in md
+    assert f"Releases recorded: 2.0.1, {RUNNING}" in md and "does-not-reproduce" in md
 
 
 del CASE_YAML

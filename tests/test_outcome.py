@@ -98,3 +98,16 @@ def test_ledger_judges_a_claimed_rate_by_the_sweep(failing, fp8, measure, verdic
     claim = Claim(id="rate", section="1", claim="x% fail", sweep={"measure": measure, "claimed": 0.2})
     assert ledger.judge(claim, {}, [], _sweep(failing, fp8_failing=fp8)) == (verdict, detail)
     assert ledger.judge(claim, {}, [], None) == ("not run", "no sweep recorded")
+
+
+@pytest.mark.parametrize("kind", ["stdout", "raises"])
+@pytest.mark.parametrize("pattern, times_out", [("^(a+)+$", False), ("(.*a){30}$", True)])
+def test_a_catastrophic_oracle_regex_on_case_output_does_not_hang_the_runner(kind, pattern, times_out):
+    import time
+
+    text = "a" * 300 + "!"  # re backtracks for ever on both patterns; regex solves the first, gives up on the second
+    oracle = Oracle(kind=kind, match=pattern, **({"exception": "ValueError"} if kind == "raises" else {}))
+    start = time.monotonic()
+    verdict, why = repro_verdict(oracle, obs("fail", "ValueError", text, stdout=text))
+    assert time.monotonic() - start < 30
+    assert verdict is Verdict.FAILS_DIFFERENTLY and ("timed out" in why) == times_out

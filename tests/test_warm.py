@@ -5,6 +5,7 @@ import time
 import pytest
 from reprokit.execute import observe
 from reprokit.warm import WarmPool
+from test_execute import with_mark
 
 pytestmark = pytest.mark.e2e
 
@@ -30,10 +31,24 @@ def test_warm_runs_keep_secrets_out_and_kill_stray_children(pool, script):
                        timeout=60).stdout_tail
     assert "SECRET=<unset>" in out
     orphan = pool.observe(script("orphan.py"), env=dict(os.environ), extra_env={}, timeout=60)
-    pid = int(orphan.stdout_tail.split("CHILD=")[1].split()[0])
+    mark = orphan.stdout_tail.split("CHILD=")[1].split()[0]
     time.sleep(0.2)
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            assert fh.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        pass
+    assert with_mark(mark) == []
+
+
+def test_warm_runs_import_nothing_of_the_case_folder_before_confinement(pool, script, tmp_path):
+    outside = tmp_path / "outside.txt"
+    obs = pool.observe(script("shadows_stdlib/repro.py"), env=dict(os.environ), timeout=60,
+                       extra_env={"REPRO_OUTSIDE": str(outside)})
+    assert not outside.exists()
+    assert obs.stdout_tail.strip() == f"PATH0={script('shadows_stdlib/repro.py').parent}"
+
+
+def test_warm_runs_cannot_forge_reports_or_hang_the_runner_with_a_fifo(pool, script):
+    forged = pool.observe(script("forges_verdict.py"), env=dict(os.environ), extra_env={}, timeout=60)
+    assert (forged.status, forged.exception) == ("pass", None)
+    start = time.monotonic()
+    fifo = pool.observe(script("fifo_output.py"), env=dict(os.environ), extra_env={}, timeout=30)
+    assert fifo.status == "pass" and "REPLACED" not in fifo.stdout_tail and time.monotonic() - start < 20
+    tampered = pool.observe(script("tampers_report.py"), env=dict(os.environ), extra_env={}, timeout=60)
+    assert tampered.malformed

@@ -13,6 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from . import expected
+from .untrusted_text import fenced, md_cell
 from .verdict import Verdict, changed
 from .views import View
 
@@ -38,10 +39,10 @@ def body(changes: list[tuple[str, Verdict | None, Verdict]], results: View) -> s
              f"{results.header.finished if results.header else '?'}.", "",
              "| run | expected | now | why |", "| --- | --- | --- | --- |"]
     for key, old, new in changes:
-        lines.append(f"| `{key}` | {old or '(new)'} | {new} | {by_key[key].why} |")
+        lines.append(f"| `{key}` | {old or '(new)'} | {new} | {md_cell(by_key[key].why, 200)} |")
     for key, _, _ in changes:
         tail = (by_key[key].stderr_tail or by_key[key].stdout_tail).strip()[-1500:]
-        lines += ["", f"<details><summary>{key} output</summary>", "", "```", tail, "```", "</details>"]
+        lines += ["", f"<details><summary>{key} output</summary>", "", *fenced(tail), "</details>"]
     return "\n".join(lines) + "\n"
 
 

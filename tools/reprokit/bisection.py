@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 
 from .verdict import Verdict
 
-Probe = Callable[[str], Verdict | None]  # a release -> the repro's verdict there (None: could not be had)
+Probe = Callable[[str], Verdict | None]
+
+
+class BisectionInterrupted(Exception):
+    """The run of one release was interrupted (SIGINT/SIGTERM): the search stops there."""  # a release -> the repro's verdict there (None: could not be had)
 
 
 @dataclass
@@ -126,6 +130,8 @@ def bisect_case(req_base, case_id: str, versions: list[str], log=print) -> Bisec
     def run(version: str) -> Verdict | None:
         log(f"bisect: running {key} on torch {version}")
         outcome = lifecycle.run(req_base.model_copy(update={"torch": version, "cases": [case_id]}), log=log)
+        if outcome.interrupted:  # Ctrl-C or SIGTERM: the search stops with what it has, it never goes on
+            raise BisectionInterrupted(version)
         found = [r for r in outcome.records if r.key == key]
         return found[0].verdict if found else None
 

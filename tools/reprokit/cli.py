@@ -25,9 +25,10 @@ from . import (
     upstream,
     validate,
     website,
+    wheelhouse,
 )
 from .lifecycle import RunRequest, load_root_matrix, target_of
-from .schema import CATEGORIES, InputError
+from .schema import AREAS, CATEGORIES, InputError
 from .store import Store
 from .views import HISTORY_FIELDS, current, history_rows, repro_history
 
@@ -50,9 +51,10 @@ def request_of(args: argparse.Namespace) -> RunRequest:
     where = "host" if args.host else "container" if args.container else "auto"
     return RunRequest(
         root=_root(args), target=args.target, suite=args.suite, cases=args.case, smoke=args.smoke, shard=args.shard,
-        jobs=args.jobs, timeout=args.timeout, out=Path(args.out).resolve() if args.out else None,
+        jobs=args.jobs, jobs_per_gpu=args.jobs_per_gpu, timeout=args.timeout,
+        out=Path(args.out).resolve() if args.out else None,
         cache=Path(args.cache).resolve() if args.cache else None, resume=args.resume,
-        update_expected=args.update_expected, where=where, base_image=args.base_image,
+        update_expected=args.update_expected, where=where, base_image=args.base_image, base_python=args.base_python,
         wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None, force=args.force,
         deadline=args.deadline, warm=args.warm, render=not args.no_report, ladder=not args.no_ladder,
         python=args.python, torch=args.torch, skip_recorded=args.skip_recorded, torch_index=args.torch_index)
@@ -81,7 +83,11 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     req = RunRequest(root=root, target=args.target, where="host", render=False, jobs=args.jobs,
                      out=Path(args.out).resolve() if args.out else None, torch_index=args.torch_index,
                      wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None, force=args.force)
-    found = bisection.bisect_case(req, args.id, versions, log=lambda line: print(line, flush=True))
+    try:
+        found = bisection.bisect_case(req, args.id, versions, log=lambda line: print(line, flush=True))
+    except bisection.BisectionInterrupted as stop:
+        print(f"bisect: interrupted while running torch {stop}; what finished is in the store, run it again to go on")
+        return 130
     print(f"{args.id} on {args.target}: {found.summary()}")
     print(f"runs made: {len(found.ran)} ({', '.join(found.ran) or 'none: all recorded'})")
     return 0
@@ -159,10 +165,18 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_new_case(args: argparse.Namespace) -> int:
     root = _root(args)
-    oracle = new_case.oracle_from_flags(args.raises, args.match, args.stdout, args.stderr, args.hang)
+    oracle = new_case.oracle_from_flags(args.raises, args.match, args.stdout, args.stderr, args.hang,
+                                        args.wrong_result)
+    if oracle is None and (not args.source or args.no_run):
+        oracle = {"kind": "nonzero-exit"}
+    provenance = new_case.Provenance(source=args.case_source, reported_on=args.reported_on,
+                                     issue_state=args.issue_state, area=args.area, requires_torch=args.requires_torch,
+                                     notes=args.notes,
+                                     devices=tuple(d for d in (args.devices or "").split(",") if d))
     folder = new_case.create(root / "cases", args.id, source=Path(args.source) if args.source else None,
                              title=args.title, category=args.category, links=args.link, oracle=oracle,
-                             timeout=args.timeout)
+                             timeout=args.timeout, fixed=Path(args.fixed) if args.fixed else None,
+                             provenance=provenance, observe_run=not args.no_run)
     print(f"created {folder.relative_to(root)}/ ({', '.join(sorted(p.name for p in folder.iterdir()))}); next: "
           f"reprokit run --target cpu --case {args.id}")
     return 0
@@ -229,8 +243,14 @@ def cmd_images(args: argparse.Namespace) -> int:
 def cmd_image(args: argparse.Namespace) -> int:
     root = _root(args)
     target = target_of(load_root_matrix(root), args.target)
-    print(images.build(root / "images", args.target, target, args.base_image,
-                       Path(args.wheelhouse).resolve() if args.wheelhouse else None))
+    image = images.build(root / "images", args.target, target, args.base_image,
+                         Path(args.wheelhouse).resolve() if args.wheelhouse else None, args.base_python,
+                         log=lambda line: print(line, flush=True))
+    if args.record:
+        images.record(Path(args.record), image, args.target, args.base_image or target.base_image,
+                      args.base_python or target.python, Path(args.wheelhouse) if args.wheelhouse else None)
+        print(f"wrote {args.record}")
+    print(image.tag)
     return 0
 
 
@@ -238,9 +258,17 @@ def cmd_wheelhouse(args: argparse.Namespace) -> int:
     """Download every package a target's image installs, for `--wheelhouse` builds on air-gapped machines."""
     root = _root(args)
     target = target_of(load_root_matrix(root), args.target)
-    command = [sys.executable, "-m", "pip", "download", "--dest", args.dest, *images.packages(target)]
-    print(" ".join(command), flush=True)
-    return subprocess.run(command, check=False).returncode
+    dest, python = Path(args.dest).resolve(), images.python_of(target, args.base_python)
+    for command in wheelhouse.download_commands(images.torch_packages(target), images.packages(target), dest, python,
+                                                args.torch_index or target.pins.index_url):
+        print(" ".join(command), flush=True)
+        code = subprocess.run(command, check=False).returncode
+        if code:
+            return code
+    wheelhouse.check(dest, args.target, target)
+    print(f"{dest}: the wheels of {args.target}'s image (torch {target.pins.torch}, Python {python}); "
+          f"build with --wheelhouse {dest}" + (f" --base-python {python}" if args.base_python else ""))
+    return 0
 
 
 def cmd_minify(args: argparse.Namespace) -> int:
@@ -270,9 +298,12 @@ def cmd_site(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     root = _root(args)
-    for cd in corpus.select(corpus.discover(root / "cases"), args.case):
+    skipped = []
+    for cd in corpus.select(corpus.discover(root / "cases", on_error=skipped.append), args.case):
         print(f"{cd.case.id:40} {cd.case.category:18} {' '.join(cd.variants())}")
-    return 0
+    for message in skipped:
+        print(message, file=sys.stderr)
+    return 2 if skipped else 0
 
 
 def cmd_targets(args: argparse.Namespace) -> int:
@@ -295,6 +326,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--smoke", action="store_true", help="with --suite sweep: only the smoke subset")
     p.add_argument("--shard", metavar="I/N", help="run the I-th of N deterministic slices")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel runs (default: CPU cores)")
+    p.add_argument("--jobs-per-gpu", type=int, metavar="K",
+                   help="on accelerators: at most K runs at once on one device (each run sees only its own "
+                        "devices, the least loaded; default: no cap beyond --jobs)")
     p.add_argument("--timeout", type=float, help="seconds; overrides every case's own timeout")
     p.add_argument("--out", help="keep the store and reports under OUT/results and OUT/reports instead of the repository's")
     p.add_argument("--cache", metavar="DIR",
@@ -306,6 +340,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                      help="run in this Python environment (the default where Docker is not running)")
     p.add_argument("--container", action="store_true", help="run in the target's image (the default with Docker)")
     p.add_argument("--base-image", help="container mode: build FROM this image instead of matrix.yaml's")
+    p.add_argument("--base-python", metavar="X.Y", help="the Python of --base-image (default: matrix.yaml's python)")
     p.add_argument("--wheelhouse", metavar="DIR", help="container mode: install every package from these wheels")
     p.add_argument("--force", action="store_true", help="run even if this machine is not the target's hardware")
     p.add_argument("--deadline", type=float, metavar="SECONDS",
@@ -397,14 +432,29 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("id", metavar="ID")
     new.add_argument("--from", dest="source", metavar="SCRIPT.py", help="copy this script unchanged as repro.py")
     new.add_argument("--raises", metavar="CLASS", help="the bug reproduces when this exception is raised")
-    new.add_argument("--match", metavar="REGEX", help="... and its message matches this regex")
+    new.add_argument("--match", metavar="REGEX", help="... and its message matches this regex (alone: any exception whose message matches)")
     new.add_argument("--stdout", metavar="REGEX", help="the bug reproduces when stdout matches")
     new.add_argument("--stderr", metavar="REGEX", help="the bug reproduces when stderr matches")
     new.add_argument("--hang", action="store_true", help="the bug is a hang: it reproduces past --timeout")
     new.add_argument("--timeout", type=int, help="seconds before a run is killed")
     new.add_argument("--category", default="diagnosis", choices=CATEGORIES)
     new.add_argument("--link", action="append", default=[], metavar="URL", help="upstream issue (repeatable)")
-    new.add_argument("--title")
+    new.add_argument("--title", help="default: the first line of the script's docstring")
+    new.add_argument("--wrong-result", action="store_true",
+                     help="the bug is a wrong result: the script compares with eager and an assertion fails")
+    new.add_argument("--fixed", metavar="SCRIPT.py", help="copy this script unchanged as fixed.py")
+    new.add_argument("--no-run", action="store_true",
+                     help="do not run --from SCRIPT once (by default, without an oracle flag, its failure here "
+                          "proposes the oracle: the exception class it raised and a stable prefix of the message)")
+    new.add_argument("--source", dest="case_source", choices=["article", "sweep", "upstream"],
+                     help="where the case comes from (default: upstream when a --link is a pytorch/pytorch issue)")
+    new.add_argument("--reported-on", metavar="VERSION", help="the torch version the issue reports (e.g. 2.1.0)")
+    new.add_argument("--issue-state", choices=["open", "closed"], help="the issue's state today, from its page")
+    new.add_argument("--area", choices=AREAS, help="the subsystem an upstream issue is about")
+    new.add_argument("--requires-torch", metavar="SPEC", help="releases the script can run on, e.g. '>=2.4'")
+    new.add_argument("--notes", help="free text: what the issue reports, what the fix is")
+    new.add_argument("--devices", metavar="LIST",
+                     help="comma-separated device kinds (cpu,cuda,rocm,npu); default: read from the script")
     new.set_defaults(func=cmd_new_case)
 
     val = sub.add_parser("validate", help="check every case, matrix.yaml, claims.yaml and the sweep (runs nothing)")
@@ -434,11 +484,16 @@ def build_parser() -> argparse.ArgumentParser:
     img = sub.add_parser("image", help="build one target's image with the docker SDK (reused if unchanged)")
     img.add_argument("--target", required=True)
     img.add_argument("--base-image", help="build FROM this image instead of matrix.yaml's")
+    img.add_argument("--base-python", metavar="X.Y", help="the Python of --base-image (default: matrix.yaml's python)")
     img.add_argument("--wheelhouse", metavar="DIR", help="install every Python package from these wheels (offline)")
+    img.add_argument("--record", metavar="FILE.json", help="write the image's tag, id, size and build time here")
     img.set_defaults(func=cmd_image)
 
     whl = sub.add_parser("wheelhouse", help="download the wheels a target's image installs (for --wheelhouse)")
     whl.add_argument("--target", required=True)
+    whl.add_argument("--base-python", metavar="X.Y", help="the Python of the base image the wheels are for "
+                                                          "(default: matrix.yaml's python)")
+    whl.add_argument("--torch-index", metavar="URL", help="the index torch comes from (default: the target's)")
     whl.add_argument("dest", metavar="DIR")
     whl.set_defaults(func=cmd_wheelhouse)
 

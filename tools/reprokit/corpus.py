@@ -21,7 +21,7 @@ class CaseDir:
     path: Path
 
     def variants(self) -> list[str]:
-        return [v for f, v in VARIANTS.items() if (self.path / f).exists()]
+        return [v for f, v in VARIANTS.items() if (self.path / f).is_file()]
 
     def script(self, variant: str) -> Path:
         return self.path / {v: f for f, v in VARIANTS.items()}[variant]
@@ -44,15 +44,32 @@ class CaseRun:
         return f"{self.case.id}/{self.variant}@{self.dtype}"
 
 
-def discover(cases_dir: Path) -> list[CaseDir]:
+def _check_files(folder: Path, cases_dir: Path) -> None:
+    """A case folder and its scripts are real files inside cases/: a link could run or publish anything."""
+    if folder.is_symlink() or folder.resolve().parent != cases_dir.resolve():
+        raise InputError(f"{folder}: a case folder must be a folder inside {cases_dir}, not a link")
+    for name in ("case.yaml", *VARIANTS):
+        path = folder / name
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise InputError(f"{path}: must be a regular file, not a link")
+    if not (folder / "repro.py").is_file():
+        raise InputError(f"{folder}: repro.py is missing (every case needs its failing script)")
+
+
+def discover(cases_dir: Path, on_error=None) -> list[CaseDir]:
+    """Every case under cases_dir. A bad case raises InputError, or with on_error(message) is reported and skipped
+    (`run` and `list` go on with the others; `validate` fails on it)."""
     if not cases_dir.is_dir():
         raise InputError(f"{cases_dir}: no such cases folder")
     found = []
     for yml in sorted(cases_dir.glob("*/case.yaml")):
-        case = load_case(yml)
-        if not (yml.parent / "repro.py").exists():
-            raise InputError(f"{yml.parent}: repro.py is missing (every case needs its failing script)")
-        found.append(CaseDir(case, yml.parent))
+        try:
+            _check_files(yml.parent, cases_dir)
+            found.append(CaseDir(load_case(yml), yml.parent))
+        except InputError as err:
+            if on_error is None:
+                raise
+            on_error(f"skipped: {err}")
     return found
 
 
@@ -80,8 +97,15 @@ def shard(runs: list[CaseRun], spec: str | None) -> list[CaseRun]:
     return [r for r in runs if r.case.id in mine]
 
 
+def run_kind(target: Target, facts: dict) -> str:
+    """The device kind runs use: the target's, or the CPU on a machine without any accelerator (a run forced there)."""
+    return "cpu" if facts.get("device_kind") == "cpu" else target.device.kind
+
+
 def skip_reason(case: Case, target_name: str, target: Target, dtype: str, facts: dict) -> str | None:
     req, kind = case.requires, target.device.kind
+    if run_kind(target, facts) == "cpu" and "cpu" in req.devices:
+        kind = "cpu"  # forced onto a machine without the target's accelerator: what runs on a CPU runs there
     if kind not in req.devices:
         return f"runs on {'/'.join(req.devices)} only; target {target_name} is {kind}"
     if dtype not in target.dtypes:

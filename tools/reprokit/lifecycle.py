@@ -20,12 +20,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from . import __version__, container, corpus, environment, envs, expected, images, render, sweep
+from . import __version__, container, corpus, devices, environment, envs, expected, images, render, run_summary, sweep
 from .execute import Stopper
 from .records import Record, RunHeader, Sitting
 from .scheduler import Identity, RunOptions, now_iso, run_all
 from .schema import InputError, Matrix, Target, load_matrix
 from .store import Loaded, Store, merge_in_memory
+from .untrusted_text import one_line
 from .warm import WarmPool
 
 Suite = Literal["cases", "sweep"]
@@ -42,6 +43,7 @@ class RunRequest(BaseModel):
     smoke: bool = False
     shard: str | None = None
     jobs: int = os.cpu_count() or 1
+    jobs_per_gpu: int | None = None  # runs at once on one accelerator; None: no cap beyond jobs (devices.py)
     timeout: float | None = None
     out: Path | None = None  # results store and reports under out/results and out/reports instead of the root's
     cache: Path | None = None
@@ -49,6 +51,7 @@ class RunRequest(BaseModel):
     update_expected: bool = False
     where: Literal["auto", "host", "container"] = "auto"
     base_image: str | None = None
+    base_python: str | None = None  # the Python (X.Y) of --base-image, when it is not matrix.yaml's python
     wheelhouse: Path | None = None
     force: bool = False
     deadline: float | None = None
@@ -92,6 +95,8 @@ def placement(req: RunRequest) -> Literal["host", "container"]:
     """Where cases run: container mode where a Docker engine answers (or when asked), else this environment."""
     if req.where == "auto":
         return "container" if container.docker_running() else "host"
+    if req.where == "container" and not container.docker_running():  # CI asks for it: never fall back to the host
+        raise InputError("--container: no Docker engine answers here (start it, or run --host for cases you have read)")
     return req.where
 
 
@@ -107,15 +112,26 @@ def load_root_matrix(root: Path) -> Matrix:
     return load_matrix(root / "matrix.yaml")
 
 
-def run(req: RunRequest, log=print) -> RunOutcome:
+def run(req: RunRequest, log=print, summary: bool = True) -> RunOutcome:
+    """One run; it ends with its summary (run_summary.py) unless summary=False (a container's inner run)."""
+    started = time.monotonic()
     matrix = load_root_matrix(req.root)
     target = target_of(matrix, req.target)
     where = placement(req)
     if where == "container":
-        return _run_in_container(req, matrix, target, log)
-    if req.where == "auto":
-        log("Docker is not running here: running in this Python environment (--host)")
-    return _run_here(req, matrix, target, log)
+        outcome = _run_in_container(req, matrix, target, log)
+    else:
+        if req.where == "auto":
+            log("Docker is not running here: running in this Python environment (--host)")
+        outcome = _run_here(req, matrix, target, log)
+    if summary:
+        page = f"{req.target}.md" if req.suite == "cases" else f"{req.target}-{req.suite}.md"
+        report = next((p for p in outcome.written if p.name == page), None)
+        for line in run_summary.lines(req.target, outcome.records, outcome.gate, time.monotonic() - started,
+                                      outcome.not_started, outcome.interrupted,
+                                      _rel(report, req.root) if report else None):
+            log(line)
+    return outcome
 
 
 # ---------------------------------------------------------------- host
@@ -129,7 +145,8 @@ def plan(req: RunRequest, target: Target, facts: dict) -> list[corpus.CaseRun]:
             raise InputError(f"--case {req.cases[0]!r}: no sweep structure matches (ids are sweep-<model>)")
         runs = [r for r in runs if r.case.id in chosen]
     else:
-        runs = corpus.plan(corpus.select(corpus.discover(req.root / "cases"), req.cases), req.target, target, facts)
+        found = corpus.discover(req.root / "cases", on_error=lambda message: print(message, file=sys.stderr))
+        runs = corpus.plan(corpus.select(found, req.cases), req.target, target, facts)
     return corpus.shard(runs, req.shard)
 
 
@@ -156,6 +173,11 @@ def _run_here(req: RunRequest, matrix: Matrix, target: Target, log) -> RunOutcom
     mismatch = environment.hardware_mismatch(req.target, target, facts)
     if mismatch and not req.force:
         raise InputError(f"{mismatch}; pass --force to run anyway")
+    kind = corpus.run_kind(target, facts)
+    if kind != target.device.kind:
+        log(f"no {target.device.kind} device here (--force): cases that run on a CPU run on it, the rest are skipped")
+    ids = devices.host_devices(kind, facts.get("device_count") or 0, os.environ)
+    per_device = devices.jobs_per_device(req.jobs, req.jobs_per_gpu)
     torch, device = facts["torch"], facts.get("device_name") or "cpu"
     runs = plan(req, target, facts)
     loaded = store.load(req.target, req.suite)
@@ -169,11 +191,12 @@ def _run_here(req: RunRequest, matrix: Matrix, target: Target, log) -> RunOutcom
     todo = [r for r in runs if r.key not in done]
     last = {r.key: r.seconds for r in loaded.records if r.torch == torch}
     todo.sort(key=lambda r: -last.get(r.key, 0.0))  # longest first, so the tail of the run is short jobs
-    log(f"{req.target}: {len(runs)} runs ({len(runs) - len(todo)} already recorded), {req.jobs} jobs, "
-        f"on {environment.summary(facts)}")
+    placed = devices.describe(kind, ids, per_device)
+    log(f"{req.target}: {len(runs)} runs ({len(runs) - len(todo)} already recorded), {req.jobs} jobs"
+        + (f" on {placed}" if placed else "") + f", on {environment.summary(facts)}")
 
     sitting = Sitting(jobs=req.jobs, started=now_iso(), on=environment.summary(facts), ended="running",
-                      env_setup_seconds=setup)
+                      env_setup_seconds=setup, devices=list(ids), jobs_per_device=per_device if ids else None)
     header = RunHeader(
         run_id=run_id, target=req.target, suite=req.suite, torch=torch, device=device, environment=facts,
         mode="host", cache=f"warm ({req.cache})" if req.cache else "cold",
@@ -188,9 +211,10 @@ def _run_here(req: RunRequest, matrix: Matrix, target: Target, log) -> RunOutcom
     with _stop_on_signals(stopper, log):
         pool = WarmPool(req.interpreter, token) if req.warm else None
         try:
-            opts = RunOptions(device_kind=target.device.kind, jobs=req.jobs, timeout=req.timeout, python=req.interpreter,
+            opts = RunOptions(device_kind=kind, jobs=req.jobs, timeout=req.timeout, python=req.interpreter,
                               ladder=req.ladder, deadline=started + req.deadline if req.deadline else None, warm=pool,
-                              cache_dir=req.cache.resolve() if req.cache else None, stopper=stopper)
+                              cache_dir=req.cache.resolve() if req.cache else None, stopper=stopper,
+                              devices=ids, jobs_per_device=per_device)
             progress = _progress(len(todo), log)
 
             def on_done(record: Record) -> None:
@@ -225,10 +249,20 @@ def _run_here(req: RunRequest, matrix: Matrix, target: Target, log) -> RunOutcom
         for path in outcome.written:
             log(f"wrote {_rel(path, req.root)}")
     recorded = [r for r in loaded.records if r.run_id == run_id]
+    _gate(outcome, req, target, recorded, mismatch, log)
+    return outcome
+
+
+def _gate(outcome: RunOutcome, req: RunRequest, target: Target, recorded: list[Record], mismatch: str | None,
+          log) -> None:
+    """Compare with the expected state, unless the run was forced onto other hardware (its verdicts are not the
+    target's)."""
+    if mismatch:
+        log(f"not compared with the expected state: {mismatch} (--force)")
+        return
     outcome.gate = expected.check(req.root, req.target, req.suite, target.pins.torch, recorded, req.update_expected)
     for line in expected.describe(outcome.gate, req.root, req.target, req.suite):
         log(line)
-    return outcome
 
 
 def _rel(path: Path, root: Path) -> Path:
@@ -277,7 +311,7 @@ def _progress(total: int, log):
 
     def line(rec: Record) -> None:
         done[0] += 1
-        log(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s) {rec.why}")
+        log(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s) {one_line(rec.why)}")
     return line
 
 
@@ -292,12 +326,13 @@ def _run_in_container(req: RunRequest, matrix: Matrix, target: Target, log) -> R
         raise InputError("--torch builds an environment on this machine: use it with --host (the image holds the "
                          "target's pinned torch)")
     tag = images.build(req.root / "images", req.target, target, req.base_image,
-                       req.wheelhouse.resolve() if req.wheelhouse else None)
-    log(f"{req.target}: running in {tag} (no network, non-root, repository read-only)")
+                       req.wheelhouse.resolve() if req.wheelhouse else None, req.base_python, log).tag
+    log(f"{req.target}: running in {tag} (no network, non-root, repository read-only, memory limit "
+        f"{container.memory_limit(req.jobs)})")
     inside = req.model_copy(update={"root": Path(container.REPO), "out": Path(container.OUT), "where": "host",
                                     "render": False, "update_expected": False, "wheelhouse": None,
-                                    "base_image": None})
-    code = container.run(tag, req.root, req.store_dir, req.target, target, inside.model_dump_json(), log)
+                                    "base_image": None, "base_python": None})
+    code = container.run(tag, req.root, req.store_dir, req.target, target, inside.model_dump_json(), req.jobs, log)
     store = Store(req.store_dir)
     loaded = store.load(req.target, req.suite)
     headers = sorted((h for h in loaded.runs.values() if h.mode == "host" and h.suite == req.suite),
@@ -311,10 +346,8 @@ def _run_in_container(req: RunRequest, matrix: Matrix, target: Target, log) -> R
         outcome.written = render_reports(req.root, req.reports_dir, matrix, store, {(req.target, req.suite): loaded})
         for path in outcome.written:
             log(f"wrote {_rel(path, req.root)}")
-    outcome.gate = expected.check(req.root, req.target, req.suite, target.pins.torch, outcome.records,
-                                  req.update_expected)
-    for line in expected.describe(outcome.gate, req.root, req.target, req.suite):
-        log(line)
+    _gate(outcome, req, target, outcome.records, environment.hardware_mismatch(req.target, target, latest.environment),
+          log)
     return outcome
 
 
@@ -324,7 +357,7 @@ def run_request_json(text: str) -> RunOutcome:
         req = RunRequest.model_validate_json(text)
     except ValueError as err:
         raise InputError(f"run request: {str(err).splitlines()[0]}") from None
-    return run(req)
+    return run(req, summary=False)
 
 
 # ---------------------------------------------------------------- rendering

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import regex
 
 from .execute import Observation
 from .schema import Oracle
@@ -16,9 +16,24 @@ def _exception_matches(wanted: str, observed: str | None, chain: list[str]) -> b
     return any(n.rsplit(".", 1)[-1] == wanted for n in names)
 
 
+REGEX_SECONDS = 2.0  # an oracle's regex on a few KB of text; a pattern that backtracks for longer decides nothing
+
+
+class OracleTimeout(Exception):
+    pass
+
+
+def _search(pattern: str, text: str, flags: int = 0) -> bool:
+    """re.search, cut off after REGEX_SECONDS (the `regex` package's timeout): case output must not hang the runner."""
+    try:
+        return regex.search(pattern, text, flags, timeout=REGEX_SECONDS) is not None
+    except TimeoutError:
+        raise OracleTimeout(f"the oracle's regex {pattern[:60]!r} timed out after {REGEX_SECONDS:.0f} s") from None
+
+
 def _output_matches(oracle: Oracle, obs: Observation) -> bool:
     text = obs.stdout_tail if oracle.kind == "stdout" else obs.stderr_tail
-    return bool(re.search(oracle.match or "", text, re.MULTILINE))
+    return _search(oracle.match or "", text, regex.MULTILINE)
 
 
 SKIP_EXIT_CODE = 77  # a script's "not applicable here" (the automake/ctest convention); its last line says why
@@ -33,6 +48,15 @@ def _skipped(obs: Observation) -> tuple[Verdict, str] | None:
 
 def repro_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
     """The verdict of a repro script and one line saying why."""
+    try:
+        return _repro_verdict(oracle, obs)
+    except OracleTimeout as err:
+        return Verdict.FAILS_DIFFERENTLY, str(err)
+
+
+def _repro_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
+    if obs.malformed:  # whatever the oracle: a tampered observation never reproduces
+        return Verdict.FAILS_DIFFERENTLY, f"malformed observation ({obs.malformed})"
     if skipped := _skipped(obs):
         return skipped
     chain = next((p.get("chain", []) for p in obs.probes if p.get("exception")), [])
@@ -60,12 +84,21 @@ def repro_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
     wanted = "AssertionError" if oracle.kind == "wrong-result" else oracle.exception
     if wanted and not _exception_matches(wanted, obs.exception, chain):
         return Verdict.FAILS_DIFFERENTLY, f"expected {wanted}, got {obs.exception}"
-    if oracle.match and not re.search(oracle.match, obs.message or ""):
+    if oracle.match and not _search(oracle.match, obs.message or ""):
         return Verdict.FAILS_DIFFERENTLY, f"{obs.exception} message does not match {oracle.match!r}"
     return Verdict.REPRODUCES, f"{obs.exception or 'exit ' + str(obs.exit_code)}"
 
 
 def fix_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
+    try:
+        return _fix_verdict(oracle, obs)
+    except OracleTimeout as err:
+        return Verdict.FIX_BROKEN, str(err)
+
+
+def _fix_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
+    if obs.malformed:
+        return Verdict.FIX_BROKEN, f"malformed observation ({obs.malformed})"
     if skipped := _skipped(obs):
         return skipped
     if obs.status != "pass":

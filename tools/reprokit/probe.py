@@ -1,8 +1,9 @@
 """Runs one case script unchanged and records what happened, from inside the child process.
 
 Usage (the runner does this): python probe.py SCRIPT [ARGS...]
-Writes $REPROKIT_PROBE_DIR/probe-<rank>.json with the exception (if any), the stage it came from and dynamo's
-counters. Standard library only and no import of reprokit, so it runs in any interpreter that has torch.
+Writes $REPROKIT_REPORT_DIR/probe-<rank>.json with the exception (if any), the stage it came from, dynamo's
+counters and $REPROKIT_REPORT_KEY (the run's key): opened before the script runs, in a folder outside the run's, which
+Landlock then keeps the script from writing. Standard library only and no import of reprokit, so it runs in any interpreter that has torch.
 $REPROKIT_BACKEND=eager|aot_eager replaces the backend of every torch.compile call (the ablation ladder).
 $REPROKIT_WRITABLE (folders, os.pathsep-separated): with Landlock in the kernel, the script and its children can write
 nowhere else.
@@ -129,15 +130,48 @@ def confine_writes(writable):
         return None
 
 
+def _isolate_path():
+    """Nothing importable from the case's folder or this package's folder until confinement holds.
+
+    The runner starts the probe with PYTHONSAFEPATH=1 (python -P), so neither the script's folder nor probe.py's
+    is on sys.path; on an interpreter without it (3.10) probe.py's own folder is removed here. The variable is then
+    dropped, so the script and its child processes see the environment `python repro.py` would.
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
+    os.environ.pop("PYTHONSAFEPATH", None)
+
+
+def _cap_files(cap):
+    """No file the script (or a child) writes grows past `cap` bytes (RLIMIT_FSIZE): a write beyond it fails (EFBIG;
+    CPython ignores SIGXFSZ), so a flood cannot fill the disk (/dev/shm included). Root could raise it again."""
+    if cap.isdigit():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (int(cap), int(cap)))
+
+
+def _open_report(rank):
+    """The report file, opened (created, never an existing one or a link) before the script runs; and the key.
+
+    Both variables leave the environment, so that the script and its children do not see them."""
+    folder, key = os.environ.pop("REPROKIT_REPORT_DIR", None), os.environ.pop("REPROKIT_REPORT_KEY", "")
+    if not folder or not rank.isdigit():
+        return None, key
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    return os.open(os.path.join(folder, f"probe-{rank}.json"), flags, 0o600), key
+
+
 def main():
+    _isolate_path()
     script = os.path.abspath(sys.argv[1])
     sys.argv = [script, *sys.argv[2:]]
-    sys.path.insert(0, os.path.dirname(script))
-    out_dir = os.environ.get("REPROKIT_PROBE_DIR", ".")
-    rank = os.environ.get("RANK", "0")
+    report, key = _open_report(os.environ.get("RANK", "0"))
     record = {"exception": None, "message": None, "stage": None, "exit_code": 0}
+    _cap_files(os.environ.pop("REPROKIT_FILE_CAP", ""))
     if os.environ.get("REPROKIT_WRITABLE"):  # the runner's folders for this run; writes elsewhere fail (EACCES)
         record["confined"] = confine_writes(os.environ["REPROKIT_WRITABLE"].split(os.pathsep))
+    sys.path.insert(0, os.path.dirname(script))  # as `python repro.py` has it, now that writes are confined
     if os.environ.get("REPROKIT_BACKEND"):
         _force_backend(os.environ["REPROKIT_BACKEND"])
     try:
@@ -151,8 +185,11 @@ def main():
                       message=str(exc).strip()[:2000],
                       chain=[_qualname(e) for e in _chain(exc)][:6])
     record["dynamo"] = _dynamo_counters()
-    with open(os.path.join(out_dir, f"probe-{rank}.json"), "w", encoding="utf-8") as fh:
-        json.dump(record, fh)
+    if report is not None:
+        data = json.dumps({**record, "key": key}).encode()
+        while data:
+            data = data[os.write(report, data):]
+        os.close(report)
     sys.stdout.flush()
     sys.stderr.flush()
     # A normal exit, as under `python script.py`: a crash or hang in interpreter teardown (atexit handlers, a process

@@ -5,28 +5,40 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from xml.etree import ElementTree as ET
+from xml.sax.saxutils import escape
 
+from .untrusted_text import xml_text
 from .verdict import Role, Verdict, reproduce_rate, tally
 from .views import View
 
 
 def junit_xml(res: View) -> str:
-    suite = ET.Element("testsuite", name=f"reprokit.{res.target}", tests=str(len(res.records)),
-                       failures=str(sum(r.verdict.needs_attention for r in res.records)),
-                       skipped=str(sum(not r.verdict.ran for r in res.records)),
-                       time=f"{sum(r.seconds for r in res.records):.2f}")
+    """One testcase per record; a failure for what needs attention, a skip for what did not run. Written line by line
+    with the standard library's escaping (ElementTree took most of the time of rendering 25,000 records)."""
+    lines = ['<?xml version="1.0" encoding="utf-8"?>',
+             f"<testsuite name={_attr(f'reprokit.{res.target}')} tests={_attr(len(res.records))} "
+             f"failures={_attr(sum(r.verdict.needs_attention for r in res.records))} "
+             f"skipped={_attr(sum(not r.verdict.ran for r in res.records))} "
+             f"time={_attr(f'{sum(r.seconds for r in res.records):.2f}')}>"]
     for rec in sorted(res.records, key=lambda r: r.key):
-        case = ET.SubElement(suite, "testcase", classname=rec.case, name=f"{rec.variant}@{rec.dtype}",
-                             time=f"{rec.seconds:.2f}")
+        why = xml_text(rec.why)  # the case controls it (its exception, its output): nothing XML cannot hold
+        lines.append(f"  <testcase classname={_attr(rec.case)} name={_attr(f'{rec.variant}@{rec.dtype}')} "
+                     f"time={_attr(f'{rec.seconds:.2f}')}>")
         if rec.verdict.needs_attention:
-            failure = ET.SubElement(case, "failure", message=f"{rec.verdict}: {rec.why}"[:500], type=str(rec.verdict))
-            failure.text = rec.stderr_tail[-3000:]
+            lines.append(f"    <failure message={_attr(f'{rec.verdict}: {why}'[:500])} type={_attr(rec.verdict)}>"
+                         f"{escape(xml_text(rec.stderr_tail[-3000:]))}</failure>")
         elif not rec.verdict.ran:
-            ET.SubElement(case, "skipped", message=rec.why[:500])
-        ET.SubElement(case, "system-out").text = f"verdict: {rec.verdict} ({rec.why})"
-    ET.indent(suite)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+            lines.append(f"    <skipped message={_attr(why[:500])} />")
+        lines += [f"    <system-out>{escape(f'verdict: {rec.verdict} ({why})')}</system-out>", "  </testcase>"]
+    return "\n".join([*lines, "</testsuite>", ""])
+
+
+_ATTRIBUTE_ENTITIES = {'"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#09;"}
+
+
+def _attr(value) -> str:
+    """An XML attribute value, quoted: &, <, > and the quote escaped, and the whitespace an attribute would fold."""
+    return f'"{escape(str(value), _ATTRIBUTE_ENTITIES)}"'
 
 
 def badge(res: View) -> str:

@@ -55,6 +55,9 @@ class Record(Strict):
     stdout_tail: str = ""
     output_bytes: dict[str, int] = Field(default_factory=dict)
     confined: int | None = None  # the Landlock ABI that kept the run's writes in its own folder; None: not confined
+    # what kept the run's processes in and away from the runner (contain.py), e.g. "subreaper, pid namespace,
+    # private /dev/shm, uid 65534"; None: recorded before containment was recorded
+    contained: str | None = None
     # provenance
     run_id: str  # the RunHeader this record came from
     recorded_at: str  # ISO 8601, UTC
@@ -88,6 +91,8 @@ class Sitting(Strict):
     on: str = ""  # the machine, in words (environment.summary)
     ended: str = "finished"  # finished | deadline | interrupted | killed
     env_setup_seconds: float = 0.0  # building the torch environment (--torch), when this sitting had to
+    devices: list[str] = []  # the accelerator ids runs were placed on (each run saw only its own); [] on the CPU
+    jobs_per_device: int | None = None  # at most this many runs at once on one device
 
 
 class RunHeader(Strict):

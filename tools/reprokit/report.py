@@ -2,34 +2,30 @@
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from . import ledger, publish, sweep_report
+from . import issue_status, ledger, publish, sweep_report
 from .corpus import CaseDir
 from .environment import summary
+from .markdown import table
 from .records import Record, RunHeader
 from .schema import Claims
+from .untrusted_text import identifier, md_cell
 from .verdict import Role, Verdict, rate_text, reproduce_rate, tally
 from .views import View
 
 
-def table(rows: list[list], headers: list[str]) -> str:
-    """A GitHub Markdown table. Cells are already escaped (`_cell`); no padding: Markdown ignores it, and measuring
-    widths (tabulate) took most of the time of rendering a large store."""
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    lines += ["| " + " | ".join("" if c is None else str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def _cell(text: str | None, width: int = 90) -> str:
-    text = " ".join((text or "").split()).replace("|", "\\|")
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return md_cell(text, width)
 
 
+@functools.lru_cache(maxsize=4096)
 def _wrapped(text: str | None, width: int = 60) -> str:
-    """A cell's whole text in lines of about `width` characters: a claim is wrapped, never cut."""
+    """A cell's whole text in lines of about `width` characters: a claim is wrapped, never cut. Cached: a case's
+    claim is the same cell in every row of the case (each dtype, each release)."""
     return "<br>".join(textwrap.wrap(_cell(text, width=10**9), width, break_long_words=False,
                                      break_on_hyphens=False))
 
@@ -42,7 +38,7 @@ def outcome_text(rec: Record | None, dtype: bool = False) -> str:
     if not rec.verdict.ran:
         return f"{text}: {_cell(rec.why, 60)}"
     if rec.exception and rec.verdict not in (Verdict.DOES_NOT_REPRODUCE, Verdict.FIX_WORKS):
-        short = rec.exception.rsplit(".", 1)[-1]
+        short = identifier(rec.exception).rsplit(".", 1)[-1]
         text += f": `{short}` {_cell(rec.headline(), 70)}"
     elif rec.verdict.needs_attention:
         text += f": {_cell(rec.why, 70)}"
@@ -123,9 +119,15 @@ def confinement_line(records: list[Record]) -> str:
     ran = [r for r in records if r.status]
     confined = [r for r in ran if r.confined]
     if not confined:
-        return "Writes of case code were not confined to its own folder in this run (see CONTRIBUTING.md)."
-    return (f"Writes of case code were confined to its own folder (Landlock ABI {min(r.confined for r in confined)}) "
-            f"in {len(confined)} of {len(ran)} runs.")
+        line = "Writes of case code were not confined to its own folder in this run (see CONTRIBUTING.md)."
+    else:
+        line = (f"Writes of case code were confined to its own folder (Landlock ABI "
+                f"{min(r.confined for r in confined)}) in {len(confined)} of {len(ran)} runs.")
+    held = Counter(r.contained for r in ran if r.contained)
+    if held:  # recorded since contain.py: what kept the run's processes in, e.g. a PID namespace and another user
+        line += " Processes were contained by " + "; ".join(
+            f"{what} ({count} of {len(ran)} runs)" for what, count in held.most_common()) + "."
+    return line
 
 
 def render_target(view: View, cases: dict[str, CaseDir], description: str,
@@ -264,6 +266,7 @@ def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions
         matrix.append([f"[`{case_id}`](../cases/{case_id}/)", cases[case_id].case.category, *cells])
     lines.append(table(matrix, ["case", "category", *[f"[{t}]({t}.md)" for t in views]]))
     lines += ["", "Legend: " + ", ".join(f"{v.symbol} {v}" for v in Verdict) + ".", ""]
+    lines += issue_status.index_section(list(cases.values()), histories or {})
     if claims is not None:
         lines += render_ledger(claims, views, cases, sweeps or {}, histories)
     lines += sweep_report.index_section(sweeps or {})
@@ -317,6 +320,10 @@ def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descr
     if views:
         publish.heatmap(views, sorted(by_id), out / "heatmap.png")
         written.append(out / "heatmap.png")
+    issues_page = issue_status.render(cases, histories or {})
+    if issues_page is not None:
+        (out / "upstream-issues.md").write_text(issues_page, encoding="utf-8")
+        written.append(out / "upstream-issues.md")
     index = out / "README.md"
     index.write_text(render_index(views, by_id, descriptions, claims, sweeps, histories), encoding="utf-8")
     written.append(index)

@@ -2,6 +2,7 @@
 
 Stops cleanly: once the Stopper is pulled (SIGINT, SIGTERM, the deadline for new runs), nothing new starts, runs in
 flight are killed with their process groups and are not recorded (a killed run is no observation).
+On accelerator targets each run is placed on its devices (devices.py): it sees only those.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from . import __version__
 from .corpus import DEVICE_STRING, FIX_VARIANTS, CaseRun
+from .devices import DeviceSlots, Dispatcher, visible_env
 from .execute import Interrupted, Observation, Stopper, observe
 from .outcome import LADDER, fix_verdict, ladder_stage, repro_verdict
 from .records import Record
@@ -46,6 +48,8 @@ class RunOptions:
     warm: WarmPool | None = None  # warm-interpreter mode: python-launched runs fork from a zygote
     cache_dir: Path | None = None  # cache-warm mode: inductor and Triton caches kept here across runs
     stopper: Stopper = field(default_factory=Stopper)
+    devices: tuple[str, ...] = ()  # the accelerator ids runs are placed on (devices.host_devices); () for the CPU
+    jobs_per_device: int = 1  # runs at once on one device
 
 
 def now_iso() -> str:
@@ -60,13 +64,16 @@ def make_record(ident: Identity, run: CaseRun, verdict: Verdict, why: str, obs: 
                   recorded_at=now_iso(), reprokit=__version__, case_hash=run.content or None, **observed)
 
 
-def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int) -> Record | None:
-    """Run one CaseRun and judge it; None if it did not start (deadline, stop) or was killed by a stop."""
+def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
+                device_ids: tuple[str, ...] = ()) -> Record | None:
+    """Run one CaseRun (on device_ids, when given) and judge it; None if it did not start (deadline, stop) or was
+    killed by a stop."""
     if opts.stopper.stopped or (opts.deadline is not None and time.monotonic() > opts.deadline):
         return None
     oracle = run.case.expect_for(ident.target).repro
     timeout = opts.timeout or run.case.requires.timeout
-    env_extra = {"REPRO_DEVICE": DEVICE_STRING[opts.device_kind], "REPRO_DTYPE": run.dtype, **dict(run.env)}
+    env_extra = {"REPRO_DEVICE": DEVICE_STRING[opts.device_kind], "REPRO_DTYPE": run.dtype, **dict(run.env),
+                 **visible_env(opts.device_kind, device_ids)}
     writable: tuple[Path, ...] = ()
     if opts.cache_dir is not None:  # cache-warm mode: the caches live outside the run's folder, writable for it
         env_extra.update(TORCHINDUCTOR_CACHE_DIR=str(opts.cache_dir / "inductor"),
@@ -115,23 +122,24 @@ def run_all(runs: list[CaseRun], ident: Identity, opts: RunOptions,
     for run in runs:
         if run.skip:
             finish(make_record(ident, run, Verdict.SKIPPED, run.skip))
-    todo = [r for r in runs if not r.skip]
     threads = max(1, (os.cpu_count() or 1) // max(1, opts.jobs))
+    slots = DeviceSlots(opts.devices, opts.jobs_per_device) if opts.devices else None
+    dispatch = Dispatcher([r for r in runs if not r.skip], opts.jobs, slots)
     pool = ThreadPoolExecutor(max_workers=max(1, opts.jobs))
-    pending: set[Future] = {pool.submit(execute_run, run, ident, opts, threads) for run in todo}
+    running: dict[Future, tuple[CaseRun, tuple[str, ...]]] = {}
     try:
-        while pending:
+        while dispatch.queue or running:
+            while not opts.stopper.stopped and (placed := dispatch.next()) is not None:
+                running[pool.submit(execute_run, placed[0], ident, opts, threads, placed[1])] = placed
+            if not running:  # stopped with nothing in flight: the rest is not started
+                break
             # A short wait, so that a signal handler in this (main) thread runs promptly.
-            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            done, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
             for future in done:
-                if future.cancelled():
-                    continue
+                dispatch.finished(*running.pop(future))
                 record = future.result()
                 if record is not None:
                     finish(record)
-            if opts.stopper.stopped:
-                for future in pending:
-                    future.cancel()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return records

@@ -27,7 +27,14 @@ Family = Literal["cpu", "cuda", "rocm", "ascend"]
 Token = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/@+=-]*$", max_length=200)]
 CaseId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*[a-z0-9]$", max_length=80)]
 Url = Annotated[str, StringConstraints(pattern=r"^https://[^\s]+$")]
+ISSUE_URL = re.compile(r"^https://github\.com/pytorch/pytorch/issues/\d+$")
+# A package index that reaches a Dockerfile's RUN line: an https URL made only of characters no shell interprets.
+IndexUrl = Annotated[str, StringConstraints(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~/%+-]*)?$",
+                                            max_length=300)]
+# Text that reaches a Dockerfile LABEL "...": one line without quotes, backslashes or shell expansions.
+LabelText = Annotated[str, StringConstraints(pattern=r'^[^\n\r"\\$`]+$', max_length=200)]
 OneLine = Annotated[str, StringConstraints(pattern=r"^[^\n\r]*$", min_length=1)]
+PythonVersion = Annotated[str, StringConstraints(pattern=r"^3\.[0-9]{1,2}$")]  # X.Y, e.g. 3.12
 
 
 def conforms(kind: object, value: str) -> bool:
@@ -50,6 +57,16 @@ class Strict(BaseModel):
 # ---------------------------------------------------------------- cases
 
 Stance = Literal["fails", "works", "measures"]
+# Where a case comes from: a claim of the article, the model sweep, or a public pytorch/pytorch issue.
+Source = Literal["article", "sweep", "upstream"]
+# The subsystem an upstream issue is about (finer than category, which the reports group by).
+AREAS = (
+    "graph-break", "guards-recompile", "dynamic-shape", "custom-op", "fake-tensor", "aot-autograd", "inductor-cpu",
+    "inductor-cuda", "export", "ddp", "fsdp", "dtensor", "autocast", "hang",
+)
+Area = Literal[AREAS]  # type: ignore[valid-type]
+IssueState = Literal["open", "closed"]
+Version = Annotated[str, StringConstraints(pattern=r"^\d+\.\d+(\.\d+)?([.+-]?[A-Za-z0-9.+]*)?$", max_length=40)]
 
 
 class ArticleRef(Strict):
@@ -81,6 +98,8 @@ class Requires(Strict):
     launcher: Literal["python", "torchrun"] = "python"
     timeout: int = Field(600, ge=1, le=7200)
     torch: str | None = None  # a PEP 440 specifier, e.g. ">=2.6": older releases lack an API the case uses
+    # The case measures the machine (bandwidth, peak memory, P2P): it runs alone, with every device of the host.
+    exclusive: bool = False
 
     @model_validator(mode="after")
     def _torchrun_for_ranks(self) -> Requires:
@@ -136,6 +155,24 @@ class Case(Strict):
     links: list[Url] = []
     notes: str | None = None
     documented: OneLine | None = None  # where PyTorch documents this behaviour (URL or sentence): not a bug to file
+    source: Source = "article"
+    # For source: upstream, from the issue page: the torch version it reports, its state on `issue_checked`.
+    reported_on: Version | None = None
+    issue_state: IssueState | None = None
+    issue_checked: OneLine | None = None  # the date the issue state was read, e.g. "2026-11-30"
+    area: Area | None = None
+
+    @model_validator(mode="after")
+    def _upstream_facts(self) -> Case:
+        if self.source == "upstream":
+            if self.article is not None:
+                raise ValueError("source: upstream cases have no article block (they test an issue, not a claim)")
+            if not any(ISSUE_URL.match(link) for link in self.links):
+                raise ValueError("source: upstream needs a link to its pytorch/pytorch issue")
+            if self.reported_on is None or self.issue_state is None:
+                raise ValueError("source: upstream needs reported_on (the torch version the issue reports) and "
+                                 "issue_state (open|closed)")
+        return self
 
     def expect_for(self, target: str) -> Expect:
         return self.overrides.get(target, self.expect)
@@ -154,9 +191,10 @@ class DeviceMatch(Strict):
 
 class TorchPins(Strict):
     torch: Token
-    triton: Token | None = None
     torch_npu: Token | None = None
-    index_url: Url | None = None  # where torch (and triton) come from; None = PyPI
+    # Where torch comes from, alone (pip --index-url): its own dependencies too, Triton included (each torch wheel
+    # pins the Triton build it was made with, so none is pinned here); None = PyPI. Everything else comes from PyPI.
+    index_url: IndexUrl | None = None
     # Releases run for the target's history (`nox -s history-<target>`), each in its own environment from the
     # registry; the pin above is what `repro-<target>` runs and the expected state gates.
     history: list[Token] = []
@@ -165,11 +203,11 @@ class TorchPins(Strict):
 
 class Target(Strict):
     family: Family
-    description: OneLine
+    description: LabelText
     device: DeviceMatch
     base_image: Token
     pins: TorchPins
-    python: Token = "3.11"
+    python: PythonVersion = "3.11"  # the Python of the base image: the image's venv is made with python<X.Y>
     dtypes: list[DType]
     device_count: int = Field(1, ge=1)
     runner_labels: list[Token]
@@ -240,22 +278,45 @@ def describe_error(err: ValidationError) -> str:
                                if where.endswith("article.stance") else "")
     elif first["type"] == "string_pattern_mismatch":
         msg = f"{first['input']!r} is not allowed (must match {first['ctx']['pattern']})"
-    return f"{where}: {msg}"
+    return _short(f"{where}: {msg}", 300)
 
 
-def read_yaml(path: Path) -> object:
+MAX_YAML_BYTES = 1 << 20  # matrix.yaml and claims.yaml are tens of KB; a case.yaml a few
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """SafeLoader without anchors and aliases: a few hundred bytes of nested aliases expand to gigabytes."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed", self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+
+def _short(text: object, limit: int = 160) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def read_yaml(path: Path, aliases: bool = True) -> object:
+    """The YAML document at path (at most MAX_YAML_BYTES); aliases=False for contributors' case.yaml files."""
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_YAML_BYTES + 1)
     except FileNotFoundError:
         raise InputError(f"{path}: file not found") from None
+    if len(raw) > MAX_YAML_BYTES:
+        raise InputError(f"{path}: larger than {MAX_YAML_BYTES} bytes")
+    try:
+        return yaml.load(raw.decode("utf-8", "replace"), Loader=yaml.SafeLoader if aliases else _NoAliasLoader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark else ""
-        raise InputError(f"{path}:{line} is not valid YAML ({getattr(err, 'problem', err)})") from None
+        raise InputError(f"{path}:{line} is not valid YAML ({_short(getattr(err, 'problem', err))})") from None
 
 
 def load_case(path: Path) -> Case:
-    data = read_yaml(path)
+    data = read_yaml(path, aliases=False)
     try:
         case = Case.model_validate(data)
     except ValidationError as err:

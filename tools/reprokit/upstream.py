@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .corpus import DEVICE_STRING, CaseDir
-from .execute import ALLOWED_ENV, ALLOWED_PREFIXES, FIXED_ENV, PROBE, observe
+from .execute import ALLOWED_ENV, FIXED_ENV, PROBE, observe
 from .schema import Case, InputError
 
 LABELS = {"ddp": ["oncall: distributed", "module: ddp"], "fsdp": ["oncall: distributed", "module: fsdp"],
@@ -131,8 +131,7 @@ def _exception_line(lines: list[str]) -> str | None:
 
 def _env(workdir: Path, device_kind: str, dtype: str, extra: dict[str, str]) -> dict[str, str]:
     """A maintainer's shell without secrets or torch switches of the caller's: a fresh HOME, cold compile caches."""
-    env = {k: v for k, v in os.environ.items()
-           if k in ALLOWED_ENV or (k.startswith(ALLOWED_PREFIXES) and not k.startswith(("REPRO_", "TORCH")))}
+    env = {k: v for k, v in os.environ.items() if k in ALLOWED_ENV}
     env.update(FIXED_ENV)
     for name in ("home", "tmp"):
         (workdir / name).mkdir(exist_ok=True)

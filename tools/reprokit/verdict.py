@@ -21,34 +21,41 @@ class Verdict(str, Enum):
     FIX_BROKEN = "fix-broken"
     SKIPPED = "skipped"
 
-    def __str__(self) -> str:
-        return self.value
+    # The member is its value as a str: str's own methods print it (Enum's value lookup took most of the time of
+    # rendering 25,000 records).
+    __str__ = str.__str__
+    __format__ = str.__format__
 
     @property
     def ran(self) -> bool:
         """The script ran here (a skip is not a result)."""
-        return self is not Verdict.SKIPPED
+        return self in _RAN
 
     @property
     def failed_as_claimed(self) -> bool:
         """The repro failed the way its case says: the only verdict that confirms a claimed failure."""
-        return self is Verdict.REPRODUCES
+        return self in _FAILED_AS_CLAIMED
 
     @property
     def compile_failure(self) -> bool:
         """A sweep cell counts toward the failure rate: an error, an accuracy failure, a crash or a hang."""
-        return self in (Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT)
+        return self in _COMPILE_FAILURE
 
     @property
     def needs_attention(self) -> bool:
         """A CI failure (JUnit): the fix does not work, or the repro did something its case does not describe."""
-        return self in (Verdict.FIX_BROKEN, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT)
+        return self in _NEEDS_ATTENTION
 
     @property
     def symbol(self) -> str:
         return SYMBOL[self]
 
 
+# The sets behind the properties (a member lookup on the Enum class per call is slow enough to show in a large render).
+_RAN = frozenset(v for v in Verdict if v is not Verdict.SKIPPED)
+_FAILED_AS_CLAIMED = frozenset({Verdict.REPRODUCES})
+_COMPILE_FAILURE = frozenset({Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT})
+_NEEDS_ATTENTION = frozenset({Verdict.FIX_BROKEN, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT})
 SYMBOL = {Verdict.REPRODUCES: "🔴", Verdict.DOES_NOT_REPRODUCE: "🟢", Verdict.FAILS_DIFFERENTLY: "🟠",
           Verdict.TIMEOUT: "⏱", Verdict.SKIPPED: "⚪", Verdict.FIX_WORKS: "✅", Verdict.FIX_BROKEN: "❌"}
 
@@ -60,7 +67,11 @@ class Role(str, Enum):
 
     @classmethod
     def of(cls, variant: str) -> Role:
-        return {"fixed": cls.FIX, "article_fix": cls.ARTICLE_FIX}.get(variant, cls.REPRO)
+        return _ROLE_OF.get(variant, _REPRO)
+
+
+_ROLE_OF = {"fixed": Role.FIX, "article_fix": Role.ARTICLE_FIX}
+_REPRO = Role.REPRO
 
 
 class HasVerdict(Protocol):
@@ -108,20 +119,23 @@ def tally(records: Iterable[HasVerdict]) -> Tally:
         counts["runs"] += 1
         role, verdict = Role.of(rec.variant), rec.verdict
         if role is Role.REPRO:
-            if not verdict.ran:
+            if verdict is Verdict.SKIPPED:
                 counts["repros_skipped"] += 1
                 continue
             counts["repros_run"] += 1
-            field = {Verdict.REPRODUCES: "reproduce", Verdict.DOES_NOT_REPRODUCE: "do_not_reproduce",
-                     Verdict.FAILS_DIFFERENTLY: "fail_differently", Verdict.TIMEOUT: "timeout"}.get(verdict)
-            if field:
-                counts[field] += 1
-            continue
-        prefix = "fixes" if role is Role.FIX else "article_fixes"
-        suffix = {Verdict.FIX_WORKS: "work", Verdict.FIX_BROKEN: "broken", Verdict.SKIPPED: "skipped"}.get(verdict)
-        if suffix:
-            counts[f"{prefix}_{suffix}"] += 1
+            field = _REPRO_FIELD.get(verdict)
+        else:
+            field = _FIX_FIELD[role].get(verdict)
+        if field:
+            counts[field] += 1
     return Tally(**counts)
+
+
+_REPRO_FIELD = {Verdict.REPRODUCES: "reproduce", Verdict.DOES_NOT_REPRODUCE: "do_not_reproduce",
+                Verdict.FAILS_DIFFERENTLY: "fail_differently", Verdict.TIMEOUT: "timeout"}
+_FIX_FIELD = {role: {Verdict.FIX_WORKS: f"{prefix}_work", Verdict.FIX_BROKEN: f"{prefix}_broken",
+                     Verdict.SKIPPED: f"{prefix}_skipped"}
+              for role, prefix in ((Role.FIX, "fixes"), (Role.ARTICLE_FIX, "article_fixes"))}
 
 
 def reproduce_rate(records: Iterable[HasVerdict]) -> tuple[int, int]:

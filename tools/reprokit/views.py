@@ -27,7 +27,7 @@ def release_of(torch: str) -> str:
         return torch
 
 
-def _order(release: str) -> tuple:
+def release_order(release: str) -> tuple:
     try:
         return (1, Version(release))
     except InvalidVersion:
@@ -74,7 +74,7 @@ def releases(loaded: Loaded, target: str, suite: str) -> dict[str, list[Record]]
         mine, key = grouped[release_of(rec.torch)], rec.key
         if key not in mine or mine[key].recorded_at <= rec.recorded_at:
             mine[key] = rec
-    return {rel: sorted(grouped[rel].values(), key=lambda r: r.key) for rel in sorted(grouped, key=_order)}
+    return {rel: sorted(grouped[rel].values(), key=lambda r: r.key) for rel in sorted(grouped, key=release_order)}
 
 
 def view_of(loaded: Loaded, target: str, suite: str, release: str, pin: str | None = None,
@@ -112,7 +112,7 @@ def since_or_fixed(every: dict[str, list[Record]], current_release: str) -> dict
     """Per key, from the recorded releases up to the current one: 'since 2.9.1' when it reproduces now (the first
     release of the reproducing stretch that ends at the current one), 'fixed in 2.12.1' when it reproduced before and
     no longer does; nothing when there is one release or no change. Only recorded releases count."""
-    order = [rel for rel in every if _order(rel) <= _order(current_release)]
+    order = [rel for rel in every if release_order(rel) <= release_order(current_release)]
     verdicts: dict[str, list[tuple[str, Verdict]]] = defaultdict(list)
     for rel in order:
         for rec in every[rel]:
@@ -145,7 +145,7 @@ def history_rows(loaded: Loaded, cases: list[str], torch: str | None) -> list[Re
     rows = [r for r in loaded.records
             if (not cases or any(fnmatch.fnmatchcase(r.case, g) for g in cases))
             and (not torch or torch in (r.torch, release_of(r.torch)))]
-    return sorted(rows, key=lambda r: (r.case, r.variant, r.dtype, r.target, _order(release_of(r.torch)), r.torch,
+    return sorted(rows, key=lambda r: (r.case, r.variant, r.dtype, r.target, release_order(release_of(r.torch)), r.torch,
                                        r.device))
 
 

@@ -13,6 +13,7 @@ import itertools
 import json
 import os
 import queue
+import secrets
 import shutil
 import subprocess
 import sys
@@ -21,16 +22,38 @@ import threading
 import time
 from pathlib import Path
 
-from .execute import Interrupted, Observation, Stopper, child_env, finish_observation, kill_group
+from .execute import (
+    TAIL_BYTES,
+    Interrupted,
+    Observation,
+    Stopper,
+    UntrustedFile,
+    child_env,
+    contain_config,
+    finish_observation,
+    kill_group,
+    read_untrusted,
+    tail_text,
+)
 from .schema import InputError
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
+
+
+def _output(path: Path) -> tuple[str, int]:
+    """The tail and size of an output file the zygote's child wrote (read as untrusted: never a FIFO or a link)."""
+    try:
+        data, size = read_untrusted(path, TAIL_BYTES, tail=True)
+    except UntrustedFile as err:
+        return f"[output not read: {err}]", 0
+    return tail_text(data, size), size
 
 
 class WarmPool:
     def __init__(self, python: str = sys.executable, token: str = ""):
         # The children's environment (allow-list, fixed settings), so that what torch reads from it at import time
         # is the same; the zygote's own folders are private, and the runs' writes cannot reach them (Landlock).
+        self._python = python
         self._dir = Path(tempfile.mkdtemp(prefix="reprokit-zygote-"))
         self._proc = subprocess.Popen([python, str(ZYGOTE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       text=True, bufsize=1, start_new_session=True, cwd=self._dir,
@@ -55,13 +78,17 @@ class WarmPool:
                 threads: int = 1, writable: tuple[Path, ...] = (), stopper: Stopper | None = None) -> Observation:
         stopper = stopper or Stopper()
         workdir = Path(tempfile.mkdtemp(prefix="reprokit-warm-"))
+        private = Path(tempfile.mkdtemp(prefix="reprokit-report-"))  # outside what the case may write (Landlock)
+        key = secrets.token_hex(16)
         ident, box = next(self._ids), queue.Queue()
         with self._lock:
             self._replies[ident] = box
         try:
-            request = {"id": ident, "script": str(script), "cwd": str(workdir),
-                       "env": child_env(env, workdir, threads, extra_env, writable, stopper.token),
-                       "stdout": str(workdir / "stdout.txt"), "stderr": str(workdir / "stderr.txt")}
+            run_env = child_env(env, workdir, threads, extra_env, writable, stopper.token)
+            config = contain_config(self._python, script, workdir, private, run_env, writable)
+            run_env.update(REPROKIT_REPORT_DIR=str(private / "reports"), REPROKIT_REPORT_KEY=key)
+            request = {"id": ident, "script": str(script), "cwd": str(workdir), "env": run_env, "contain": config,
+                       "stdout": str(private / "stdout.txt"), "stderr": str(private / "stderr.txt")}
             start = time.monotonic()
             with self._lock:
                 self._proc.stdin.write(json.dumps(request) + "\n")
@@ -79,11 +106,13 @@ class WarmPool:
             stopper.ended(pid)
             if pid in stopper.killed:
                 raise Interrupted(str(script))
-            return finish_observation(workdir, status, timed_out, time.monotonic() - start, 1, None)
+            outputs = (*_output(private / "stdout.txt"), *_output(private / "stderr.txt"))
+            return finish_observation(private, key, status, timed_out, time.monotonic() - start, 1, outputs)
         finally:
             with self._lock:
                 self._replies.pop(ident, None)
             shutil.rmtree(workdir, ignore_errors=True)
+            shutil.rmtree(private, ignore_errors=True)
 
     def close(self) -> None:
         self._proc.stdin.close()

@@ -5,6 +5,7 @@ Usage (the runner does this): python zygote.py   -- then JSON lines on stdin: {"
 signal number or exit code) when it ends. Standard library + torch only, like probe.py.
 """
 
+import importlib.util
 import json
 import os
 import runpy
@@ -20,6 +21,9 @@ import torch
 import torch._dynamo  # noqa: F401
 
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py")
+_spec = importlib.util.spec_from_file_location("contain", os.path.join(os.path.dirname(PROBE), "contain.py"))
+contain = importlib.util.module_from_spec(_spec)  # by path: the zygote runs with PYTHONSAFEPATH, like the probe
+_spec.loader.exec_module(contain)
 _write_lock = threading.Lock()
 _ids = {}
 
@@ -41,7 +45,7 @@ def _child(request):
     os.environ.update(request["env"])
     tempfile.tempdir = None  # the import above cached the zygote's $TMPDIR; the run has its own
     for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
-        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         os.dup2(target, fd)
         os.close(target)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -52,6 +56,10 @@ def _child(request):
     if threads:
         torch.set_num_threads(int(threads))  # OpenMP read the zygote's setting at import time
     sys.argv = [PROBE, request["script"]]
+    contain.launch(request["contain"], _run_probe)  # this process keeps the run's processes in (contain.py)
+
+
+def _run_probe():
     try:
         runpy.run_path(PROBE, run_name="__main__")  # probe.main() ends with sys.exit(code)
     except SystemExit as exc:

@@ -1,0 +1,48 @@
+"""Text a case controls (its output, its exception's name and message, the why built from them), made safe for each
+place we publish it: a Markdown table cell, JUnit XML, a fenced block of a pull request, a terminal or CI log line."""
+
+from __future__ import annotations
+
+import re
+
+_ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")  # CSI, OSC, two-byte escapes
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every C0/C1 control but tab and newline
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")  # outside XML 1.0's Char
+
+
+def plain(text: str | None) -> str:
+    """No terminal escape sequences, no control characters (tab and newline kept)."""
+    return _CONTROL.sub("", _ANSI.sub("", text or ""))
+
+
+def one_line(text: str | None) -> str:
+    """One line of plain text that no CI runner reads as a command (GitHub's `::error ...`, `::add-mask::`)."""
+    line = " ".join(plain(text).split())
+    return line if not line.startswith("::") else ": " + line[1:]
+
+
+def md_cell(text: str | None, width: int = 90) -> str:
+    """A Markdown table cell: one line, cut at `width`; pipes, backticks and HTML made literal."""
+    line = one_line(text)
+    line = line if len(line) <= width else line[: width - 1] + "…"
+    for raw, safe in (("\\", "\\\\"), ("|", "\\|"), ("`", "\\`"), ("<", "&lt;"), (">", "&gt;")):
+        line = line.replace(raw, safe)
+    return line
+
+
+def identifier(text: str | None) -> str:
+    """A (dotted) class name as it may appear in a code span: anything else in it was not a class name."""
+    return re.sub(r"[^\w.]", "", text or "")
+
+
+def xml_text(text: str | None) -> str:
+    """Text that XML 1.0 can hold (escape sequences and NUL cannot appear in it, even escaped)."""
+    return _NOT_XML.sub("", plain(text).replace("\r", ""))
+
+
+def fenced(text: str | None, info: str = "") -> list[str]:
+    """A Markdown code block that the text cannot close: a backtick fence longer than any backtick run in it."""
+    body = plain(text)
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + info, body, fence]
