@@ -113,7 +113,8 @@ def test_history_lists_every_record(tmp_path):
 def test_corrupt_store_file_is_one_line_and_left_alone(tmp_path):
     root = make_corpus(tmp_path, 1)
     reprokit(root, "run", "--host", "--target", "cpu", "--no-ladder")
-    (path,) = [p for p in (root / "results" / "cpu" / "cases").glob("*.jsonl") if ".runs." not in p.name]
+    (path,) = [p for p in (root / "results" / "cpu" / "cases").glob("*.jsonl")
+               if not p.name.endswith((".runs.jsonl", ".output.jsonl"))]
     path.write_text(path.read_text()[:-40] + "\n")
     before = path.read_text()
     proc = reprokit(root, "run", "--host", "--target", "cpu", "--resume")

@@ -118,6 +118,36 @@ def test_a_skip_never_replaces_a_run_but_a_run_replaces_a_skip(tmp_path):
     assert {r.case: r.verdict for r in in_memory}["two-ranks"] is Verdict.REPRODUCES
 
 
+def test_output_tails_are_kept_apart_and_read_only_for_what_is_shown(tmp_path):
+    from reprokit import publish, render
+    store = Store(tmp_path)
+    store.merge([record(case="a", verdict="fails-differently", stderr_tail="Traceback ... BOOM"),
+                 record(case="b", stdout_tail="FP8_CONFIG {}")])
+    folder = tmp_path / "cpu" / "cases"
+    assert "BOOM" not in (folder / "2.13.0+cpu.jsonl").read_text()
+    assert "BOOM" in (folder / "2.13.0+cpu.output.jsonl").read_text()
+    assert {r.case: r.stderr_tail for r in store.load().records} == {"a": "Traceback ... BOOM", "b": ""}
+    bare = store.load(outputs=False)
+    assert [r.stderr_tail + r.stdout_tail for r in bare.records] == ["", ""]
+    view = render.shown(bare, current(bare, "cpu", "cases", "2.13.0"))
+    assert {r.case: r.stdout_tail for r in view.records} == {"a": "", "b": "FP8_CONFIG {}"}
+    assert "BOOM" in publish.junit_xml(view)
+    # a new record of the same identity without output drops the old tails: they were another run's
+    store.merge([record(case="a", verdict="does-not-reproduce", recorded_at="2026-12-01T00:00:00Z")])
+    assert "BOOM" not in (folder / "2.13.0+cpu.output.jsonl").read_text()
+    assert {r.case: r.stderr_tail for r in store.load().records} == {"a": "", "b": ""}
+
+
+def test_a_malformed_output_line_is_refused_with_one_line(tmp_path):
+    store = Store(tmp_path)
+    store.merge([record(stderr_tail="x")])
+    path = tmp_path / "cpu" / "cases" / "2.13.0+cpu.output.jsonl"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "stderr_tail": 3}) + "\n")
+    with pytest.raises(InputError, match=r"output\.jsonl:1: stderr_tail: an output line holds"):
+        store.load()
+
+
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda d: d.update(colour="red"), "colour: is not a known field"),
     (lambda d: d.update(verdict="fixed"), "verdict:"),

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import corpus, publish, report
+from . import corpus, publish, render, report
 from .execute import observe
 from .store import Store
 from .views import View, current
@@ -141,9 +141,9 @@ def store_100k(root: Path, store_dir: Path) -> None:
             copies = [r.model_copy(update={"torch": build}) for r in _copies(base, 25_000)]
             store.merge(copies, [head.model_copy(update={"torch": build})])
         start, cpu_start = time.perf_counter(), time.process_time()
-        loaded = store.load("cpu", "cases")
+        loaded = store.load("cpu", "cases", outputs=False)  # as `reprokit report` does: tails only for the view
         loaded_at, cpu_loaded = time.perf_counter(), time.process_time()
-        view = current(loaded, "cpu", "cases", "2.13.0")
+        view = render.shown(loaded, current(loaded, "cpu", "cases", "2.13.0"))
         _render(view, cases)
         done, cpu_done = time.perf_counter(), time.process_time()
     print(f"5. store of {len(loaded.records):,} records (4 torch builds): load {loaded_at - start:.2f} s, view and "

@@ -236,7 +236,7 @@ def _run_here(req: RunRequest, matrix: Matrix, target: Target, log) -> RunOutcom
     journal.close(remove=True)
     loaded.records = merge_in_memory(loaded.records, outcome.records)
     loaded.runs[run_id] = header
-    where = ", ".join(str(_rel(p, req.root)) for p in files if p.suffix == ".jsonl" and ".runs" not in p.name)
+    where = ", ".join(str(_rel(p, req.root)) for p in files if not p.name.endswith((".runs.jsonl", ".output.jsonl")))
     if outcome.interrupted:
         log(f"interrupted: kept {len(outcome.records)} finished records in {where or 'the store'}; "
             f"{outcome.not_started} runs not recorded (killed in flight or not started); continue with --resume")
@@ -364,12 +364,11 @@ def run_request_json(text: str) -> RunOutcome:
 
 def render_reports(root: Path, reports_dir: Path, matrix: Matrix, store: Store,
                    in_memory: dict[tuple[str, str], Loaded] | None = None) -> list[Path]:
-    """Every report, from the store; the target just run comes from memory, not read back from disk."""
+    """Every report, from the store; the target just run comes from memory, not read back from disk. Output tails
+    are read only for the records the pages show (render.gather)."""
     in_memory = in_memory or {}
     loaded = Loaded()
     for name in matrix.targets:
         for suite in ("cases", "sweep"):
-            part = in_memory.get((name, suite)) or store.load(name, suite)
-            loaded.records += part.records
-            loaded.runs.update(part.runs)
+            loaded.add(in_memory.get((name, suite)) or store.load(name, suite, outputs=False))
     return render.write_all(root, reports_dir, matrix, loaded)

@@ -4,6 +4,7 @@ Deterministic: same records, same bytes."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -36,9 +37,13 @@ def junit_xml(res: View) -> str:
 _ATTRIBUTE_ENTITIES = {'"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#09;"}
 
 
+_NEEDS_ESCAPE = re.compile(r'[&<>"\n\r\t]')
+
+
 def _attr(value) -> str:
     """An XML attribute value, quoted: &, <, > and the quote escaped, and the whitespace an attribute would fold."""
-    return f'"{escape(str(value), _ATTRIBUTE_ENTITIES)}"'
+    text = str(value)
+    return f'"{escape(text, _ATTRIBUTE_ENTITIES) if _NEEDS_ESCAPE.search(text) else text}"'
 
 
 def badge(res: View) -> str:

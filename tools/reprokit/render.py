@@ -4,6 +4,7 @@ Pure: the same records give the same bytes."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,8 +33,10 @@ class Published:
 
 def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
     pins = {name: t.pins.torch for name, t in matrix.targets.items()}
-    views = {name: v for name in matrix.targets if (v := current(loaded, name, "cases", pins[name])) is not None}
-    sweeps = {name: v for name in matrix.targets if (v := current(loaded, name, "sweep", pins[name])) is not None}
+    views = {name: shown(loaded, v) for name in matrix.targets
+             if (v := current(loaded, name, "cases", pins[name])) is not None}
+    sweeps = {name: shown(loaded, v) for name in matrix.targets
+              if (v := current(loaded, name, "sweep", pins[name])) is not None}
     histories = {name: releases(loaded, name, "cases") for name in views}
     cases = corpus.discover(root / "cases")
     claims_file = root / "claims.yaml"
@@ -45,6 +48,12 @@ def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
         cases=cases,
         claims=load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None,
         descriptions={n: t.description for n, t in matrix.targets.items()})
+
+
+def shown(loaded: Loaded, view: View) -> View:
+    """A view whose records carry their output tails (the JUnit failures, the ledger's FP8 configurations and the
+    sweep's cells quote them): read for the records shown, not for the whole store."""
+    return dataclasses.replace(view, records=loaded.with_outputs(view.records))
 
 
 def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Path]:

@@ -1,7 +1,8 @@
 """The results store: every record ever kept, per target, suite and torch, as JSON lines that diff well.
 
-    results/<target>/<suite>/<torch>.jsonl       one record per line, sorted by device, case, variant, dtype
-    results/<target>/<suite>/<torch>.runs.jsonl  one RunHeader per line (environment, mode, sittings)
+    results/<target>/<suite>/<torch>.jsonl         one record per line, sorted by device, case, variant, dtype
+    results/<target>/<suite>/<torch>.output.jsonl  the records' output tails (stderr, stdout), in the same order
+    results/<target>/<suite>/<torch>.runs.jsonl    one RunHeader per line (environment, mode, sittings)
     results/<target>/.lock                       held while a run merges into the target's files
     results/<target>/.journal/<run>.<pid>.jsonl  a run in progress: its header, then each finished record
 
@@ -10,6 +11,10 @@ drops another torch version's or another case's records, and a skipped run never
 with fewer GPUs does not erase what a larger one observed). Files are replaced atomically under the target's lock, so
 concurrent runs lose nothing and a reader never sees half a file. A journal whose owner is gone (killed) is
 recovered by the next run: its records are merged, the processes it left are ended.
+
+The output tails are half of a record's bytes and are read only by the pages that quote them (JUnit failures, the
+FP8 configurations, the sweep's cells), so they are kept apart: `load(outputs=False)` reads the records alone and
+`Loaded.with_outputs` fills in the tails of the few records a page shows (bench figure 5: 100,000 records).
 """
 
 from __future__ import annotations
@@ -25,8 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .records import Record, RunHeader, dump, parse_header, parse_record
+from .schema import InputError
 
 SUITES = ("cases", "sweep")
+OUTPUT_FIELDS = ("stderr_tail", "stdout_tail")
+_OUTPUT_KEY = ("device", "case", "variant", "dtype")  # a record's identity within its file
 
 
 def _safe_name(torch: str) -> str:
@@ -38,6 +46,22 @@ def _safe_name(torch: str) -> str:
 class Loaded:
     records: list[Record] = field(default_factory=list)
     runs: dict[str, RunHeader] = field(default_factory=dict)
+    outputs_in: Store | None = None  # the store whose output files hold the tails these records were loaded without
+
+    def add(self, part: Loaded) -> None:
+        self.records += part.records
+        self.runs.update(part.runs)
+        self.outputs_in = self.outputs_in or part.outputs_in
+
+    def with_outputs(self, records: list[Record]) -> list[Record]:
+        """records with their output tails (read from the store for records loaded without them)."""
+        if self.outputs_in is None:
+            return records
+        tails: dict[tuple, dict] = {}
+        for key in sorted({(r.target, r.suite, r.torch) for r in records}):
+            tails.update(((*key, *k), v) for k, v in _read_outputs(self.outputs_in.file(*key, "output")).items())
+        return [_filled(r, tails.get((r.target, r.suite, r.torch, *(getattr(r, f) for f in _OUTPUT_KEY))))
+                for r in records]
 
 
 class Store:
@@ -51,20 +75,27 @@ class Store:
             return []
         return sorted(p.name for p in self.folder.iterdir() if p.is_dir() and not p.name.startswith("."))
 
-    def _files(self, target: str | None, suite: str | None) -> Iterator[tuple[Path, Path]]:
+    def file(self, target: str, suite: str, torch: str, kind: str = "") -> Path:
+        """The records file of one target, suite and torch; kind "runs" or "output": its companion."""
+        return self.folder / target / suite / (_safe_name(torch) + (f".{kind}" if kind else "") + ".jsonl")
+
+    def _files(self, target: str | None, suite: str | None) -> Iterator[tuple[Path, Path, Path]]:
         for t in [target] if target else self.targets():
             for s in [suite] if suite else SUITES:
                 folder = self.folder / t / s
                 if folder.is_dir():
                     for path in sorted(folder.glob("*.jsonl")):
-                        if not path.name.endswith(".runs.jsonl"):
-                            yield path, path.with_name(path.name.removesuffix(".jsonl") + ".runs.jsonl")
+                        if not path.name.endswith((".runs.jsonl", ".output.jsonl")):
+                            stem = path.name.removesuffix(".jsonl")
+                            yield path, path.with_name(f"{stem}.runs.jsonl"), path.with_name(f"{stem}.output.jsonl")
 
-    def load(self, target: str | None = None, suite: str | None = None) -> Loaded:
-        loaded = Loaded()
+    def load(self, target: str | None = None, suite: str | None = None, outputs: bool = True) -> Loaded:
+        """The records (with their output tails unless outputs is false: see Loaded.with_outputs) and run headers."""
+        loaded = Loaded(outputs_in=None if outputs else self)
         with _collector_paused():
-            for records_file, runs_file in self._files(target, suite):
-                loaded.records += _read_lines(records_file, parse_record)
+            for records_file, runs_file, output_file in self._files(target, suite):
+                loaded.records += (_read_records(records_file, output_file) if outputs
+                                   else _read_lines(records_file, parse_record))
                 if runs_file.exists():
                     loaded.runs.update((h.run_id, h) for h in _read_lines(runs_file, parse_header))
         return loaded
@@ -95,12 +126,11 @@ class Store:
                 for (t, suite, torch), (recs, heads) in sorted(by_file.items()):
                     if t != target:
                         continue
-                    base = self.folder / t / suite / _safe_name(torch)
-                    records_file, runs_file = Path(f"{base}.jsonl"), Path(f"{base}.runs.jsonl")
+                    records_file, runs_file = self.file(t, suite, torch), self.file(t, suite, torch, "runs")
                     if recs:
-                        kept = _replaced({r.identity: r for r in _read_lines(records_file, parse_record)}, recs)
-                        _write_lines(records_file, [kept[k] for k in sorted(kept)])
-                        written.append(records_file)
+                        output_file = self.file(t, suite, torch, "output")
+                        kept = _replaced({r.identity: r for r in _read_records(records_file, output_file)}, recs)
+                        written += _write_records(records_file, output_file, [kept[k] for k in sorted(kept)])
                     if heads:
                         runs = {h.run_id: h for h in _read_lines(runs_file, parse_header)}
                         runs.update((h.run_id, h) for h in heads)
@@ -110,11 +140,11 @@ class Store:
 
     def forget(self, target: str, suite: str, torch: str, keep) -> int:
         """Drop the records of one target, suite and torch for which keep(record) is false; returns how many."""
-        path = Path(f"{self.folder / target / suite / _safe_name(torch)}.jsonl")
+        path, output_file = self.file(target, suite, torch), self.file(target, suite, torch, "output")
         with self.locked(target):
-            records = _read_lines(path, parse_record)
+            records = _read_records(path, output_file)
             kept = [r for r in records if keep(r)]
-            _write_lines(path, kept)
+            _write_records(path, output_file, kept)
         return len(records) - len(kept)
 
     # ------------------------------------------------------------ journals of runs in progress
@@ -225,12 +255,15 @@ def end_processes(token: str) -> list[int]:
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Parsing makes some thirty objects a record and no cyclic garbage; the cyclic collector's passes over the growing
-    heap took half the time of loading 100,000 records (bench figure 5)."""
+    heap took half the time of loading 100,000 records (bench figure 5). What was loaded is then moved out of the
+    collector's sight (gc.freeze): records live as long as the command, and its later passes over them took half the
+    time of rendering them. Frozen objects are still freed when their last reference goes."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if enabled:
             gc.enable()
 
@@ -247,13 +280,67 @@ def _read_lines(path: Path, parse) -> list:
 
 
 def _write_lines(path: Path, models: list) -> None:
+    _write_text_lines(path, [dump(m) for m in models])
+
+
+def _write_text_lines(path: Path, lines: list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.writelines(dump(m) + "\n" for m in models)
+        fh.writelines(line + "\n" for line in lines)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def _write_records(records_file: Path, output_file: Path, records: list[Record]) -> list[Path]:
+    """The records without their tails, and the tails (of the records that have any) in the output file."""
+    lines, outputs = [], []
+    for rec in records:
+        data = rec.model_dump(mode="json")
+        tails = {f: data.pop(f) for f in OUTPUT_FIELDS}
+        lines.append(json.dumps(data, sort_keys=True, ensure_ascii=False))
+        if any(tails.values()):
+            outputs.append(json.dumps({**{f: data[f] for f in _OUTPUT_KEY}, **tails}, sort_keys=True,
+                                      ensure_ascii=False))
+    _write_text_lines(records_file, lines)
+    if outputs or output_file.exists():
+        _write_text_lines(output_file, outputs)
+        return [records_file, output_file]
+    return [records_file]
+
+
+def _read_records(records_file: Path, output_file: Path) -> list[Record]:
+    tails = _read_outputs(output_file)
+    return [_filled(r, tails.get(tuple(getattr(r, f) for f in _OUTPUT_KEY)))
+            for r in _read_lines(records_file, parse_record)]
+
+
+def _filled(rec: Record, tails: dict | None) -> Record:
+    return rec.model_copy(update=tails) if tails else rec
+
+
+def _read_outputs(path: Path) -> dict[tuple, dict[str, str]]:
+    """(device, case, variant, dtype) -> the tails, from an output file; a malformed line is refused with one line."""
+    found = {}
+    if not path.exists():
+        return found
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except ValueError:
+                raise InputError(f"{path}:{n}: not a JSON object") from None
+            bad = [] if isinstance(data, dict) else ["the line"]
+            bad = bad or [f for f in (*_OUTPUT_KEY, *OUTPUT_FIELDS) if not isinstance(data.get(f), str)]
+            bad = bad or sorted(set(data) - {*_OUTPUT_KEY, *OUTPUT_FIELDS})
+            if bad:
+                raise InputError(f"{path}:{n}: {bad[0]}: an output line holds {', '.join(_OUTPUT_KEY)} and "
+                                 f"{', '.join(OUTPUT_FIELDS)}, each a string, and nothing else")
+            found[tuple(data[f] for f in _OUTPUT_KEY)] = {f: data[f] for f in OUTPUT_FIELDS}
+    return found
 
 
 def merge_in_memory(old: list[Record], new: list[Record]) -> list[Record]:

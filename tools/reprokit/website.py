@@ -233,7 +233,5 @@ def build(root: Path, out: Path, matrix: Matrix, store: Store) -> list[Path]:
     """`reprokit site`: every page from the store (matrix.yaml's targets) and root's cases, written under out."""
     loaded = Loaded()
     for name in matrix.targets:
-        part = store.load(name)
-        loaded.records += part.records
-        loaded.runs.update(part.runs)
+        loaded.add(store.load(name, outputs=False))
     return write(out, pages(gather(root, matrix, loaded)))
