@@ -54,14 +54,18 @@ class Loaded:
         self.outputs_in = self.outputs_in or part.outputs_in
 
     def with_outputs(self, records: list[Record]) -> list[Record]:
-        """records with their output tails (read from the store for records loaded without them)."""
+        """records with their output tails, read from the store for records loaded without them. The tails are
+        filled in place: they are fields of these very records that the load left unread, not a change to them."""
         if self.outputs_in is None:
             return records
-        tails: dict[tuple, dict] = {}
-        for key in sorted({(r.target, r.suite, r.torch) for r in records}):
-            tails.update(((*key, *k), v) for k, v in _read_outputs(self.outputs_in.file(*key, "output")).items())
-        return [_filled(r, tails.get((r.target, r.suite, r.torch, *(getattr(r, f) for f in _OUTPUT_KEY))))
-                for r in records]
+        for file_key in sorted({(r.target, r.suite, r.torch) for r in records}):
+            tails = _read_outputs(self.outputs_in.file(*file_key, "output"))
+            for rec in records:
+                if (rec.target, rec.suite, rec.torch) == file_key:
+                    found = tails.get((rec.device, rec.case, rec.variant, rec.dtype))
+                    if found:
+                        rec.__dict__.update(found)  # the model is frozen to callers; the store completes its load
+        return records
 
 
 class Store:
@@ -311,13 +315,13 @@ def _write_records(records_file: Path, output_file: Path, records: list[Record])
 
 
 def _read_records(records_file: Path, output_file: Path) -> list[Record]:
+    records = _read_lines(records_file, parse_record)
     tails = _read_outputs(output_file)
-    return [_filled(r, tails.get(tuple(getattr(r, f) for f in _OUTPUT_KEY)))
-            for r in _read_lines(records_file, parse_record)]
-
-
-def _filled(rec: Record, tails: dict | None) -> Record:
-    return rec.model_copy(update=tails) if tails else rec
+    for rec in records:
+        found = tails.get((rec.device, rec.case, rec.variant, rec.dtype))
+        if found:
+            rec.__dict__.update(found)  # as in Loaded.with_outputs: completing records this load just made
+    return records
 
 
 def _read_outputs(path: Path) -> dict[tuple, dict[str, str]]:

@@ -68,13 +68,15 @@ class View:
 def releases(loaded: Loaded, target: str, suite: str) -> dict[str, list[Record]]:
     """Release -> its records (newest per case, variant and dtype), oldest release first."""
     grouped: dict[str, dict[str, Record]] = defaultdict(dict)
+    release_of_build: dict[str, str] = {}  # a store holds few builds and many records: each build is parsed once
     for rec in loaded.records:
         if rec.target != target or rec.suite != suite:
             continue
-        mine, key = grouped[release_of(rec.torch)], rec.key
+        release = release_of_build.get(rec.torch) or release_of_build.setdefault(rec.torch, release_of(rec.torch))
+        mine, key = grouped[release], rec.key
         if key not in mine or mine[key].recorded_at <= rec.recorded_at:
             mine[key] = rec
-    return {rel: sorted(grouped[rel].values(), key=lambda r: r.key) for rel in sorted(grouped, key=release_order)}
+    return {rel: [rec for _, rec in sorted(grouped[rel].items())] for rel in sorted(grouped, key=release_order)}
 
 
 def view_of(loaded: Loaded, target: str, suite: str, release: str, pin: str | None = None,
