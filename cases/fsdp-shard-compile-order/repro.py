@@ -13,6 +13,7 @@ if "RANK" not in os.environ:  # plain `python script.py`: start 2 ranks through 
     sys.exit(torchrun(["--standalone", "--nproc-per-node=2", os.path.abspath(__file__)]))
 
 import torch.distributed as dist
+from torch._dynamo.utils import counters
 
 device = os.environ.get("REPRO_DEVICE", "cpu")
 dtype = getattr(torch, os.environ.get("REPRO_DTYPE", "float32"))
@@ -23,9 +24,21 @@ if device == "cuda":
     device = f"cuda:{rank}"
 
 
+class Net(torch.nn.Module):
+    """A user-defined module: Dynamo compiles its forward (an nn.Sequential's forward is torch's own code, and under
+    fully_shard it compiled no graph at all, which tests nothing)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(32, 64), torch.nn.Linear(64, 8)
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+
+
 def make_model():
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).to(device, dtype)
+    return Net().to(device, dtype)
 
 
 def train(model, steps=3):
@@ -46,11 +59,12 @@ from torch.distributed.fsdp import fully_shard
 reference = train(make_model())
 model = make_model()
 compiled = torch.compile(model)  # compile first ...
-for layer in model:
-    if isinstance(layer, torch.nn.Linear):
-        fully_shard(layer)
+for layer in (model.a, model.b):
+    fully_shard(layer)
 fully_shard(model)  # ... then shard (the order the article warns about)
 losses = train(compiled)
+if not counters["stats"]["unique_graphs"]:  # nothing compiled: the order was not tested at all
+    raise RuntimeError("torch.compile compiled no graph of the sharded model: nothing to compare")
 torch.testing.assert_close(torch.tensor(losses), torch.tensor(reference), rtol=1e-4, atol=1e-5)
 print(f"rank {rank}: compile-then-shard trains like the unsharded model: {losses}")
 dist.destroy_process_group()
