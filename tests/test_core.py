@@ -214,3 +214,20 @@ def test_a_target_page_labels_every_verdict_with_its_dtype_and_wraps_the_claim_w
     assert "🔴 reproduces `bfloat16`: `RuntimeError` boom" in row and "✅ fix-works `bfloat16`" in row
     claim = cases[case_id].case.article.claim
     assert row.split(" | ")[2].replace("<br>", " ") == f"§{cases[case_id].case.article.section}: {claim}"
+
+
+def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
+    from reprokit import corpus
+    from reprokit.report import recorded_before_change
+    folder = tmp_path / "cases" / "one-case"
+    folder.mkdir(parents=True)
+    (folder / "case.yaml").write_text(
+        "id: one-case\ntitle: t\ncategory: diagnosis\narticle: {section: '0', claim: x, stance: fails}\n"
+        "expect:\n  repro: {kind: raises, exception: ValueError}\n")
+    (folder / "repro.py").write_text("raise ValueError\n")
+    cases = {cd.case.id: cd for cd in corpus.discover(tmp_path / "cases")}
+    now = corpus.content_hash(folder)
+    records = [record(case="one-case", case_hash=now), record(case="one-case", dtype="bfloat16", case_hash=None)]
+    assert recorded_before_change(records, cases) == set()  # the same content, or recorded before hashes were kept
+    (folder / "repro.py").write_text("raise ValueError('changed')\n")
+    assert recorded_before_change(records, cases) == {("one-case", "float32")}

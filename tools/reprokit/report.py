@@ -7,7 +7,7 @@ import textwrap
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from . import issue_status, ledger, publish, sweep_report
+from . import corpus, issue_status, ledger, publish, sweep_report
 from .corpus import CaseDir
 from .environment import summary
 from .markdown import table
@@ -115,6 +115,21 @@ def _case_row(case_id: str, dtype: str, variants: dict[str, Record], cd: CaseDir
             "" if breaks is None else breaks, f"{repro.seconds:.1f}" if repro and repro.status else ""]
 
 
+def recorded_before_change(records: list[Record], cases: dict[str, CaseDir]) -> set[tuple[str, str]]:
+    """(case, dtype) rows with a record whose case content (its hash when it ran) is not the case folder's now."""
+    now: dict[str, str] = {}
+    rows = set()
+    for rec in records:
+        cd = cases.get(rec.case)
+        if rec.case_hash is None or cd is None:
+            continue
+        if rec.case not in now:
+            now[rec.case] = corpus.content_hash(cd.path)
+        if rec.case_hash != now[rec.case]:
+            rows.add((rec.case, rec.dtype))
+    return rows
+
+
 def confinement_line(records: list[Record]) -> str:
     ran = [r for r in records if r.status]
     confined = [r for r in ran if r.confined]
@@ -146,9 +161,15 @@ def render_target(view: View, cases: dict[str, CaseDir], description: str,
         lines[-1:] = [f"**Incomplete:** {missing} runs were not started before the run's deadline "
                       "and are missing below.", ""]
     single, multi = [], []
+    earlier = recorded_before_change(view.records, cases)
+    if earlier:
+        lines[-1:] = [lines[-1], "", f"† {len(earlier)} rows were recorded with an earlier version of their case (its "
+                      "files changed since): their verdicts are of that version until a run records this one.", ""]
     for (case_id, dtype), variants in rows_by_case(view.records).items():
         cd = cases.get(case_id)
         row = _case_row(case_id, dtype, variants, cd, since)
+        if (case_id, dtype) in earlier:
+            row[0] += " †"
         needs = cd.case.requires if cd else None
         (multi if needs and max(needs.world_size, needs.min_devices) > 1 else single).append(row)
     headers = ["case", "category", "article's claim", "repro", "since / fixed in", "fix", "stage", "graph breaks", "s"]
