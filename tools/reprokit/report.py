@@ -115,19 +115,23 @@ def _case_row(case_id: str, dtype: str, variants: dict[str, Record], cd: CaseDir
             "" if breaks is None else breaks, f"{repro.seconds:.1f}" if repro and repro.status else ""]
 
 
-def recorded_before_change(records: list[Record], cases: dict[str, CaseDir]) -> set[tuple[str, str]]:
-    """(case, dtype) rows with a record whose case content (its hash when it ran) is not the case folder's now."""
+def recorded_before_change(records: list[Record], cases: dict[str, CaseDir]) -> tuple[set, set]:
+    """(case, dtype) rows with a record whose case content (its hash when it ran) is not the case folder's now, and
+    rows with a record that has no hash (recorded before hashes were kept: whether the case changed is unknown)."""
     now: dict[str, str] = {}
-    rows = set()
+    changed, unknown = set(), set()
     for rec in records:
         cd = cases.get(rec.case)
-        if rec.case_hash is None or cd is None:
+        if cd is None:
+            continue
+        if rec.case_hash is None:
+            unknown.add((rec.case, rec.dtype))
             continue
         if rec.case not in now:
             now[rec.case] = corpus.content_hash(cd.path)
         if rec.case_hash != now[rec.case]:
-            rows.add((rec.case, rec.dtype))
-    return rows
+            changed.add((rec.case, rec.dtype))
+    return changed, unknown - changed
 
 
 def confinement_line(records: list[Record]) -> str:
@@ -161,15 +165,20 @@ def render_target(view: View, cases: dict[str, CaseDir], description: str,
         lines[-1:] = [f"**Incomplete:** {missing} runs were not started before the run's deadline "
                       "and are missing below.", ""]
     single, multi = [], []
-    earlier = recorded_before_change(view.records, cases)
+    earlier, unknown = recorded_before_change(view.records, cases)
     if earlier:
         lines[-1:] = [lines[-1], "", f"† {len(earlier)} rows were recorded with an earlier version of their case (its "
                       "files changed since): their verdicts are of that version until a run records this one.", ""]
+    if unknown:
+        lines[-1:] = [lines[-1], "", f"‡ {len(unknown)} rows were recorded before records kept their case's content "
+                      "hash: the case may have changed since.", ""]
     for (case_id, dtype), variants in rows_by_case(view.records).items():
         cd = cases.get(case_id)
         row = _case_row(case_id, dtype, variants, cd, since)
         if (case_id, dtype) in earlier:
             row[0] += " †"
+        elif (case_id, dtype) in unknown:
+            row[0] += " ‡"
         needs = cd.case.requires if cd else None
         (multi if needs and max(needs.world_size, needs.min_devices) > 1 else single).append(row)
     headers = ["case", "category", "article's claim", "repro", "since / fixed in", "fix", "stage", "graph breaks", "s"]
