@@ -24,7 +24,7 @@ from .corpus import CaseDir
 from .environment import summary
 from .records import Record
 from .render import Published, gather
-from .report import finished_text, jobs_text
+from .report import finished_text, jobs_text, recorded_before_change
 from .schema import Matrix
 from .store import Loaded, Store
 from .verdict import Verdict, rate_text, reproduce_rate, tally
@@ -73,6 +73,7 @@ class Row:
     graph_breaks: str
     error: str  # the repro's exception, with its message's headline
     since: str  # 'since 2.9.1' / 'fixed in 2.12.1', on the current release only
+    version: str = ""  # "earlier case version" / "case version unknown": the records are not of the case as it is now
 
     @property
     def verdicts(self) -> str:
@@ -95,6 +96,7 @@ def rows(p: Published) -> list[Row]:
                 if rec.case in cases:
                     grouped[(rec.case, rec.dtype)][rec.variant] = rec
             builds = ", ".join(sorted({r.torch for r in records}))
+            earlier, unknown = recorded_before_change(records, cases)
             for (case_id, dtype), variants in sorted(grouped.items()):
                 repro = variants.get("repro")
                 breaks = (repro.dynamo or {}).get("graph_breaks") if repro else None
@@ -104,7 +106,9 @@ def rows(p: Published) -> list[Row]:
                     Cell.of(variants.get("article_fix")), (repro.stage or "") if repro else "",
                     "" if breaks is None else str(breaks),
                     f"{repro.exception}: {repro.headline()}" if repro and repro.exception else "",
-                    p.since.get(target, {}).get(f"{case_id}/repro@{dtype}", "") if release == shown else ""))
+                    p.since.get(target, {}).get(f"{case_id}/repro@{dtype}", "") if release == shown else "",
+                    "earlier case version" if (case_id, dtype) in earlier
+                    else "case version unknown" if (case_id, dtype) in unknown else ""))
     targets = list(p.histories)
     return sorted(out, key=lambda r: (r.case, targets.index(r.target), list(p.histories[r.target]).index(r.release),
                                       r.dtype))
