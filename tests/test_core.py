@@ -5,7 +5,7 @@ import pytest
 from reprokit import expected
 from reprokit.execute import Observation
 from reprokit.outcome import ladder_stage, repro_verdict
-from reprokit.schema import InputError, Oracle
+from reprokit.schema import Claims, InputError, Oracle
 from reprokit.store import Store, merge_in_memory
 from reprokit.verdict import Role, Verdict, reproduce_rate, tally
 from reprokit.views import current, release_of, version_changes
@@ -121,21 +121,27 @@ def test_a_skip_never_replaces_a_run_but_a_run_replaces_a_skip(tmp_path):
 def test_output_tails_are_kept_apart_and_read_only_for_what_is_shown(tmp_path):
     from reprokit import publish, render
     store = Store(tmp_path)
-    store.merge([record(case="a", verdict="fails-differently", stderr_tail="Traceback ... BOOM"),
-                 record(case="b", stdout_tail="FP8_CONFIG {}")])
+    store.merge([record(case="aa", verdict="fails-differently", stderr_tail="Traceback ... BOOM"),
+                 record(case="bb", stdout_tail="FP8_CONFIG {}")])
     folder = tmp_path / "cpu" / "cases"
     assert "BOOM" not in (folder / "2.13.0+cpu.jsonl").read_text()
     assert "BOOM" in (folder / "2.13.0+cpu.output.jsonl").read_text()
-    assert {r.case: r.stderr_tail for r in store.load().records} == {"a": "Traceback ... BOOM", "b": ""}
+    assert {r.case: r.stderr_tail for r in store.load().records} == {"aa": "Traceback ... BOOM", "bb": ""}
     bare = store.load(outputs=False)
     assert [r.stderr_tail + r.stdout_tail for r in bare.records] == ["", ""]
-    view = render.shown(bare, current(bare, "cpu", "cases", "2.13.0"))
-    assert {r.case: r.stdout_tail for r in view.records} == {"a": "", "b": "FP8_CONFIG {}"}
+    view = render.shown(bare, current(bare, "cpu", "cases", "2.13.0"), None)
+    # read where a page quotes them: a's JUnit failure body; b (reproduces, no claimed rate counts it) is not quoted
+    assert {r.case: (r.stderr_tail, r.stdout_tail) for r in view.records} == {"aa": ("Traceback ... BOOM", ""),
+                                                                              "bb": ("", "")}
     assert "BOOM" in publish.junit_xml(view)
+    claims = Claims.model_validate({"claims": [{"id": "rate", "section": "1", "claim": "x", "cases": ["bb"],
+                                                "sweep": {"measure": "fp8-cells-failing", "claimed": 0.89}}]})
+    view = render.shown(store.load(outputs=False), current(bare, "cpu", "cases", "2.13.0"), claims)
+    assert {r.case: r.stdout_tail for r in view.records}["bb"] == "FP8_CONFIG {}"  # the rate counts its lines
     # a new record of the same identity without output drops the old tails: they were another run's
-    store.merge([record(case="a", verdict="does-not-reproduce", recorded_at="2026-12-01T00:00:00Z")])
+    store.merge([record(case="aa", verdict="does-not-reproduce", recorded_at="2026-12-01T00:00:00Z")])
     assert "BOOM" not in (folder / "2.13.0+cpu.output.jsonl").read_text()
-    assert {r.case: r.stderr_tail for r in store.load().records} == {"a": "", "b": ""}
+    assert {r.case: r.stderr_tail for r in store.load().records} == {"aa": "", "bb": ""}
 
 
 def test_a_malformed_output_line_is_refused_with_one_line(tmp_path):

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from . import corpus, publish, render, report
 from .execute import observe
+from .schema import load_claims
 from .store import Store
 from .views import View, current
 
@@ -143,7 +144,7 @@ def store_100k(root: Path, store_dir: Path) -> None:
         start, cpu_start = time.perf_counter(), time.process_time()
         loaded = store.load("cpu", "cases", outputs=False)  # as `reprokit report` does: tails only for the view
         loaded_at, cpu_loaded = time.perf_counter(), time.process_time()
-        view = render.shown(loaded, current(loaded, "cpu", "cases", "2.13.0"))
+        view = render.shown(loaded, current(loaded, "cpu", "cases", "2.13.0"), load_claims(root / "claims.yaml", set(cases)))
         _render(view, cases)
         done, cpu_done = time.perf_counter(), time.process_time()
     print(f"5. store of {len(loaded.records):,} records (4 torch builds): load {loaded_at - start:.2f} s, view and "

@@ -4,7 +4,6 @@ Pure: the same records give the same bytes."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,27 +32,32 @@ class Published:
 
 def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
     pins = {name: t.pins.torch for name, t in matrix.targets.items()}
-    views = {name: shown(loaded, v) for name in matrix.targets
-             if (v := current(loaded, name, "cases", pins[name])) is not None}
-    sweeps = {name: shown(loaded, v) for name in matrix.targets
-              if (v := current(loaded, name, "sweep", pins[name])) is not None}
-    histories = {name: releases(loaded, name, "cases") for name in views}
     cases = corpus.discover(root / "cases")
     claims_file = root / "claims.yaml"
+    claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
+    views = {name: shown(loaded, v, claims) for name in matrix.targets
+             if (v := current(loaded, name, "cases", pins[name])) is not None}
+    sweeps = {name: shown(loaded, v, claims) for name in matrix.targets
+              if (v := current(loaded, name, "sweep", pins[name])) is not None}
+    histories = {name: releases(loaded, name, "cases") for name in views}
     return Published(
         views=views, sweeps=sweeps,
         changes={name: version_changes(loaded, name, "cases") for name in views},
         histories=histories,
         since={name: since_or_fixed(histories[name], view.release) for name, view in views.items()},
         cases=cases,
-        claims=load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None,
+        claims=claims,
         descriptions={n: t.description for n, t in matrix.targets.items()})
 
 
-def shown(loaded: Loaded, view: View) -> View:
-    """A view whose records carry their output tails (the JUnit failures, the ledger's FP8 configurations and the
-    sweep's cells quote them): read for the records shown, not for the whole store."""
-    return dataclasses.replace(view, records=loaded.with_outputs(view.records))
+def shown(loaded: Loaded, view: View, claims: Claims | None) -> View:
+    """The view, its records carrying their output tails where a page quotes them (read for those records only, not
+    for the whole store): a JUnit failure's body (a run that needs attention), a sweep cell's metrics, and the
+    configurations a claimed rate counts (the FP8_CONFIG lines of the cases of a claim with `sweep:`)."""
+    counted = {case for claim in (claims.claims if claims else []) if claim.sweep for case in claim.cases}
+    loaded.with_outputs([r for r in view.records
+                         if r.verdict.needs_attention or r.suite == "sweep" or r.case in counted])
+    return view
 
 
 def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Path]:
