@@ -9,7 +9,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from .untrusted_text import xml_text
-from .verdict import Role, Verdict, reproduce_rate, tally
+from .verdict import Role, Verdict
 from .views import View
 
 
@@ -47,8 +47,8 @@ def _attr(value) -> str:
 
 
 def badge(res: View) -> str:
-    reproducing, ran = reproduce_rate(res.records)
-    broken = tally(res.records).fixes_broken
+    reproducing, ran = res.rate
+    broken = res.counts.fixes_broken
     color = "red" if broken else ("orange" if reproducing else "brightgreen")
     message = f"{reproducing}/{ran} reproduce" + (f", {broken} fixes broken" if broken else "")
     return json.dumps({"schemaVersion": 1, "label": f"torch.compile repros ({res.target})", "message": message,

@@ -14,7 +14,7 @@ from .markdown import table
 from .records import Record, RunHeader
 from .schema import Claims
 from .untrusted_text import identifier, md_cell
-from .verdict import Role, Verdict, rate_text, reproduce_rate, tally
+from .verdict import Role, Tally, Verdict, rate_text, reproduce_rate
 from .views import View
 
 
@@ -53,8 +53,7 @@ def rows_by_case(records: list[Record]) -> dict[tuple[str, str], dict[str, Recor
     return dict(sorted(grouped.items()))
 
 
-def summary_line(records: list[Record]) -> str:
-    t = tally(records)
+def summary_line(t: Tally) -> str:
     return (f"{t.runs} runs. Repros: {t.repros_run} ran — {t.reproduce} reproduce, "
             f"{t.do_not_reproduce} do not reproduce, {t.fail_differently} fail differently, "
             f"{t.timeout} timed out; {t.repros_skipped} skipped. "
@@ -159,7 +158,7 @@ def render_target(view: View, cases: dict[str, CaseDir], description: str,
                if len(view.builds) > 1 else []),
              *run_lines(view),
              confinement_line(view.records), "",
-             summary_line(view.records), ""]
+             summary_line(view.counts), ""]
     missing = sum(h.not_started for h in view.runs)
     if missing:
         lines[-1:] = [f"**Incomplete:** {missing} runs were not started before the run's deadline "
@@ -248,7 +247,7 @@ def render_ledger(claims: Claims, views: dict[str, View], cases: dict[str, CaseD
 def targets_table(views: dict[str, View], descriptions: dict[str, str]) -> str:
     rows = []
     for name, view in views.items():
-        t = tally(view.records)
+        t = view.counts
         torch = view.release + (f" (**not the pin {view.pin}**)" if view.off_pin else "")
         rows.append([f"[`{name}`]({name}.md)", descriptions.get(name, ""), summary(view.environment), torch,
                      t.repros_run, t.reproduce, t.do_not_reproduce, t.fail_differently, t.repros_skipped,
@@ -277,7 +276,7 @@ def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions
     rate_rows = [[category, *[rate_text(*reproduce_rate(by_category[name][category]), digits=0) for name in views]]
                  for category in categories]
     rate_rows.append(["all cases (the article's 63.2% is a rate over model structures: see the sweep)",
-                      *[f"**{rate_text(*reproduce_rate(view.records))}**" if view.records else "—"
+                      *[f"**{rate_text(*view.rate)}**" if view.records else "—"
                         for view in views.values()]])
     lines.append(table(rate_rows, ["category", *views]))
     lines += ["", "## Case x target", "", "![case x target heatmap](heatmap.png)", ""]

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from packaging.version import InvalidVersion, Version
 
 from .records import Record, RunHeader
 from .store import Loaded
-from .verdict import Verdict
+from .verdict import Tally, Verdict, tally
 
 
 @lru_cache(maxsize=4096)
@@ -60,6 +60,16 @@ class View:
     def off_pin(self) -> bool:
         """The view shows another release than the target's pin (the pin is not recorded)."""
         return self.pin is not None and release_of(self.pin) != self.release
+
+    @cached_property
+    def counts(self) -> Tally:
+        """The view's tally, counted once for every page that shows it (records of a view do not change)."""
+        return tally(self.records)
+
+    @property
+    def rate(self) -> tuple[int, int]:
+        """(repros that failed as claimed, repros that ran): verdict.reproduce_rate of the view's records."""
+        return self.counts.reproduce, self.counts.repros_run
 
     def by_key(self) -> dict[str, Record]:
         return {r.key: r for r in self.records}

@@ -27,7 +27,7 @@ from .render import Published, gather
 from .report import finished_text, jobs_text, recorded_before_change
 from .schema import Matrix
 from .store import Loaded, Store
-from .verdict import Verdict, rate_text, reproduce_rate, tally
+from .verdict import Verdict, rate_text, reproduce_rate
 from .views import release_of
 
 STATIC = ("site.css", "site.js")
@@ -119,8 +119,8 @@ def target_rows(p: Published) -> list[dict]:
     for name, view in p.views.items():
         out.append({"name": name, "hardware": p.descriptions.get(name, ""), "on": summary(view.environment),
                     "release": view.release, "pin": view.pin, "off_pin": view.off_pin, "builds": view.builds,
-                    "history": view.history, "tally": tally(view.records),
-                    "rate": rate_text(*reproduce_rate(view.records)),
+                    "history": view.history, "tally": view.counts,
+                    "rate": rate_text(*view.rate),
                     "finished": finished_text(view.header) if view.header else ""})
     return out
 
