@@ -238,3 +238,20 @@ def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
     assert recorded_before_change(records, cases) == (set(), {("one-case", "bfloat16")})
     (folder / "repro.py").write_text("raise ValueError('changed')\n")
     assert recorded_before_change(records, cases) == ({("one-case", "float32")}, {("one-case", "bfloat16")})
+
+
+def test_a_record_holding_a_unicode_line_separator_survives_the_store_and_the_journal(tmp_path):
+    """Case output may hold U+2028 or U+0085 (written unescaped): only '\\n' ends a line of the store or a journal."""
+    from reprokit.records import RunHeader
+    from reprokit.store import read_journal
+    odd = "before\u2028after\x85end\x1c"
+    store = Store(tmp_path)
+    store.merge([record(message=odd, stderr_tail=odd)])
+    (got,) = store.load().records
+    assert got.message == odd and got.stderr_tail == odd
+    header = RunHeader(run_id="r1", target="cpu", torch="2.13.0+cpu", device="cpu", environment={}, reprokit="test")
+    journal = store.open_journal(header, "token")
+    journal.append(record(message=odd))
+    journal.close(remove=False)
+    _, _, records = read_journal(journal.path)
+    assert [r.message for r in records] == [odd]
