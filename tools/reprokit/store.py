@@ -59,12 +59,8 @@ class Loaded:
         if self.outputs_in is None:
             return records
         for file_key in sorted({(r.target, r.suite, r.torch) for r in records}):
-            tails = _read_outputs(self.outputs_in.file(*file_key, "output"))
-            for rec in records:
-                if (rec.target, rec.suite, rec.torch) == file_key:
-                    found = tails.get((rec.device, rec.case, rec.variant, rec.dtype))
-                    if found:
-                        rec.__dict__.update(found)  # the model is frozen to callers; the store completes its load
+            _fill([r for r in records if (r.target, r.suite, r.torch) == file_key],
+                  _read_outputs(self.outputs_in.file(*file_key, "output")))
         return records
 
 
@@ -317,12 +313,17 @@ def _write_records(records_file: Path, output_file: Path, records: list[Record])
 
 def _read_records(records_file: Path, output_file: Path) -> list[Record]:
     records = _read_lines(records_file, parse_record)
-    tails = _read_outputs(output_file)
+    _fill(records, _read_outputs(output_file))
+    return records
+
+
+def _fill(records: list[Record], tails: dict[tuple, dict[str, str]]) -> None:
+    """Put each record's tails (keyed as in its output file) into it: fields its load left unread, not a change; the
+    model is frozen to callers, the store completes its own load."""
     for rec in records:
         found = tails.get((rec.device, rec.case, rec.variant, rec.dtype))
         if found:
-            rec.__dict__.update(found)  # as in Loaded.with_outputs: completing records this load just made
-    return records
+            rec.__dict__.update(found)
 
 
 def _read_outputs(path: Path) -> dict[tuple, dict[str, str]]:
