@@ -4,7 +4,7 @@ Run: REPRO_DEVICE=cuda python repro.py   (needs torchao and compute capability >
 
 A bfloat16 MLP is trained for a few AdamW steps on a fixed regression task, once in plain bfloat16 eager (the
 reference) and once per configuration: recipe (tensorwise, rowwise) x mode (eager, torch.compile default,
-fullgraph=True; mode="max-autotune-no-cudagraphs" is the case fp8-torchao-float8-training-max-autotune). A configuration fails when it raises, gives a non-finite loss,
+fullgraph=True; mode="max-autotune-no-cudagraphs" is the cases fp8-torchao-float8-max-autotune-tensorwise and -rowwise). A configuration fails when it raises, gives a non-finite loss,
 or its loss at any step is off the bfloat16 loss by more than REL_TOL. Each configuration prints one
 `FP8_CONFIG {json}` line; the script fails (AssertionError) when any configuration fails.
 """
@@ -28,7 +28,7 @@ if not device.startswith("cuda") or not torch.cuda.is_available() or torch.cuda.
 
 STEPS, REL_TOL = 5, 0.05
 RECIPES = ["tensorwise", "rowwise"]
-# max-autotune-no-cudagraphs is the case fp8-torchao-float8-training-max-autotune: its autotuning alone takes minutes.
+# max-autotune-no-cudagraphs is the cases fp8-torchao-float8-max-autotune-tensorwise and -rowwise: its autotuning alone takes minutes.
 MODES = {"eager": None, "default": {}, "fullgraph": {"fullgraph": True}}
 
 
