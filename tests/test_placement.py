@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from reprokit import corpus, devices
 from reprokit.devices import DeviceSlots, Dispatcher
-from reprokit.scheduler import Identity, RunOptions, run_all
+from reprokit.scheduler import Identity, RunOptions, longest_first, run_all
 from reprokit.schema import load_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,3 +183,14 @@ def test_a_gpu_target_forced_onto_this_cpu_runs_what_a_cpu_can_and_ends_with_its
     assert tail[0].endswith(": 1 reproduces, 1 fix-works, 1 fix-broken, 2 skipped")
     assert tail[1] == "  verdicts: not compared with the expected state"
     assert tail[2] == "  report: " + str(tmp_path / "reports" / "h100.md")
+
+
+def test_longest_expected_runs_start_first_recorded_times_over_timeouts(tmp_path):
+    runs = _runs(tmp_path, {"a-short": "{devices: [cuda], timeout: 60}", "b-long": "{devices: [cuda], timeout: 1200}",
+                            "c-default": "{devices: [cuda]}", "d-skipped": "{devices: [rocm], timeout: 7000}"})
+    assert [r.case.id for r in runs if r.skip] == ["d-skipped"]
+    fresh = [r.case.id for r in longest_first(runs, {})]
+    assert fresh == ["b-long", "c-default", "a-short", "d-skipped"]  # a fresh store: the declared timeouts decide
+    short = next(r for r in runs if r.case.id == "a-short")
+    recorded = [r.case.id for r in longest_first(runs, {short.key: 900.0})]
+    assert recorded == ["a-short", "b-long", "c-default", "d-skipped"]  # a recorded time beats a timeout's share

@@ -6,7 +6,9 @@
 3. rendering time of the Markdown, JUnit and badge outputs from 10,000 result records;
 4. the warm-interpreter run against the cold one: verdicts that differ, and the wall-time ratio;
 5. loading a results store of 100,000 records and rendering its current view;
-6. the CPU history: per torch release, the environment set-up time and the corpus wall time against the ideal.
+6. the CPU history: per torch release, the environment set-up time and the corpus wall time against the ideal;
+7. a GPU corpus run placed on its devices (bench/h100-placement/results): wall time against the ideal and against
+   the longest run (no order of the runs ends before it).
 Figures 2 and 4 read the committed runs (the store results/ and bench/warm/results/), or with --corpus DIR make
 both runs first.
 """
@@ -80,12 +82,12 @@ def overhead(root: Path, sample: int | None, repeat: int) -> None:
           "floor (<= max(5%, 0.3 s))", flush=True)
 
 
-def _main_run(store_dir: Path) -> tuple[list, object]:
+def _main_run(store_dir: Path, target: str = "cpu") -> tuple[list, object]:
     """The records and header of the CPU view's main run (the run that recorded most of the shown records)."""
-    loaded = Store(store_dir).load("cpu", "cases")
-    view = current(loaded, "cpu", "cases", None)
+    loaded = Store(store_dir).load(target, "cases")
+    view = current(loaded, target, "cases", None)
     if view is None:
-        raise SystemExit(f"{store_dir}: no cpu records")
+        raise SystemExit(f"{store_dir}: no {target} records")
     main = max(view.runs, key=lambda h: sum(r.run_id == h.run_id for r in view.records))
     return [r for r in view.records if r.run_id == main.run_id], main
 
@@ -99,6 +101,24 @@ def wall_vs_ideal(store_dir: Path) -> None:
     note = " (a partial or resumed run)" if head.selection or len(head.sittings) > 1 else ""
     print(f"2. corpus wall {wall:.0f} s vs ideal {ideal:.0f} s (sum of {len(ran)} run times / {jobs} jobs): "
           f"{wall / ideal:.2f}x{note}; ladder re-runs are in the wall time, not in the ideal (floor: <= 1.15x)")
+
+
+def placement(store_dir: Path, target: str = "h100") -> None:
+    """Figure 7: a GPU corpus run with each run placed on its devices."""
+    if not (store_dir / target).is_dir():
+        print(f"7. placement: no {target} run at {store_dir}")
+        return
+    records, head = _main_run(store_dir, target)
+    ran = [r for r in records if r.status and r.seconds > 0]
+    sitting = head.sittings[0]
+    ideal = sum(r.seconds for r in ran) / sitting.jobs
+    longest = max(ran, key=lambda r: r.seconds)
+    bound = max(ideal, longest.seconds)
+    print(f"7. placement: {head.target} on {len(sitting.devices)} device(s) of {head.device}, {sitting.jobs} jobs, at "
+          f"most {sitting.jobs_per_device} per device: wall {head.wall_seconds:.0f} s for {len(ran)} runs of "
+          f"{sum(r.seconds for r in ran):.0f} s; ideal (sum / jobs) {ideal:.0f} s = {head.wall_seconds / ideal:.2f}x; "
+          f"longest run {longest.seconds:.0f} s ({longest.case}), so no order ends before {bound:.0f} s: "
+          f"{head.wall_seconds / bound:.2f}x of that (goal: <= 1.1x)")
 
 
 def _copies(records: list, n: int) -> list:
@@ -207,6 +227,8 @@ def main() -> None:
     parser.add_argument("--results", default="results", help="a results store holding a cold CPU corpus run")
     parser.add_argument("--warm-results", default="bench/warm/results",
                         help="a results store holding the same corpus run with --warm on the same machine")
+    parser.add_argument("--placement-results", default="bench/h100-placement/results",
+                        help="a results store holding a GPU corpus run placed on its devices (figure 7)")
     args = parser.parse_args()
     root = Path(args.root).resolve()
     print(f"machine: {os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python "
@@ -218,6 +240,7 @@ def main() -> None:
     render_10k(root, cold)
     store_100k(root, cold)
     history(cold)
+    placement(root / args.placement_results)
     if warm.exists():
         warm_vs_cold(cold, warm)
     else:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from . import __version__, container, corpus, devices, environment, envs, expected, images, render, run_summary, sweep
 from .execute import Stopper
 from .records import Record, RunHeader, Sitting
-from .scheduler import Identity, RunOptions, now_iso, run_all
+from .scheduler import Identity, RunOptions, longest_first, now_iso, run_all
 from .schema import InputError, Matrix, Target, load_matrix
 from .store import Loaded, Store, merge_in_memory
 from .untrusted_text import one_line
@@ -189,8 +189,9 @@ def _run_here(req: RunRequest, matrix: Matrix, target: Target, log) -> RunOutcom
         done |= {r.key for r in loaded.records if (r.torch, r.device) == (torch, device) and r.case_hash
                  and r.case_hash == content.get(r.key)}
     todo = [r for r in runs if r.key not in done]
-    last = {r.key: r.seconds for r in loaded.records if r.torch == torch}
-    todo.sort(key=lambda r: -last.get(r.key, 0.0))  # longest first, so the tail of the run is short jobs
+    # Each run's last recorded time: this torch's, else the latest under another torch (a new release's first run).
+    by_age = sorted(loaded.records, key=lambda r: (r.torch == torch, r.recorded_at))
+    todo = longest_first(todo, {r.key: r.seconds for r in by_age})
     placed = devices.describe(kind, ids, per_device)
     log(f"{req.target}: {len(runs)} runs ({len(runs) - len(todo)} already recorded), {req.jobs} jobs"
         + (f" on {placed}" if placed else "") + f", on {environment.summary(facts)}")

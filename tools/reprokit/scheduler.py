@@ -25,6 +25,23 @@ from .records import Record
 from .verdict import Verdict
 from .warm import WarmPool
 
+# A run never recorded is expected to take this share of its case's timeout. Ordering only: the timeout a case declares
+# is the best prior a fresh store has, so cases allowed many minutes (FP8 autotuning) start first, not last.
+UNRECORDED_SHARE = 0.25
+
+
+def longest_first(runs: list[CaseRun], recorded: dict[str, float]) -> list[CaseRun]:
+    """The runs, longest expected first, so that the end of a run is short jobs and the wall time nears the longest
+    run's. A run's expected time is `recorded[key]` (its last recorded seconds), else a share of its case's timeout;
+    a run that will be skipped takes none."""
+
+    def expected(run: CaseRun) -> float:
+        if run.skip:
+            return 0.0
+        return recorded.get(run.key, run.case.requires.timeout * UNRECORDED_SHARE)
+
+    return sorted(runs, key=expected, reverse=True)
+
 
 @dataclass(frozen=True)
 class Identity:
