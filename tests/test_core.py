@@ -240,6 +240,20 @@ def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
     assert recorded_before_change(records, cases) == ({("one-case", "float32")}, {("one-case", "bfloat16")})
 
 
+def test_the_history_page_shows_each_release_and_marks_cells_of_another_case_version():
+    from reprokit.report import render_history
+    every = {"2.8.0": [record(case="a-case", torch="2.8.0+cu128", case_hash="old"),
+                       record(case="a-case", variant="fixed", verdict="fix-works", torch="2.8.0+cu128", case_hash=None)],
+             "2.9.1": [record(case="a-case", verdict="does-not-reproduce", torch="2.9.1+cu128", case_hash="new"),
+                       record(case="removed-case", torch="2.9.1+cu128", case_hash="x")]}
+    page = render_history("cpu", "a CPU", every, "2.9.1", {"a-case": "new"})
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in page.splitlines()
+             if line.startswith("| [`a-case`]")]
+    rows = {c[0].split(") ")[-1]: c[1:] for c in cells}
+    assert rows == {"fixed@float32": ["✓ works ‡", ""], "repro@float32": ["✖ reproduces †", "○ does not"]}
+    assert "2.8.0: 2.8.0+cu128; 2.9.1: 2.9.1+cu128" in page and "removed-case" not in page
+
+
 def test_a_record_holding_a_unicode_line_separator_survives_the_store_and_the_journal(tmp_path):
     """Case output may hold U+2028 or U+0085 (written unescaped): only '\\n' ends a line of the store or a journal."""
     from reprokit.records import RunHeader

@@ -307,22 +307,40 @@ HISTORY_MARK = {Verdict.REPRODUCES: "✖ reproduces", Verdict.DOES_NOT_REPRODUCE
                 Verdict.FIX_WORKS: "✓ works", Verdict.FIX_BROKEN: "✗ broken"}
 
 
-def render_history(target: str, description: str, every: dict[str, list[Record]], pin: str | None) -> str:
-    """Case x torch release: each recorded verdict, marked by shape as well as word (readable without colour)."""
+def _history_cell(rec: Record | None, now: dict[str, str]) -> str:
+    """A history cell: the verdict's mark, with † when the record was made with another version of its case (its
+    content hash differs from the folder's now) and ‡ when the record kept no hash (recorded before hashes were)."""
+    if rec is None:
+        return ""
+    if rec.case_hash is None:
+        return HISTORY_MARK[rec.verdict] + " ‡"
+    if rec.case in now and rec.case_hash != now[rec.case]:
+        return HISTORY_MARK[rec.verdict] + " †"
+    return HISTORY_MARK[rec.verdict]
+
+
+def render_history(target: str, description: str, every: dict[str, list[Record]], pin: str | None,
+                   now: dict[str, str] | None = None) -> str:
+    """Case x torch release: each recorded verdict, marked by shape as well as word (readable without colour).
+    `now` maps case id -> the content hash of its folder today: cells recorded with another version are marked, and
+    records of cases no longer in the corpus are left out (the store keeps them)."""
     releases = list(every)
     cells: dict[str, dict[str, Record]] = defaultdict(dict)
     for release, records in every.items():
         for rec in records:
-            cells[rec.key][release] = rec
+            if now is None or rec.case in now:
+                cells[rec.key][release] = rec
+    now = now or {}
     rows = [[f"[`{key.split('/')[0]}`](../cases/{key.split('/')[0]}/) {key.split('/', 1)[1]}",
-             *[HISTORY_MARK[cells[key][rel].verdict] if rel in cells[key] else "" for rel in releases]]
+             *[_history_cell(cells[key].get(rel), now) for rel in releases]]
             for key in sorted(cells)]
     builds = {rel: sorted({r.torch for r in recs}) for rel, recs in every.items()}
     return "\n".join([
         f"# `{target}` across torch releases: {description}", "",
         f"Every recorded verdict per torch release (the pin in matrix.yaml is {pin}). Builds: "
         + "; ".join(f"{rel}: {', '.join(b)}" for rel, b in builds.items()) + ". An empty cell was not recorded.", "",
-        "Marks: " + ", ".join(HISTORY_MARK.values()) + ".", "",
+        "Marks: " + ", ".join(HISTORY_MARK.values()) + ". † recorded with an earlier version of the case (its files "
+        "changed since: the verdict is that version's); ‡ recorded before records kept their case's content hash.", "",
         table(rows, ["case variant@dtype", *releases]), ""])
 
 
@@ -340,7 +358,8 @@ def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descr
                                       (since or {}).get(name)), encoding="utf-8")
         if histories and len(histories.get(name, {})) > 1:
             history = out / f"{name}-history.md"
-            history.write_text(render_history(name, descriptions.get(name, ""), histories[name], view.pin),
+            now = {c: corpus.content_hash(cd.path) for c, cd in by_id.items()}
+            history.write_text(render_history(name, descriptions.get(name, ""), histories[name], view.pin, now),
                                encoding="utf-8")
             written.append(history)
         (out / name / "junit.xml").write_text(publish.junit_xml(view), encoding="utf-8")
