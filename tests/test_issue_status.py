@@ -59,7 +59,9 @@ def test_page_and_index_section_are_written_only_with_upstream_cases(tmp_path):
     page = issue_status.render(cases, {"cpu": every})
     assert "[#123456](https://github.com/pytorch/pytorch/issues/123456)" in page
     assert "| 2.8.0 | 2.9.1 | 2.8.0–2.9.1 |" in page
-    assert "Flagged: 1 closed issues" in page
+    assert "Flagged: 1 closed issues whose repro still reproduces on the newest recorded release of a target (1 " in page
+    both = issue_status.render(cases, {"cpu": every, "h100": every})  # one issue, flagged on two targets
+    assert "Flagged: 1 closed issues whose repro still reproduces on the newest recorded release of a target (2 " in both
     assert issue_status.render(cases, {}) is None
     assert issue_status.index_section(cases, {"cpu": every})[0] == "## Upstream issues"
     written = report.write_reports(tmp_path, {}, cases, {}, histories={"cpu": every})

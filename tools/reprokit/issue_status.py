@@ -120,7 +120,8 @@ def render(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]]) 
                      f"{newest[1].symbol} {newest[1]} on {newest[0]}" if newest else "not run (skipped)",
                      s.flag()])
     flagged = [s for s in rows_of if s.flag()]
-    closed = sum(1 for s in flagged if s.case.case.issue_state == "closed")
+    closed = [s for s in flagged if s.case.case.issue_state == "closed"]
+    still_open = [s for s in flagged if s.case.case.issue_state != "closed"]
     recorded = {rel for every in histories.values() for rel in every}
     return "\n".join([
         "# Upstream issues", "",
@@ -129,8 +130,9 @@ def render(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]]) 
         "reproduces the issue's failure (its oracle in case.yaml), out of the recorded releases "
         f"({', '.join(sorted(recorded, key=release_order))}). A case that does not reproduce says only that this repro "
         "did not fail as the issue describes on that release.", "",
-        f"Flagged: {closed} closed issues whose repro still reproduces on the newest recorded release, "
-        f"{len(flagged) - closed} open issues whose repro does not.", "",
+        f"Flagged: {len({f.case.case.id for f in closed})} closed issues whose repro still reproduces on the newest "
+        f"recorded release of a target ({len(closed)} case-target rows), {len({f.case.case.id for f in still_open})} "
+        f"open issues whose repro does not ({len(still_open)} rows).", "",
         table(rows, ["case", "issue", "area", "state (checked)", "reported on", "target", "first reproduces",
                      "last reproduces", "reproduces on", "newest recorded", "flag"]), ""])
 
