@@ -240,6 +240,22 @@ def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
     assert recorded_before_change(records, cases) == ({("one-case", "float32")}, {("one-case", "bfloat16")})
 
 
+def test_runs_of_the_corpus_without_a_record_are_counted_by_key(tmp_path):
+    from reprokit import corpus
+    from reprokit.report import unrecorded
+    folder = tmp_path / "cases" / "one-case"
+    folder.mkdir(parents=True)
+    (folder / "case.yaml").write_text(
+        "id: one-case\ntitle: t\ncategory: diagnosis\nrequires: {dtypes: [float32, bfloat16]}\n"
+        "expect:\n  repro: {kind: raises, exception: ValueError}\n")
+    (folder / "repro.py").write_text("raise ValueError\n")
+    (folder / "fixed.py").write_text("pass\n")
+    cases = {cd.case.id: cd for cd in corpus.discover(tmp_path / "cases")}
+    records = [record(case="one-case", dtype="bfloat16"), record(case="one-case", variant="fixed", dtype="float32"),
+               record(case="gone-case")]  # a record of a case no longer in the corpus fills nothing
+    assert unrecorded(records, cases) == 2  # repro@float32 and fixed@bfloat16
+
+
 def test_the_history_page_shows_each_release_and_marks_cells_of_another_case_version():
     from reprokit.report import render_history
     every = {"2.8.0": [record(case="a-case", torch="2.8.0+cu128", case_hash="old"),

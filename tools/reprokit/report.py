@@ -133,6 +133,13 @@ def recorded_before_change(records: list[Record], cases: dict[str, CaseDir]) -> 
     return changed, unknown - changed
 
 
+def unrecorded(records: list[Record], cases: dict[str, CaseDir]) -> int:
+    """How many runs of the corpus (case x variant x dtype) have no record among `records`."""
+    recorded = {r.key for r in records}
+    return sum(f"{cid}/{variant}@{dtype}" not in recorded for cid, cd in cases.items()
+               for variant in cd.variants() for dtype in cd.case.requires.dtypes)
+
+
 def confinement_line(records: list[Record]) -> str:
     ran = [r for r in records if r.status]
     confined = [r for r in ran if r.confined]
@@ -159,10 +166,10 @@ def render_target(view: View, cases: dict[str, CaseDir], description: str,
              *run_lines(view),
              confinement_line(view.records), "",
              summary_line(view.counts), ""]
-    missing = sum(h.not_started for h in view.runs)
-    if missing:
-        lines[-1:] = [f"**Incomplete:** {missing} runs were not started before the run's deadline "
-                      "and are missing below.", ""]
+    missing = unrecorded(view.records, cases) if any(h.not_started for h in view.runs) else 0
+    if missing:  # a run was cut short, and what it left is still unrecorded (a later run may have filled it in)
+        lines[-1:] = [f"**Incomplete:** {missing} runs of the corpus were not started before a run's deadline "
+                      "(or its interrupt) and are missing below.", ""]
     single, multi = [], []
     earlier, unknown = recorded_before_change(view.records, cases)
     if earlier:
