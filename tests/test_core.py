@@ -222,16 +222,22 @@ def test_a_target_page_labels_every_verdict_with_its_dtype_and_wraps_the_claim_w
     assert row.split(" | ")[2].replace("<br>", " ") == f"§{cases[case_id].case.article.section}: {claim}"
 
 
+def _one_case(tmp_path, extra_yaml, **files):
+    """cases/one-case (a raising repro plus `files`) and the corpus discovered from it."""
+    from reprokit import corpus
+    folder = tmp_path / "cases" / "one-case"
+    folder.mkdir(parents=True)
+    (folder / "case.yaml").write_text(f"id: one-case\ntitle: t\ncategory: diagnosis\n{extra_yaml}"
+                                      "expect:\n  repro: {kind: raises, exception: ValueError}\n")
+    for name, text in {"repro.py": "raise ValueError\n", **files}.items():
+        (folder / name).write_text(text)
+    return folder, {cd.case.id: cd for cd in corpus.discover(tmp_path / "cases")}
+
+
 def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
     from reprokit import corpus
     from reprokit.report import recorded_before_change
-    folder = tmp_path / "cases" / "one-case"
-    folder.mkdir(parents=True)
-    (folder / "case.yaml").write_text(
-        "id: one-case\ntitle: t\ncategory: diagnosis\narticle: {section: '0', claim: x, stance: fails}\n"
-        "expect:\n  repro: {kind: raises, exception: ValueError}\n")
-    (folder / "repro.py").write_text("raise ValueError\n")
-    cases = {cd.case.id: cd for cd in corpus.discover(tmp_path / "cases")}
+    folder, cases = _one_case(tmp_path, "article: {section: '0', claim: x, stance: fails}\n")
     now = corpus.content_hash(folder)
     records = [record(case="one-case", case_hash=now), record(case="one-case", dtype="bfloat16", case_hash=None)]
     # the same content; a record without a hash may be of any version
@@ -241,16 +247,8 @@ def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
 
 
 def test_runs_of_the_corpus_without_a_record_are_counted_by_key(tmp_path):
-    from reprokit import corpus
     from reprokit.report import unrecorded
-    folder = tmp_path / "cases" / "one-case"
-    folder.mkdir(parents=True)
-    (folder / "case.yaml").write_text(
-        "id: one-case\ntitle: t\ncategory: diagnosis\nrequires: {dtypes: [float32, bfloat16]}\n"
-        "expect:\n  repro: {kind: raises, exception: ValueError}\n")
-    (folder / "repro.py").write_text("raise ValueError\n")
-    (folder / "fixed.py").write_text("pass\n")
-    cases = {cd.case.id: cd for cd in corpus.discover(tmp_path / "cases")}
+    _, cases = _one_case(tmp_path, "requires: {dtypes: [float32, bfloat16]}\n", **{"fixed.py": "pass\n"})
     records = [record(case="one-case", dtype="bfloat16"), record(case="one-case", variant="fixed", dtype="float32"),
                record(case="gone-case")]  # a record of a case no longer in the corpus fills nothing
     assert unrecorded(records, cases) == 2  # repro@float32 and fixed@bfloat16

@@ -356,6 +356,7 @@ def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descr
                   changes: dict[str, list] | None = None, since: dict[str, dict[str, str]] | None = None,
                   histories: dict[str, dict[str, list[Record]]] | None = None) -> list[Path]:
     by_id = {c.case.id: c for c in cases}
+    now = functools.cache(lambda: {c: corpus.content_hash(cd.path) for c, cd in by_id.items()})  # once, if asked
     written = []
     out.mkdir(parents=True, exist_ok=True)
     for name, view in views.items():
@@ -365,8 +366,7 @@ def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descr
                                       (since or {}).get(name)), encoding="utf-8")
         if histories and len(histories.get(name, {})) > 1:
             history = out / f"{name}-history.md"
-            now = {c: corpus.content_hash(cd.path) for c, cd in by_id.items()}
-            history.write_text(render_history(name, descriptions.get(name, ""), histories[name], view.pin, now),
+            history.write_text(render_history(name, descriptions.get(name, ""), histories[name], view.pin, now()),
                                encoding="utf-8")
             written.append(history)
         (out / name / "junit.xml").write_text(publish.junit_xml(view), encoding="utf-8")
