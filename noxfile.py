@@ -155,7 +155,7 @@ def bench(session: nox.Session) -> None:
     """Print the runner's overhead, corpus wall time against the ideal, report rendering time, warm/cold ratio."""
     install_torch(session, "cpu")
     session.install("-e", ".")
-    session.run("python", "-m", "reprokit.bench", *session.posargs)
+    session.run("python", "-m", "reprokit.contrib.bench", *session.posargs)
 
 
 @nox.session(reuse_venv=True)

@@ -1,8 +1,8 @@
 """Small builders shared by the tests: records and stores made in memory, and the store a run wrote."""
 from pathlib import Path
 
-from reprokit.records import Record
-from reprokit.store import Store
+from reprokit.model.records import Record
+from reprokit.store.store import Store
 
 
 def record(case="c", variant="repro", dtype="float32", verdict="reproduces", torch="2.13.0+cpu", target="cpu",

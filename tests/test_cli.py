@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from reprokit.probe import landlock_abi
-from reprokit.store import Store
-from reprokit.views import release_of
+from reprokit.child.probe import landlock_abi
+from reprokit.store.store import Store
+from reprokit.store.views import release_of
 from support import stored
 
 pytestmark = pytest.mark.e2e

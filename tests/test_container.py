@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from reprokit.container import docker_running
-from reprokit.corpus import discover
-from reprokit.views import release_of
+from reprokit.images.container import docker_running
+from reprokit.model.corpus import discover
+from reprokit.store.views import release_of
 from support import stored
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +70,7 @@ def test_options_reach_the_container_whole(tmp_path):
     proc = reprokit("run", "--target", "cpu", "--container", "--base-image", BASE, "--wheelhouse", WHEELHOUSE,
                     "--case", "custom-op-unregistered-gemm", "--warm", "--no-ladder", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    from reprokit.store import Store
+    from reprokit.store.store import Store
     (header,) = Store(tmp_path / "results").load().runs.values()
     assert header.interpreter.startswith("warm") and header.selection == ["custom-op-unregistered-gemm"]
 
@@ -92,7 +92,7 @@ def test_the_cuda_image_builds_here_and_runs_on_a_machine_without_a_gpu(tmp_path
     assert records["partition-p2p-access/repro@float32"].why == "needs 2 CUDA devices, found 0"
     ran = records["custom-op-unregistered-gemm/repro@float32"]
     assert ran.verdict == "reproduces" and ran.device == "cpu" and ran.torch == "2.13.0+cu130"
-    from reprokit.store import Store
+    from reprokit.store.store import Store
     (header,) = Store(tmp_path / "results").load("h100").runs.values()
     assert header.environment["cuda"] == "13.0" and header.environment["device_count"] == 0
     assert "summary: h100: 5 runs recorded" in proc.stdout

@@ -5,8 +5,8 @@ import os
 from pathlib import Path
 
 import pytest
-from reprokit import container
-from reprokit.schema import load_matrix
+from reprokit.images import container
+from reprokit.model.schema import load_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX = load_matrix(ROOT / "matrix.yaml")

@@ -7,8 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
-from reprokit.execute import observe
-from reprokit.warm import WarmPool
+from reprokit.run.execute import observe
+from reprokit.run.warm import WarmPool
 
 pytestmark = pytest.mark.e2e
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="only a root runner can run the case as another user")

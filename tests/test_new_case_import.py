@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from reprokit.new_case import exception_line, infer_requires, message_regex
+from reprokit.contrib.new_case import exception_line, infer_requires, message_regex
 
 ROOT = Path(__file__).resolve().parents[1]
 ISSUE = "https://github.com/pytorch/pytorch/issues/12345"
@@ -113,7 +113,7 @@ def re_escaped(text):
 
 
 def test_match_alone_accepts_any_exception_class_whose_message_matches():
-    from reprokit.new_case import oracle_from_flags
+    from reprokit.contrib.new_case import oracle_from_flags
 
     assert oracle_from_flags(None, "C\\+\\+ compile error", None, None, False) == {
         "kind": "raises", "match": "C\\+\\+ compile error"}

@@ -1,9 +1,9 @@
 """Observation -> verdict, for every oracle kind."""
 import pytest
-from reprokit.execute import Observation
-from reprokit.outcome import fix_verdict, repro_verdict
-from reprokit.schema import Oracle
-from reprokit.verdict import Verdict, changed
+from reprokit.model.schema import Oracle
+from reprokit.model.verdict import Verdict, changed
+from reprokit.run.execute import Observation
+from reprokit.run.outcome import fix_verdict, repro_verdict
 
 
 def obs(status, exception=None, message=None, stdout="", chain=()):
@@ -74,7 +74,7 @@ def test_report_headline_skips_backend_wrapper_line(message, headline):
 
 
 def _sweep(failing_structures, structures=27, fp8_failing=0):
-    from reprokit.views import View
+    from reprokit.store.views import View
     from support import record
     records = []
     for i in range(structures):
@@ -93,8 +93,8 @@ def _sweep(failing_structures, structures=27, fp8_failing=0):
     (0, 27, "fp8-cells-failing", "confirmed", "sweep: 100.0% (27/27) vs 20.0% claimed"),
 ])
 def test_ledger_judges_a_claimed_rate_by_the_sweep(failing, fp8, measure, verdict, detail):
-    from reprokit import ledger
-    from reprokit.schema import Claim
+    from reprokit.model.schema import Claim
+    from reprokit.publish import ledger
     claim = Claim(id="rate", section="1", claim="x% fail", sweep={"measure": measure, "claimed": 0.2})
     assert ledger.judge(claim, {}, [], _sweep(failing, fp8_failing=fp8)) == (verdict, detail)
     assert ledger.judge(claim, {}, [], None) == ("not run", "no sweep recorded")

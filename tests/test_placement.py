@@ -4,10 +4,11 @@ import json
 from pathlib import Path
 
 import pytest
-from reprokit import corpus, devices
-from reprokit.devices import DeviceSlots, Dispatcher
-from reprokit.scheduler import Identity, RunOptions, longest_first, run_all
-from reprokit.schema import load_matrix
+from reprokit.model import corpus
+from reprokit.model.schema import load_matrix
+from reprokit.run import devices
+from reprokit.run.devices import DeviceSlots, Dispatcher
+from reprokit.run.scheduler import Identity, RunOptions, longest_first, run_all
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX = load_matrix(ROOT / "matrix.yaml")

@@ -2,9 +2,11 @@
 publish: Markdown tables, JUnit XML, autofix pull-request bodies, progress lines in a CI log."""
 from xml.etree import ElementTree as ET
 
-from reprokit import autofix, lifecycle, publish, report
-from reprokit.verdict import Verdict
-from reprokit.views import View
+from reprokit.contrib import autofix
+from reprokit.model.verdict import Verdict
+from reprokit.publish import ci_artifacts, report
+from reprokit.run import lifecycle
+from reprokit.store.views import View
 from support import record
 
 HOSTILE_CLASS = "evil.`x`|y<script>alert(1)</script>"
@@ -26,7 +28,7 @@ def test_markdown_cells_hold_no_raw_pipe_backtick_html_or_control_character():
 
 
 def test_junit_xml_stays_valid_xml():
-    xml = publish.junit_xml(View("cpu", "cases", "2.13.0", [hostile()], []))
+    xml = ci_artifacts.junit_xml(View("cpu", "cases", "2.13.0", [hostile()], []))
     suite = ET.fromstring(xml.split("\n", 1)[1])
     assert suite.find("testcase/failure") is not None
     assert "\x1b" not in xml and "\x00" not in xml

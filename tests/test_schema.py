@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from reprokit.schema import InputError, load_case, load_matrix
+from reprokit.model.schema import InputError, load_case, load_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = ROOT / "cases" / "custom-op-unregistered-gemm" / "case.yaml"

@@ -9,11 +9,12 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from reprokit import corpus, render, report, website
-from reprokit.lifecycle import load_root_matrix
-from reprokit.store import Store
-from reprokit.verdict import Verdict, rate_text, reproduce_rate
-from reprokit.views import current, releases
+from reprokit.model import corpus
+from reprokit.model.verdict import Verdict, rate_text, reproduce_rate
+from reprokit.publish import render, report, website
+from reprokit.run.lifecycle import load_root_matrix
+from reprokit.store.store import Store
+from reprokit.store.views import current, releases
 from support import record
 
 ROOT = Path(__file__).resolve().parents[1]

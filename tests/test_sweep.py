@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from reprokit import sweep
-from reprokit.schema import load_matrix
+from reprokit.model.schema import load_matrix
+from reprokit.run import sweep
 from support import stored
 
 ROOT = Path(__file__).resolve().parents[1]

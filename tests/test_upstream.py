@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
-from reprokit import corpus, upstream
-from reprokit.store import Store
-from reprokit.views import repro_history
+from reprokit.contrib import upstream
+from reprokit.model import corpus
+from reprokit.store.store import Store
+from reprokit.store.views import repro_history
 
 pytestmark = pytest.mark.e2e
 

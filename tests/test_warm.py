@@ -3,8 +3,8 @@ import os
 import time
 
 import pytest
-from reprokit.execute import observe
-from reprokit.warm import WarmPool
+from reprokit.run.execute import observe
+from reprokit.run.warm import WarmPool
 from test_execute import with_mark
 
 pytestmark = pytest.mark.e2e

@@ -4,9 +4,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from reprokit import images, wheelhouse
-from reprokit.build_log import BuildLog
-from reprokit.schema import InputError, load_matrix
+from reprokit.images import dockerfiles, wheelhouse
+from reprokit.images.build_log import BuildLog
+from reprokit.model.schema import InputError, load_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX = load_matrix(ROOT / "matrix.yaml")
@@ -20,7 +20,7 @@ def _folder(tmp_path, *names):
 
 def test_torch_is_downloaded_from_its_index_alone_for_the_images_python(tmp_path):
     h100 = MATRIX.targets["h100"]
-    first, second = wheelhouse.download_commands(images.torch_packages(h100), images.packages(h100), tmp_path,
+    first, second = wheelhouse.download_commands(dockerfiles.torch_packages(h100), dockerfiles.packages(h100), tmp_path,
                                                  "3.11", h100.pins.index_url)
     assert first[first.index("--index-url") + 1] == h100.pins.index_url and first[-1] == "torch==2.13.0"
     assert "torch==2.13.0" not in second and "--index-url" not in second

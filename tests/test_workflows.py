@@ -72,7 +72,7 @@ def test_autofix_opens_one_branch_per_changed_case_and_is_idempotent(tmp_path):
     git("add", ".", cwd=repo)
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init", cwd=repo)
     git("push", "-q", "origin", "HEAD", cwd=repo)
-    from reprokit.store import Store
+    from reprokit.store.store import Store
     from support import record
     Store(tmp_path / "nightly").merge([
         record(case="a-case", verdict="does-not-reproduce", torch="2.99.0.dev", why="ran and exited 0"),

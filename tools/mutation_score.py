@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ["verdict.py", "outcome.py", "expected.py", "views.py"]  # what a verdict means, judging, the gate, views
+CORE = ["model/verdict.py", "run/outcome.py", "store/expected.py", "store/views.py"]  # what a verdict means, judging, the gate, views
 TESTS = ["tests/test_core.py", "tests/test_outcome.py", "tests/test_judging.py"]
 CONFIG = f"""
 [tool.mutmut]

@@ -1,0 +1,143 @@
+"""The typed outputs: one `Record` per run, one `RunHeader` per run of the runner (environment and how it ran).
+
+Typed with the same system as the inputs (pydantic): an unknown or malformed field is refused with one line naming
+the file, the line and the field. A record's identity is `RecordKey` (target, suite, torch, device, case, variant,
+dtype): the results store keeps one record per identity.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from reprokit.model.schema import InputError, describe_error
+from reprokit.model.verdict import Verdict
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RecordKey(NamedTuple):
+    target: str
+    suite: str
+    torch: str
+    device: str
+    case: str
+    variant: str
+    dtype: str
+
+
+class Record(Strict):
+    # identity
+    target: str
+    suite: str = "cases"
+    torch: str  # with its build, e.g. 2.13.0+cpu
+    device: str  # the device the run used: "cpu" or the accelerator's name
+    case: str
+    variant: str
+    dtype: str
+    # verdict
+    verdict: Verdict
+    why: str
+    # what the run did (all None for a skipped run)
+    status: str | None = None  # pass | fail | crash | timeout | oom
+    exit_code: int | None = None
+    signal: str | None = None
+    exception: str | None = None
+    message: str | None = None
+    stage: str | None = None
+    ladder: dict[str, str] | None = None  # backend -> status, for failures whose stage the traceback does not tell
+    dynamo: dict | None = None
+    seconds: float = 0.0
+    stderr_tail: str = ""
+    stdout_tail: str = ""
+    output_bytes: dict[str, int] = Field(default_factory=dict)
+    confined: int | None = None  # the Landlock ABI that kept the run's writes in its own folder; None: not confined
+    # what kept the run's processes in and away from the runner (contain.py), e.g. "subreaper, pid namespace,
+    # private /dev/shm, uid 65534"; None: recorded before containment was recorded
+    contained: str | None = None
+    # provenance
+    run_id: str  # the RunHeader this record came from
+    recorded_at: str  # ISO 8601, UTC
+    reprokit: str  # the harness version that recorded it
+    case_hash: str | None = None  # the case folder's content when it ran (None: recorded before hashes were kept)
+
+    @property
+    def key(self) -> str:
+        """The run's name within one target and torch: case/variant@dtype."""
+        return f"{self.case}/{self.variant}@{self.dtype}"
+
+    @property
+    def identity(self) -> RecordKey:
+        return RecordKey(self.target, self.suite, self.torch, self.device, self.case, self.variant, self.dtype)
+
+    def headline(self) -> str:
+        """The message's first informative line (a backend wrapper's "backend='inductor' raised:" is skipped)."""
+        lines = [line.strip() for line in (self.message or "").splitlines() if line.strip()]
+        while len(lines) > 1 and lines[0].endswith("raised:"):
+            lines.pop(0)
+        return lines[0] if lines else ""
+
+
+class Sitting(Strict):
+    """One stretch of a run: a run cut off (deadline, interrupt, kill) and continued with --resume has several."""
+
+    jobs: int
+    started: str
+    finished: str | None = None
+    wall_seconds: float = 0.0
+    on: str = ""  # the machine, in words (environment.summary)
+    ended: str = "finished"  # finished | deadline | interrupted | killed
+    env_setup_seconds: float = 0.0  # building the torch environment (--torch), when this sitting had to
+    devices: list[str] = []  # the accelerator ids runs were placed on (each run saw only its own); [] on the CPU
+    jobs_per_device: int | None = None  # at most this many runs at once on one device
+
+
+class RunHeader(Strict):
+    run_id: str
+    target: str
+    suite: str = "cases"
+    torch: str
+    device: str
+    environment: dict  # environment.collect(): torch, CUDA, device facts and collect_env
+    mode: str = "host"  # host | container
+    cache: str = "cold"  # cold | warm (DIR)
+    interpreter: str = "cold"  # cold | warm (forked from a zygote)
+    selection: list[str] = []  # --case globs; empty: the whole suite
+    shard: str | None = None
+    smoke: bool = False
+    planned: int = 0  # runs in the plan of the first sitting
+    not_started: int = 0  # runs of the plan not recorded yet (deadline, interrupt); --resume runs them
+    sittings: list[Sitting] = []
+    reprokit: str
+
+    @property
+    def wall_seconds(self) -> float:
+        return round(sum(s.wall_seconds for s in self.sittings), 1)
+
+    @property
+    def finished(self) -> str:
+        return (self.sittings[-1].finished or self.sittings[-1].started) if self.sittings else "?"
+
+
+def parse_record(line: str, where: str) -> Record:
+    try:
+        return Record.model_validate_json(line)
+    except ValidationError as err:
+        raise InputError(f"{where}: {describe_error(err)}") from None
+
+
+def parse_header(line: str, where: str) -> RunHeader:
+    try:
+        return RunHeader.model_validate_json(line)
+    except ValidationError as err:
+        raise InputError(f"{where}: {describe_error(err)}") from None
+
+
+def dump(model: BaseModel) -> str:
+    """One line of JSON with sorted keys: what the store writes, so that a pull request's diff is one line a record."""
+    import json
+
+    return json.dumps(model.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)

@@ -1,0 +1,152 @@
+"""The upstream-issues page: for each case made from a public pytorch/pytorch issue (`source: upstream`), the issue's
+state, the torch version it reports, and the recorded releases on which our repro reproduces it (first, last, every
+stretch), per target. Two disagreements are flagged, because each is news for someone:
+
+- the issue is closed, yet the repro still reproduces on the newest recorded release (news for the maintainers);
+- the issue is open, yet the repro does not reproduce on the newest recorded release (fixed without the issue being
+  closed, or our repro misses what the issue describes: the case says no more than what it ran).
+
+Pure: records and cases in, Markdown out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from reprokit.model.corpus import CaseDir
+from reprokit.model.records import Record
+from reprokit.model.untrusted_text import md_cell
+from reprokit.model.verdict import Role, Verdict
+from reprokit.publish.markdown import table
+from reprokit.store.views import release_order
+
+ISSUE_NUMBER = re.compile(r"^https://github\.com/pytorch/pytorch/issues/(\d+)$")
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One upstream case on one target: its repro's verdict per recorded release, oldest first."""
+
+    case: CaseDir
+    target: str
+    verdicts: list[tuple[str, Verdict]]  # (release, verdict) for every recorded release of the repro
+
+    @property
+    def reproducing(self) -> list[str]:
+        return [rel for rel, v in self.verdicts if v is Verdict.REPRODUCES]
+
+    @property
+    def newest(self) -> tuple[str, Verdict] | None:
+        ran = [(rel, v) for rel, v in self.verdicts if v.ran]
+        return ran[-1] if ran else None
+
+    def stretches(self) -> list[tuple[str, str]]:
+        """Runs of consecutive recorded releases that reproduce: [(first, last), ...]."""
+        out: list[tuple[str, str]] = []
+        previous = False
+        for rel, verdict in self.verdicts:
+            if verdict is Verdict.REPRODUCES:
+                out.append((out.pop()[0], rel) if previous else (rel, rel))
+            previous = verdict is Verdict.REPRODUCES
+        return out
+
+    def flag(self) -> str:
+        state, newest = self.case.case.issue_state, self.newest
+        if newest is None:
+            return ""
+        rel, verdict = newest
+        if state == "closed" and verdict is Verdict.REPRODUCES:
+            return f"⚑ closed upstream, still reproduces on {rel}"
+        if state == "open" and verdict is Verdict.DOES_NOT_REPRODUCE:
+            return f"⚑ open upstream, does not reproduce on {rel}"
+        return ""
+
+
+def release_verdict(records: list[Record]) -> Verdict | None:
+    """A release's verdict for one case's repro over its dtypes: reproduces if any dtype does, else the first
+    dtype's verdict that ran, else the first one's (skipped)."""
+    if not records:
+        return None
+    for rec in records:
+        if rec.verdict is Verdict.REPRODUCES:
+            return rec.verdict
+    ran = [r for r in records if r.verdict.ran]
+    return (ran or records)[0].verdict
+
+
+def standings(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]]) -> list[Standing]:
+    """Every upstream case on every target that recorded its repro, in case order."""
+    upstream = {c.case.id: c for c in cases if c.case.source == "upstream"}
+    out = []
+    for case_id in sorted(upstream):
+        for target, every in histories.items():
+            verdicts = []
+            for release, records in every.items():
+                mine = sorted((r for r in records if r.case == case_id and Role.of(r.variant) is Role.REPRO),
+                              key=lambda r: r.dtype)
+                verdict = release_verdict(mine)
+                if verdict is not None:
+                    verdicts.append((release, verdict))
+            if verdicts:
+                out.append(Standing(upstream[case_id], target, verdicts))
+    return out
+
+
+def _issues(case: CaseDir) -> str:
+    links = [(m.group(1), link) for link in case.case.links if (m := ISSUE_NUMBER.match(link))]
+    return ", ".join(f"[#{number}]({link})" for number, link in links)
+
+
+def _stretches_text(standing: Standing) -> str:
+    parts = [first if first == last else f"{first}–{last}" for first, last in standing.stretches()]
+    return ", ".join(parts) if parts else "none recorded"
+
+
+def render(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]]) -> str | None:
+    """The page, or None when the corpus has no upstream case with a record."""
+    rows_of = standings(cases, histories)
+    if not rows_of:
+        return None
+    rows = []
+    for s in rows_of:
+        c = s.case.case
+        first = s.reproducing[0] if s.reproducing else "—"
+        last = s.reproducing[-1] if s.reproducing else "—"
+        newest = s.newest
+        rows.append([f"[`{c.id}`](../cases/{c.id}/)", _issues(s.case), c.area or "",
+                     f"{c.issue_state} ({md_cell(c.issue_checked or '?', 20)})", md_cell(c.reported_on, 20),
+                     s.target, first, last, _stretches_text(s),
+                     f"{newest[1].symbol} {newest[1]} on {newest[0]}" if newest else "not run (skipped)",
+                     s.flag()])
+    flagged = [s for s in rows_of if s.flag()]
+    closed = [s for s in flagged if s.case.case.issue_state == "closed"]
+    still_open = [s for s in flagged if s.case.case.issue_state != "closed"]
+    recorded = {rel for every in histories.values() for rel in every}
+    return "\n".join([
+        "# Upstream issues", "",
+        f"{len({s.case.case.id for s in rows_of})} cases made from public pytorch/pytorch issues, each a repro written "
+        "for this corpus from the issue's description. Per case and target: the releases on which the repro "
+        "reproduces the issue's failure (its oracle in case.yaml), out of the recorded releases "
+        f"({', '.join(sorted(recorded, key=release_order))}). A case that does not reproduce says only that this repro "
+        "did not fail as the issue describes on that release.", "",
+        f"Flagged: {len({f.case.case.id for f in closed})} closed issues whose repro still reproduces on the newest "
+        f"recorded release of a target ({len(closed)} case-target rows), {len({f.case.case.id for f in still_open})} "
+        f"open issues whose repro does not ({len(still_open)} rows).", "",
+        table(rows, ["case", "issue", "area", "state (checked)", "reported on", "target", "first reproduces",
+                     "last reproduces", "reproduces on", "newest recorded", "flag"]), ""])
+
+
+def index_section(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]]) -> list[str]:
+    """The index's pointer to the page: how many upstream cases, how many reproduce on their newest release, flags."""
+    rows_of = standings(cases, histories)
+    if not rows_of:
+        return []
+    newest = [s.newest for s in rows_of if s.newest]
+    reproducing = sum(1 for _, v in newest if v is Verdict.REPRODUCES)
+    flagged = sum(1 for s in rows_of if s.flag())
+    return ["## Upstream issues", "",
+            f"{len({s.case.case.id for s in rows_of})} cases from public pytorch/pytorch issues, {len(rows_of)} "
+            f"case-target pairs recorded: {reproducing} reproduce on their newest recorded release, {flagged} disagree "
+            "with their issue's state. Per case, the releases where each reproduces: "
+            "[upstream-issues.md](upstream-issues.md).", ""]

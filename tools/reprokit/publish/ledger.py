@@ -1,0 +1,130 @@
+"""The claims ledger: each claim of the article, judged per target from its cases' recorded runs and the sweep.
+
+The rules (CONTRIBUTING.md, "Judging a claim") live here and nowhere else:
+- stance: a case's `article.stance` (required, no default) says what a failing repro means: `fails` -> the repro
+  reproducing confirms the claim; `works` / `measures` -> the repro failing refutes it;
+- the article's own fix: a claim with `article_fix: true` is judged on its cases' article_fix runs only (fix-works
+  confirms, fix-broken refutes); every other claim on repro runs only. Our fixed.py never decides a claim;
+- hardware: a claim with `hardware` is judged only on the targets it lists (a substitute is named in the detail);
+  elsewhere it is "not testable here", with what the runs measured there shown beside it;
+- scope: a claim with `untested` is "partly tested": the tested part's verdict and what is missing, never a plain
+  confirmed / refuted;
+- rates: a claimed failure rate is judged on the measured rate (sweep cells, plus the configurations FP8 cases
+  report one per `FP8_CONFIG {json}` line), never on one case's pass / fail.
+"""
+
+from __future__ import annotations
+
+import json
+
+from reprokit.model.corpus import CaseDir
+from reprokit.model.records import Record
+from reprokit.model.schema import Claim
+from reprokit.model.verdict import Verdict
+from reprokit.publish import sweep_report
+from reprokit.store.views import View
+
+CONFIRMED, REFUTED, MIXED, INCONCLUSIVE, NOT_TESTABLE, NOT_RUN, PARTLY_TESTED = (
+    "confirmed", "refuted", "mixed", "inconclusive", "not testable here", "not run", "partly tested")
+SYMBOL = {CONFIRMED: "✔ confirmed", REFUTED: "✘ refuted", MIXED: "◐ mixed", INCONCLUSIVE: "? inconclusive",
+          NOT_TESTABLE: "– not testable", NOT_RUN: "· not run", PARTLY_TESTED: "◔ partly tested"}
+CONFIG_LINE = "FP8_CONFIG "
+
+
+def record_stance(rec: Record, stance: str) -> str | None:
+    """What one repro run says about its claim, given the case's stance; None if skipped."""
+    if not rec.verdict.ran:
+        return None
+    if rec.verdict in (Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE):
+        failed = rec.verdict.failed_as_claimed
+        return CONFIRMED if failed == (stance == "fails") else REFUTED
+    return INCONCLUSIVE
+
+
+def article_fix_stance(rec: Record) -> str | None:
+    """What one run of the article's own fix says about the claim that the fix works."""
+    if not rec.verdict.ran:
+        return None
+    return {"fix-works": CONFIRMED, "fix-broken": REFUTED}.get(rec.verdict, INCONCLUSIVE)
+
+
+def configurations(rec: Record) -> list[dict]:
+    """The per-configuration results a rate-measuring case prints (`FP8_CONFIG {json}` lines)."""
+    rows = []
+    for line in rec.stdout_tail.splitlines():
+        if line.startswith(CONFIG_LINE):
+            try:
+                rows.append(json.loads(line[len(CONFIG_LINE):]))
+            except ValueError:
+                continue
+    return rows
+
+
+def rate_stance(claim: Claim, sweep: View | None, runs: list[Record]) -> tuple[str, str] | None:
+    """A claimed failure rate against the measured one; None when the claim names no measure."""
+    if claim.sweep is None:
+        return None
+    failed, total = sweep_report.failing(sweep, claim.sweep.measure) if sweep else (0, 0)
+    parts = [f"sweep {failed}/{total}"] if total else []
+    if claim.sweep.measure == "fp8-cells-failing":
+        configs = [c for r in runs if r.verdict != "skipped" for c in configurations(r)]
+        if configs:
+            bad = sum(not c.get("ok") for c in configs)
+            parts.append(f"cases {bad}/{len(configs)} configurations")
+            failed, total = failed + bad, total + len(configs)
+    if not total:
+        return NOT_RUN, "no sweep recorded"
+    stance = CONFIRMED if failed / total >= claim.sweep.claimed else REFUTED
+    source = "sweep" if len(parts) == 1 and parts[0].startswith("sweep") else f"{' + '.join(parts)}, together"
+    return stance, f"{source}: {failed / total:.1%} ({failed}/{total}) vs {claim.sweep.claimed:.1%} claimed"
+
+
+def _stances(claim: Claim, cases: dict[str, CaseDir], runs: list[Record]) -> list[str]:
+    out = []
+    for r in runs:
+        cd = cases.get(r.case)
+        if claim.article_fix:
+            out.append(article_fix_stance(r))
+        elif cd is None or cd.case.article is None:
+            out.append(INCONCLUSIVE)  # a case that tests no claim of the article cannot decide one
+        else:
+            out.append(record_stance(r, cd.case.article.stance))
+    return [s for s in out if s is not None]
+
+
+def _tested(claim: Claim, cases: dict[str, CaseDir], records: list[Record],
+            sweep: View | None) -> tuple[str, str]:
+    variant = "article_fix" if claim.article_fix else "repro"
+    runs = [r for r in records if r.case in claim.cases and r.variant == variant]
+    if claim.sweep is not None:  # a rate claim: the measured rate decides, not one case's exit status
+        return rate_stance(claim, sweep, runs) or (NOT_RUN, "no recorded run")
+    judged = _stances(claim, cases, runs)
+    what = "article's fix" if claim.article_fix else "repro"
+    detail = f"{len(judged)} {what} run(s)" if judged else (runs[0].why if runs else "no recorded run")
+    if not judged:
+        return (NOT_TESTABLE, runs[0].why) if runs else (NOT_RUN, detail)
+    if all(s == judged[0] for s in judged):
+        return judged[0], detail
+    return MIXED, f"{judged.count(CONFIRMED)} of {len(judged)} confirm ({detail})"
+
+
+def judge(claim: Claim, cases: dict[str, CaseDir], records: list[Record],
+          sweep: View | None = None, *, target: str | None = None) -> tuple[str, str]:
+    """(verdict, detail) of one claim on one target, from its cases' runs and the sweep's measured rate.
+
+    `target` names the target the records come from (the sweep's own target when not given); a hardware claim needs
+    it to know whether the records were made on the claimed hardware.
+    """
+    if claim.untestable:
+        return NOT_TESTABLE, claim.untestable
+    verdict, detail = _tested(claim, cases, records, sweep)
+    if claim.hardware is not None:
+        where = target or (sweep.target if sweep else None)
+        if where not in claim.hardware.targets:
+            measured = f"measured here: {verdict} ({detail})" if verdict not in (NOT_RUN, NOT_TESTABLE) else detail
+            return NOT_TESTABLE, f"the claim is about {claim.hardware.needs}, not target {where}; {measured}"
+        if claim.hardware.targets[where]:
+            detail = f"on {claim.hardware.targets[where]}: {detail}"
+    if claim.untested and verdict in (CONFIRMED, REFUTED, MIXED):
+        return PARTLY_TESTED, f"tested part {verdict} ({detail}); not tested: {claim.untested}"
+    return verdict, detail

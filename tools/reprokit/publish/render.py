@@ -1,0 +1,69 @@
+"""Every published page from the records: the current view of each target (report.py), its sweep
+(sweep_report.py), the index with the claims ledger; the HTML site (website.py) reads the same `Published`.
+Pure: the same records give the same bytes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from reprokit.model import corpus
+from reprokit.model.corpus import CaseDir
+from reprokit.model.records import Record
+from reprokit.model.schema import Claims, Matrix, load_claims
+from reprokit.model.verdict import Verdict
+from reprokit.publish import report, sweep_report
+from reprokit.store.store import Loaded
+from reprokit.store.views import View, current, releases, since_or_fixed, version_changes
+
+
+@dataclass(frozen=True)
+class Published:
+    """What every page shows, gathered once from the store, the cases, matrix.yaml and claims.yaml."""
+
+    views: dict[str, View]  # target -> the current view of its cases
+    sweeps: dict[str, View]  # target -> the current view of its sweep
+    changes: dict[str, list[tuple[str, str, str, Verdict, Verdict]]]
+    histories: dict[str, dict[str, list[Record]]]  # target -> release -> records, oldest release first
+    since: dict[str, dict[str, str]]
+    cases: list[CaseDir]
+    claims: Claims | None
+    descriptions: dict[str, str]
+
+
+def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
+    pins = {name: t.pins.torch for name, t in matrix.targets.items()}
+    cases = corpus.discover(root / "cases")
+    claims_file = root / "claims.yaml"
+    claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
+    views = {name: shown(loaded, v, claims) for name in matrix.targets
+             if (v := current(loaded, name, "cases", pins[name])) is not None}
+    sweeps = {name: shown(loaded, v, claims) for name in matrix.targets
+              if (v := current(loaded, name, "sweep", pins[name])) is not None}
+    histories = {name: releases(loaded, name, "cases") for name in views}
+    return Published(
+        views=views, sweeps=sweeps,
+        changes={name: version_changes(loaded, name, "cases") for name in views},
+        histories=histories,
+        since={name: since_or_fixed(histories[name], view.release) for name, view in views.items()},
+        cases=cases,
+        claims=claims,
+        descriptions={n: t.description for n, t in matrix.targets.items()})
+
+
+def shown(loaded: Loaded, view: View, claims: Claims | None) -> View:
+    """The view, its records carrying their output tails where a page quotes them (read for those records only, not
+    for the whole store): a JUnit failure's body (a run that needs attention), a sweep cell's metrics, and the
+    configurations a claimed rate counts (the FP8_CONFIG lines of the cases of a claim with `sweep:`)."""
+    counted = {case for claim in (claims.claims if claims else []) if claim.sweep for case in claim.cases}
+    loaded.with_outputs([r for r in view.records
+                         if r.verdict.needs_attention or r.suite == "sweep" or r.case in counted])
+    return view
+
+
+def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Path]:
+    p = gather(root, matrix, loaded)
+    out.mkdir(parents=True, exist_ok=True)
+    written = sweep_report.write_reports(out, p.sweeps, p.descriptions)
+    return report.write_reports(out, p.views, p.cases, p.descriptions, p.claims, p.sweeps, p.changes, p.since,
+                                p.histories) + written

@@ -1,0 +1,85 @@
+"""What machine and software a run happened on: torch's collect_env plus device facts, read in a child process."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+from reprokit.model.schema import InputError, Target
+
+# Runs in the case interpreter: the runner itself never imports torch.
+_FACTS = r'''
+import json, platform, torch
+from torch.utils import collect_env
+facts = {"torch": torch.__version__, "cuda": torch.version.cuda, "hip": getattr(torch.version, "hip", None),
+         "python": platform.python_version(), "device_kind": "cpu", "device_count": 0, "device_name": None,
+         "compute_capability": None, "gfx_arch": None, "cpu": platform.processor() or platform.machine()}
+if torch.cuda.is_available():
+    props = torch.cuda.get_device_properties(0)
+    facts.update(device_kind="rocm" if facts["hip"] else "cuda", device_count=torch.cuda.device_count(),
+                 device_name=torch.cuda.get_device_name(0), compute_capability=float(f"{props.major}.{props.minor}"),
+                 gfx_arch=getattr(props, "gcnArchName", None) if facts["hip"] else None)
+else:
+    try:
+        import torch_npu  # noqa: F401
+        if torch.npu.is_available():
+            facts.update(device_kind="npu", device_count=torch.npu.device_count(),
+                         device_name=torch.npu.get_device_name(0), torch_npu=torch_npu.__version__)
+    except ImportError:
+        pass
+try:
+    info = collect_env.get_env_info()._asdict()
+except Exception as err:  # collect_env shells out to pip, nvidia-smi...: a broken one must not stop the run
+    info = {"error": repr(err)}
+facts["driver"] = info.get("nvidia_driver_version")
+facts["collect_env"] = info
+print("REPROKIT_FACTS" + json.dumps(facts, default=str))
+'''
+
+
+def collect(python: str = sys.executable, timeout: float = 300) -> dict:
+    try:
+        proc = subprocess.run([python, "-c", _FACTS], capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise InputError(f"{python}: could not read the environment ({err})") from None
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("REPROKIT_FACTS")), None)
+    if line is None:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise InputError(f"{python}: cannot import torch to read the environment ({last})")
+    return json.loads(line[len("REPROKIT_FACTS"):])
+
+
+def hardware_mismatch(name: str, target: Target, facts: dict) -> str | None:
+    """Why the machine is not the target's hardware, or None if it is."""
+    want = target.device
+    if want.kind == "cpu":
+        return None
+    found = facts.get("device_name") or "no accelerator"
+    if facts.get("device_kind") != want.kind:
+        return f"target {name} needs a {want.kind} device, found {found} ({facts.get('device_kind')})"
+    if want.compute_capability and facts.get("compute_capability") != want.compute_capability:
+        return (f"target {name} needs compute capability {want.compute_capability}, "
+                f"found {found} ({facts.get('compute_capability')})")
+    if want.gfx_arch and not str(facts.get("gfx_arch") or "").startswith(want.gfx_arch):
+        return f"target {name} needs {want.gfx_arch}, found {found} ({facts.get('gfx_arch')})"
+    if want.name_pattern and not re.search(want.name_pattern, found):
+        return f"target {name} needs a device matching {want.name_pattern!r}, found {found}"
+    return None
+
+
+def summary(facts: dict) -> str:
+    """One line for report headers: device, torch, CUDA/ROCm, driver."""
+    parts = [facts.get("device_name") or f"CPU ({facts.get('cpu')})", f"torch {facts.get('torch')}"]
+    if facts.get("cuda"):
+        parts.append(f"CUDA {facts['cuda']}")
+    if facts.get("hip"):
+        parts.append(f"ROCm/HIP {facts['hip']}")
+    if facts.get("compute_capability"):
+        parts.append(f"sm_{str(facts['compute_capability']).replace('.', '')}")
+    if facts.get("driver"):
+        parts.append(f"driver {facts['driver']}")
+    parts.append(f"Python {facts.get('python')}")
+    return ", ".join(parts)

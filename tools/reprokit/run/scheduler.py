@@ -1,0 +1,162 @@
+"""Run a plan of CaseRuns in parallel, judge each observation, and hand each record over as it finishes.
+
+Stops cleanly: once the Stopper is pulled (SIGINT, SIGTERM, the deadline for new runs), nothing new starts, runs in
+flight are killed with their process groups and are not recorded (a killed run is no observation).
+On accelerator targets each run is placed on its devices (devices.py): it sees only those.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from reprokit import __version__
+from reprokit.model.corpus import DEVICE_STRING, FIX_VARIANTS, CaseRun
+from reprokit.model.records import Record
+from reprokit.model.verdict import Verdict
+from reprokit.run.devices import DeviceSlots, Dispatcher, visible_env
+from reprokit.run.execute import Interrupted, Observation, Stopper, observe
+from reprokit.run.outcome import LADDER, fix_verdict, ladder_stage, repro_verdict
+from reprokit.run.warm import WarmPool
+
+# A run never recorded is expected to take this share of its case's timeout. Ordering only: the timeout a case declares
+# is the best prior a fresh store has, so cases allowed many minutes (FP8 autotuning) start first, not last.
+UNRECORDED_SHARE = 0.25
+
+
+def longest_first(runs: list[CaseRun], recorded: dict[str, float]) -> list[CaseRun]:
+    """The runs, longest expected first, so that the end of a run is short jobs and the wall time nears the longest
+    run's. A run's expected time is `recorded[key]` (its last recorded seconds), else a share of its case's timeout;
+    a run that will be skipped takes none."""
+
+    def expected(run: CaseRun) -> float:
+        if run.skip:
+            return 0.0
+        return recorded.get(run.key, run.case.requires.timeout * UNRECORDED_SHARE)
+
+    return sorted(runs, key=expected, reverse=True)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What every record of one runner invocation shares."""
+
+    target: str
+    suite: str
+    torch: str
+    device: str
+    run_id: str
+
+
+@dataclass
+class RunOptions:
+    device_kind: str
+    jobs: int
+    timeout: float | None = None  # overrides every case's own timeout
+    python: str = sys.executable
+    ladder: bool = True
+    deadline: float | None = None  # time.monotonic() after which no new run starts (runs in flight finish)
+    warm: WarmPool | None = None  # warm-interpreter mode: python-launched runs fork from a zygote
+    cache_dir: Path | None = None  # cache-warm mode: inductor and Triton caches kept here across runs
+    stopper: Stopper = field(default_factory=Stopper)
+    devices: tuple[str, ...] = ()  # the accelerator ids runs are placed on (devices.host_devices); () for the CPU
+    jobs_per_device: int = 1  # runs at once on one device
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def make_record(ident: Identity, run: CaseRun, verdict: Verdict, why: str, obs: Observation | None = None,
+                ladder: dict | None = None) -> Record:
+    observed = obs.record_fields() if obs is not None else {}
+    return Record(target=ident.target, suite=ident.suite, torch=ident.torch, device=ident.device, case=run.case.id,
+                  variant=run.variant, dtype=run.dtype, verdict=verdict, why=why, ladder=ladder, run_id=ident.run_id,
+                  recorded_at=now_iso(), reprokit=__version__, case_hash=run.content or None, **observed)
+
+
+def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
+                device_ids: tuple[str, ...] = ()) -> Record | None:
+    """Run one CaseRun (on device_ids, when given) and judge it; None if it did not start (deadline, stop) or was
+    killed by a stop."""
+    if opts.stopper.stopped or (opts.deadline is not None and time.monotonic() > opts.deadline):
+        return None
+    oracle = run.case.expect_for(ident.target).repro
+    timeout = opts.timeout or run.case.requires.timeout
+    env_extra = {"REPRO_DEVICE": DEVICE_STRING[opts.device_kind], "REPRO_DTYPE": run.dtype, **dict(run.env),
+                 **visible_env(opts.device_kind, device_ids)}
+    writable: tuple[Path, ...] = ()
+    if opts.cache_dir is not None:  # cache-warm mode: the caches live outside the run's folder, writable for it
+        env_extra.update(TORCHINDUCTOR_CACHE_DIR=str(opts.cache_dir / "inductor"),
+                         TRITON_CACHE_DIR=str(opts.cache_dir / "triton"))
+        writable = (opts.cache_dir,)
+
+    def go(extra: dict[str, str]) -> Observation:
+        if opts.warm is not None and run.case.requires.launcher == "python":
+            return opts.warm.observe(run.script, env=dict(os.environ), extra_env={**env_extra, **extra},
+                                     timeout=timeout, threads=threads, writable=writable, stopper=opts.stopper)
+        return observe(run.script, env=dict(os.environ), extra_env={**env_extra, **extra}, timeout=timeout,
+                       launcher=run.case.requires.launcher, world_size=run.case.requires.world_size,
+                       python=opts.python, threads=threads, writable=writable, stopper=opts.stopper)
+
+    try:
+        obs = go({})
+        if run.variant in FIX_VARIANTS:
+            return make_record(ident, run, *fix_verdict(oracle, obs), obs)
+        verdict, why = repro_verdict(oracle, obs)
+        ladder = None
+        # A failure whose traceback names no compiler stage (a wrong result, an error raised at run time) is placed
+        # by re-running it on the simpler backends.
+        if (opts.ladder and verdict is not Verdict.SKIPPED and obs.status == "fail"
+                and obs.stage in ("runtime", None) and obs.dynamo):
+            ladder = {backend: go({"REPROKIT_BACKEND": backend}).status for backend in LADDER}
+            ladder["default"] = obs.status
+            obs.stage = ladder_stage(ladder)
+        return make_record(ident, run, verdict, why, obs, ladder)
+    except Interrupted:
+        return None
+
+
+def run_all(runs: list[CaseRun], ident: Identity, opts: RunOptions,
+            on_done: Callable[[Record], None] = lambda r: None) -> list[Record]:
+    """Run every CaseRun (skips are recorded at once); on_done gets each record in completion order.
+
+    Runs not started before the deadline or a stop, and runs killed by a stop, are left out (not recorded), so a
+    later --resume runs them.
+    """
+    records: list[Record] = []
+
+    def finish(record: Record) -> None:
+        records.append(record)
+        on_done(record)
+
+    for run in runs:
+        if run.skip:
+            finish(make_record(ident, run, Verdict.SKIPPED, run.skip))
+    threads = max(1, (os.cpu_count() or 1) // max(1, opts.jobs))
+    slots = DeviceSlots(opts.devices, opts.jobs_per_device) if opts.devices else None
+    dispatch = Dispatcher([r for r in runs if not r.skip], opts.jobs, slots)
+    pool = ThreadPoolExecutor(max_workers=max(1, opts.jobs))
+    running: dict[Future, tuple[CaseRun, tuple[str, ...]]] = {}
+    try:
+        while dispatch.queue or running:
+            while not opts.stopper.stopped and (placed := dispatch.next()) is not None:
+                running[pool.submit(execute_run, placed[0], ident, opts, threads, placed[1])] = placed
+            if not running:  # stopped with nothing in flight: the rest is not started
+                break
+            # A short wait, so that a signal handler in this (main) thread runs promptly.
+            done, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+            for future in done:
+                dispatch.finished(*running.pop(future))
+                record = future.result()
+                if record is not None:
+                    finish(record)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return records

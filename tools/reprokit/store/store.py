@@ -1,0 +1,365 @@
+"""The results store: every record ever kept, per target, suite and torch, as JSON lines that diff well.
+
+    results/<target>/<suite>/<torch>.jsonl         one record per line, sorted by device, case, variant, dtype
+    results/<target>/<suite>/<torch>.output.jsonl  the records' output tails (stderr, stdout), in the same order
+    results/<target>/<suite>/<torch>.runs.jsonl    one RunHeader per line (environment, mode, sittings)
+    results/<target>/.lock                       held while a run merges into the target's files
+    results/<target>/.journal/<run>.<pid>.jsonl  a run in progress: its header, then each finished record
+
+A merge replaces only records of the same identity (target, suite, torch, device, case, variant, dtype); it never
+drops another torch version's or another case's records, and a skipped run never replaces one that ran (a machine
+with fewer GPUs does not erase what a larger one observed). Files are replaced atomically under the target's lock, so
+concurrent runs lose nothing and a reader never sees half a file. A journal whose owner is gone (killed) is
+recovered by the next run: its records are merged, the processes it left are ended.
+
+The output tails are half of a record's bytes and are read only by the pages that quote them (JUnit failures, the
+FP8 configurations, the sweep's cells), so they are kept apart: `load(outputs=False)` reads the records alone and
+`Loaded.with_outputs` fills in the tails of the few records a page shows (bench figure 5: 100,000 records).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gc
+import json
+import os
+import signal
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reprokit.model.records import Record, RunHeader, dump, parse_header, parse_record
+from reprokit.model.schema import InputError
+
+SUITES = ("cases", "sweep")
+OUTPUT_FIELDS = ("stderr_tail", "stdout_tail")
+_OUTPUT_KEY = ("device", "case", "variant", "dtype")  # a record's identity within its file
+
+
+def _safe_name(torch: str) -> str:
+    """A torch version as a file name (versions are PEP 440: letters, digits, '.', '+', '-', '_')."""
+    return "".join(c if c.isalnum() or c in ".+-_" else "_" for c in torch)
+
+
+@dataclass
+class Loaded:
+    records: list[Record] = field(default_factory=list)
+    runs: dict[str, RunHeader] = field(default_factory=dict)
+    outputs_in: Store | None = None  # the store whose output files hold the tails these records were loaded without
+
+    def add(self, part: Loaded) -> None:
+        self.records += part.records
+        self.runs.update(part.runs)
+        self.outputs_in = self.outputs_in or part.outputs_in
+
+    def with_outputs(self, records: list[Record]) -> list[Record]:
+        """records with their output tails, read from the store for records loaded without them. The tails are
+        filled in place: they are fields of these very records that the load left unread, not a change to them."""
+        if self.outputs_in is None:
+            return records
+        for file_key in sorted({(r.target, r.suite, r.torch) for r in records}):
+            _fill([r for r in records if (r.target, r.suite, r.torch) == file_key],
+                  _read_outputs(self.outputs_in.file(*file_key, "output")))
+        return records
+
+
+class Store:
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    # ------------------------------------------------------------ reading
+
+    def targets(self) -> list[str]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(p.name for p in self.folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    def file(self, target: str, suite: str, torch: str, kind: str = "") -> Path:
+        """The records file of one target, suite and torch; kind "runs" or "output": its companion."""
+        return self.folder / target / suite / (_safe_name(torch) + (f".{kind}" if kind else "") + ".jsonl")
+
+    def _files(self, target: str | None, suite: str | None) -> Iterator[tuple[Path, Path, Path]]:
+        for t in [target] if target else self.targets():
+            for s in [suite] if suite else SUITES:
+                folder = self.folder / t / s
+                if folder.is_dir():
+                    for path in sorted(folder.glob("*.jsonl")):
+                        if not path.name.endswith((".runs.jsonl", ".output.jsonl")):
+                            stem = path.name.removesuffix(".jsonl")
+                            yield path, path.with_name(f"{stem}.runs.jsonl"), path.with_name(f"{stem}.output.jsonl")
+
+    def load(self, target: str | None = None, suite: str | None = None, outputs: bool = True) -> Loaded:
+        """The records (with their output tails unless outputs is false: see Loaded.with_outputs) and run headers."""
+        loaded = Loaded(outputs_in=None if outputs else self)
+        with _collector_paused():
+            for records_file, runs_file, output_file in self._files(target, suite):
+                loaded.records += (_read_records(records_file, output_file) if outputs
+                                   else _read_lines(records_file, parse_record))
+                if runs_file.exists():
+                    loaded.runs.update((h.run_id, h) for h in _read_lines(runs_file, parse_header))
+        return loaded
+
+    # ------------------------------------------------------------ writing
+
+    @contextmanager
+    def locked(self, target: str) -> Iterator[None]:
+        """The target's lock: a run merging into its files waits here for another one to finish merging."""
+        (self.folder / target).mkdir(parents=True, exist_ok=True)
+        with open(self.folder / target / ".lock", "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def merge(self, records: Iterable[Record], headers: Iterable[RunHeader] = ()) -> list[Path]:
+        """Add records (replacing those of the same identity) and run headers; returns the files written."""
+        by_file: dict[tuple[str, str, str], tuple[list[Record], list[RunHeader]]] = {}
+        for rec in records:
+            by_file.setdefault((rec.target, rec.suite, rec.torch), ([], []))[0].append(rec)
+        for head in headers:
+            by_file.setdefault((head.target, head.suite, head.torch), ([], []))[1].append(head)
+        written = []
+        for target in sorted({t for t, _, _ in by_file}):
+            with self.locked(target):
+                for (t, suite, torch), (recs, heads) in sorted(by_file.items()):
+                    if t != target:
+                        continue
+                    records_file, runs_file = self.file(t, suite, torch), self.file(t, suite, torch, "runs")
+                    if recs:
+                        output_file = self.file(t, suite, torch, "output")
+                        kept = _replaced({r.identity: r for r in _read_records(records_file, output_file)}, recs)
+                        written += _write_records(records_file, output_file, [kept[k] for k in sorted(kept)])
+                    if heads:
+                        runs = {h.run_id: h for h in _read_lines(runs_file, parse_header)}
+                        runs.update((h.run_id, h) for h in heads)
+                        _write_lines(runs_file, [runs[k] for k in sorted(runs)])
+                        written.append(runs_file)
+        return written
+
+    def forget(self, target: str, suite: str, torch: str, keep) -> int:
+        """Drop the records of one target, suite and torch for which keep(record) is false; returns how many."""
+        path, output_file = self.file(target, suite, torch), self.file(target, suite, torch, "output")
+        with self.locked(target):
+            records = _read_records(path, output_file)
+            kept = [r for r in records if keep(r)]
+            _write_records(path, output_file, kept)
+        return len(records) - len(kept)
+
+    # ------------------------------------------------------------ journals of runs in progress
+
+    def journal_folder(self, target: str) -> Path:
+        return self.folder / target / ".journal"
+
+    def open_journal(self, header: RunHeader, token: str) -> Journal:
+        return Journal(self.journal_folder(header.target) / f"{header.run_id}.{os.getpid()}.jsonl", header, token)
+
+    def recover(self, target: str) -> list[Recovered]:
+        """Merge the journals of runs that were killed (their owner is gone) and end the processes they left."""
+        found = []
+        folder = self.journal_folder(target)
+        for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+            with open(path, "a+", encoding="utf-8") as fh:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # its run is alive
+                header, token, records = read_journal(path)
+                ended = end_processes(token) if token else []
+                if header is not None:
+                    last = header.sittings[-1] if header.sittings else None
+                    sittings = [*header.sittings[:-1], last.model_copy(update={"ended": "killed"})] if last else []
+                    header = header.model_copy(update={"sittings": sittings})
+                    self.merge(records, [header])
+                path.unlink()
+                found.append(Recovered(path, header, records, ended))
+        return found
+
+
+@dataclass
+class Recovered:
+    path: Path
+    header: RunHeader | None
+    records: list[Record]
+    ended_pids: list[int]
+
+
+class Journal:
+    """A run's own append-only file, locked by its owner for as long as the run lives; fsync'd per record."""
+
+    def __init__(self, path: Path, header: RunHeader, token: str):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        fcntl.flock(self._fh, fcntl.LOCK_EX)
+        self._write({"header": json.loads(dump(header)), "token": token})
+
+    def _write(self, data: dict) -> None:
+        self._fh.write(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def append(self, record: Record) -> None:
+        self._write({"record": json.loads(dump(record))})
+
+    def close(self, remove: bool) -> None:
+        if remove:
+            self.path.unlink(missing_ok=True)
+        self._fh.close()
+
+
+def read_journal(path: Path) -> tuple[RunHeader | None, str | None, list[Record]]:
+    """A journal's header, token and records; a torn last line (the kill landed mid-write) is ignored."""
+    header, token, records = None, None, []
+    for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):  # "\n" alone ends a line
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        where = f"{path}:{n}"
+        if "header" in data:
+            header, token = parse_header(json.dumps(data["header"]), where), data.get("token")
+        elif "record" in data:
+            records.append(parse_record(json.dumps(data["record"]), where))
+    return header, token, records
+
+
+def processes_with_token(token: str) -> list[int]:
+    """Live processes started by a run: every process of a run inherits REPROKIT_RUN_TOKEN=<token> (Linux /proc)."""
+    needle = f"REPROKIT_RUN_TOKEN={token}".encode()
+    found = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as fh:
+                    if needle in fh.read().split(b"\0"):
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def end_processes(token: str) -> list[int]:
+    pids = processes_with_token(token)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return pids
+
+
+# ------------------------------------------------------------ files
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Parsing makes some thirty objects a record and no cyclic garbage; the cyclic collector's passes over the growing
+    heap took half the time of loading 100,000 records (bench figure 5). What was loaded is then moved out of the
+    collector's sight (gc.freeze): records live as long as the command, and its later passes over them took half the
+    time of rendering them. Frozen objects are still freed when their last reference goes."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+
+def _read_lines(path: Path, parse) -> list:
+    if not path.exists():
+        return []
+    lines = path.read_bytes().decode("utf-8").split("\n")  # not splitlines(): U+2028 and the like may sit in a string
+    if parse is parse_record:  # the bulk of a store: validated without a per-line wrapper, the line found on error
+        try:
+            return [Record.model_validate_json(line) for line in lines if line.strip()]
+        except ValueError:
+            pass  # parse_record below names the file, the line and the field
+    return [parse(line, f"{path}:{n}") for n, line in enumerate(lines, 1) if line.strip()]
+
+
+def _write_lines(path: Path, models: list) -> None:
+    _write_text_lines(path, [dump(m) for m in models])
+
+
+def _write_text_lines(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(line + "\n" for line in lines)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _write_records(records_file: Path, output_file: Path, records: list[Record]) -> list[Path]:
+    """The records without their tails, and the tails (of the records that have any) in the output file."""
+    lines, outputs = [], []
+    for rec in records:
+        data = rec.model_dump(mode="json")
+        tails = {f: data.pop(f) for f in OUTPUT_FIELDS}
+        lines.append(json.dumps(data, sort_keys=True, ensure_ascii=False))
+        if any(tails.values()):
+            outputs.append(json.dumps({**{f: data[f] for f in _OUTPUT_KEY}, **tails}, sort_keys=True,
+                                      ensure_ascii=False))
+    _write_text_lines(records_file, lines)
+    if outputs or output_file.exists():
+        _write_text_lines(output_file, outputs)
+        return [records_file, output_file]
+    return [records_file]
+
+
+def _read_records(records_file: Path, output_file: Path) -> list[Record]:
+    records = _read_lines(records_file, parse_record)
+    _fill(records, _read_outputs(output_file))
+    return records
+
+
+def _fill(records: list[Record], tails: dict[tuple, dict[str, str]]) -> None:
+    """Put each record's tails (keyed as in its output file) into it: fields its load left unread, not a change; the
+    model is frozen to callers, the store completes its own load."""
+    for rec in records:
+        found = tails.get((rec.device, rec.case, rec.variant, rec.dtype))
+        if found:
+            rec.__dict__.update(found)
+
+
+def _read_outputs(path: Path) -> dict[tuple, dict[str, str]]:
+    """(device, case, variant, dtype) -> the tails, from an output file; a malformed line is refused with one line."""
+    found = {}
+    if not path.exists():
+        return found
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except ValueError:
+                raise InputError(f"{path}:{n}: not a JSON object") from None
+            bad = [] if isinstance(data, dict) else ["the line"]
+            bad = bad or [f for f in (*_OUTPUT_KEY, *OUTPUT_FIELDS) if not isinstance(data.get(f), str)]
+            bad = bad or sorted(set(data) - {*_OUTPUT_KEY, *OUTPUT_FIELDS})
+            if bad:
+                raise InputError(f"{path}:{n}: {bad[0]}: an output line holds {', '.join(_OUTPUT_KEY)} and "
+                                 f"{', '.join(OUTPUT_FIELDS)}, each a string, and nothing else")
+            found[tuple(data[f] for f in _OUTPUT_KEY)] = {f: data[f] for f in OUTPUT_FIELDS}
+    return found
+
+
+def merge_in_memory(old: list[Record], new: list[Record]) -> list[Record]:
+    """What Store.merge writes, for rendering from memory: new records replace those of the same identity."""
+    kept = _replaced({r.identity: r for r in old}, new)
+    return [kept[k] for k in sorted(kept)]
+
+
+def _replaced(kept: dict, new: Iterable[Record]) -> dict:
+    """kept with each new record in place of the one of its identity, except that a run that did not happen (a skip:
+    one GPU where the case needs two) never replaces one that ran: a skip is not an observation."""
+    for rec in new:
+        before = kept.get(rec.identity)
+        if before is None or rec.verdict.ran or not before.verdict.ran:
+            kept[rec.identity] = rec
+    return kept

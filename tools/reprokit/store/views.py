@@ -1,0 +1,171 @@
+"""Views over the results store: what a report of one target shows, and the history of every record.
+
+The current view of a target is its pinned torch release (matrix.yaml `pins.torch`) when that release is recorded,
+else the newest release recorded, which the reports then flag. A release gathers its builds (2.13.0 and 2.13.0+cpu
+are one release): for each case, variant and dtype the newest record wins, and the report names every build shown.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+
+from packaging.version import InvalidVersion, Version
+
+from reprokit.model.records import Record, RunHeader
+from reprokit.model.verdict import Tally, Verdict, tally
+from reprokit.store.store import Loaded
+
+
+@lru_cache(maxsize=4096)
+def release_of(torch: str) -> str:
+    """The release a torch build belongs to: 2.13.0+cpu -> 2.13.0 (a string that is no version stays itself)."""
+    try:
+        return Version(torch).public
+    except InvalidVersion:
+        return torch
+
+
+def release_order(release: str) -> tuple:
+    try:
+        return (1, Version(release))
+    except InvalidVersion:
+        return (0, release)
+
+
+@dataclass(frozen=True)
+class View:
+    target: str
+    suite: str
+    release: str
+    records: list[Record]
+    runs: list[RunHeader]  # the runs whose records are shown, oldest first
+    pin: str | None = None
+    history: list[str] = field(default_factory=list)  # every release recorded for the target and suite, oldest first
+
+    @property
+    def header(self) -> RunHeader | None:
+        return self.runs[-1] if self.runs else None
+
+    @property
+    def environment(self) -> dict:
+        return self.header.environment if self.header else {}
+
+    @property
+    def builds(self) -> list[str]:
+        return sorted({r.torch for r in self.records})
+
+    @property
+    def off_pin(self) -> bool:
+        """The view shows another release than the target's pin (the pin is not recorded)."""
+        return self.pin is not None and release_of(self.pin) != self.release
+
+    @cached_property
+    def counts(self) -> Tally:
+        """The view's tally, counted once for every page that shows it (records of a view do not change)."""
+        return tally(self.records)
+
+    @property
+    def rate(self) -> tuple[int, int]:
+        """(repros that failed as claimed, repros that ran): verdict.reproduce_rate of the view's records."""
+        return self.counts.reproduce, self.counts.repros_run
+
+    def by_key(self) -> dict[str, Record]:
+        return {r.key: r for r in self.records}
+
+
+def releases(loaded: Loaded, target: str, suite: str) -> dict[str, list[Record]]:
+    """Release -> its records (newest per case, variant and dtype), oldest release first."""
+    grouped: dict[str, dict[str, Record]] = defaultdict(dict)
+    release_of_build: dict[str, str] = {}  # a store holds few builds and many records: each build is parsed once
+    for rec in loaded.records:
+        if rec.target != target or rec.suite != suite:
+            continue
+        release = release_of_build.get(rec.torch) or release_of_build.setdefault(rec.torch, release_of(rec.torch))
+        mine, key = grouped[release], rec.key
+        if key not in mine or mine[key].recorded_at <= rec.recorded_at:
+            mine[key] = rec
+    return {rel: [rec for _, rec in sorted(grouped[rel].items())] for rel in sorted(grouped, key=release_order)}
+
+
+def view_of(loaded: Loaded, target: str, suite: str, release: str, pin: str | None = None,
+            every: dict[str, list[Record]] | None = None) -> View:
+    every = every if every is not None else releases(loaded, target, suite)
+    records = every.get(release, [])
+    ids = {r.run_id for r in records}
+    runs = sorted((h for h in loaded.runs.values() if h.run_id in ids), key=lambda h: h.finished)
+    return View(target, suite, release, records, runs, pin, list(every))
+
+
+def current(loaded: Loaded, target: str, suite: str, pin: str | None) -> View | None:
+    """The pinned release if recorded, else the newest recorded; None when the target has no records."""
+    every = releases(loaded, target, suite)
+    if not every:
+        return None
+    release = release_of(pin) if pin and release_of(pin) in every else list(every)[-1]
+    return view_of(loaded, target, suite, release, pin, every)
+
+
+def version_changes(loaded: Loaded, target: str, suite: str) -> list[tuple[str, str, str, Verdict, Verdict]]:
+    """(key, older release, newer release, before, after) for every verdict that changes between two consecutive
+    recorded releases of a target."""
+    every = list(releases(loaded, target, suite).items())
+    out = []
+    for (old_rel, old), (new_rel, new) in zip(every, every[1:], strict=False):
+        before = {r.key: r.verdict for r in old}
+        for rec in new:
+            if rec.key in before and before[rec.key] != rec.verdict:
+                out.append((rec.key, old_rel, new_rel, before[rec.key], rec.verdict))
+    return out
+
+
+def since_or_fixed(every: dict[str, list[Record]], current_release: str) -> dict[str, str]:
+    """Per key, from the recorded releases up to the current one: 'since 2.9.1' when it reproduces now (the first
+    release of the reproducing stretch that ends at the current one), 'fixed in 2.12.1' when it reproduced before and
+    no longer does; nothing when there is one release or no change. Only recorded releases count."""
+    order = [rel for rel in every if release_order(rel) <= release_order(current_release)]
+    verdicts: dict[str, list[tuple[str, Verdict]]] = defaultdict(list)
+    for rel in order:
+        for rec in every[rel]:
+            if rec.verdict in (Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE):
+                verdicts[rec.key].append((rel, rec.verdict))
+    out = {}
+    for key, seen in verdicts.items():
+        if len(seen) < 2 or seen[-1][0] != current_release:
+            continue
+        now = seen[-1][1]
+        start = len(seen) - 1
+        while start > 0 and seen[start - 1][1] == now:
+            start -= 1
+        if start == 0:
+            continue  # the same verdict on every recorded release
+        if now is Verdict.REPRODUCES:
+            out[key] = f"since {seen[start][0]}"
+        else:
+            out[key] = f"fixed in {seen[start][0]}"
+    return out
+
+
+HISTORY_FIELDS = ("case", "variant", "dtype", "target", "torch", "device", "verdict", "recorded_at")
+
+
+def history_rows(loaded: Loaded, cases: list[str], torch: str | None) -> list[Record]:
+    """`reprokit history`: every record matching the case globs and a torch build or release, in a stable order."""
+    import fnmatch
+
+    rows = [r for r in loaded.records
+            if (not cases or any(fnmatch.fnmatchcase(r.case, g) for g in cases))
+            and (not torch or torch in (r.torch, release_of(r.torch)))]
+    return sorted(rows, key=lambda r: (r.case, r.variant, r.dtype, r.target, release_order(release_of(r.torch)), r.torch,
+                                       r.device))
+
+
+def repro_history(loaded: Loaded, target: str, case_id: str, dtypes: list[str]) -> tuple[str, list[tuple[str, str]]]:
+    """For a bug report: the dtype to show (the first that reproduces on the newest release recorded, else the
+    first) and (torch build, verdict) of its repro on every recorded release, oldest first."""
+    by_release = {rel: {r.dtype: r for r in recs if r.case == case_id and r.variant == "repro"}
+                  for rel, recs in releases(loaded, target, "cases").items()}
+    latest = list(by_release.values())[-1] if by_release else {}
+    dtype = next((d for d in dtypes if getattr(latest.get(d), "verdict", None) is Verdict.REPRODUCES), dtypes[0])
+    return dtype, [(recs[dtype].torch, str(recs[dtype].verdict)) for recs in by_release.values() if dtype in recs]
