@@ -160,6 +160,7 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(reuse_venv=True)
 def lint(session: nox.Session) -> None:
-    """Lint the package, the noxfile and the tests with ruff."""
-    session.install("ruff")
+    """Lint with ruff and check the package's import layers (import-linter contracts in pyproject.toml)."""
+    session.install("ruff", "import-linter>=2.1")
     session.run("ruff", "check", "tools", "tests", "sweep", "noxfile.py")
+    session.run("lint-imports", env={"PYTHONPATH": str(ROOT / "tools")})

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from reprokit.images import container
-from reprokit.model.schema import load_matrix
+from reprokit.model.matrix import load_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX = load_matrix(ROOT / "matrix.yaml")

@@ -2,7 +2,9 @@
 import json
 
 import pytest
-from reprokit.model.schema import Claims, InputError, Oracle
+from reprokit.model.case import Oracle
+from reprokit.model.claims import Claims
+from reprokit.model.schema import InputError
 from reprokit.model.verdict import Role, Verdict, reproduce_rate, tally
 from reprokit.run.execute import Observation
 from reprokit.run.outcome import ladder_stage, repro_verdict

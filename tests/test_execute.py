@@ -4,7 +4,7 @@ import time
 
 import pytest
 from reprokit.child.probe import landlock_abi
-from reprokit.model.schema import Oracle
+from reprokit.model.case import Oracle
 from reprokit.model.verdict import Verdict
 from reprokit.run.execute import observe, shared_header_dir
 from reprokit.run.outcome import repro_verdict

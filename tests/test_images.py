@@ -8,7 +8,8 @@ from pathlib import Path
 import jinja2
 import pytest
 from reprokit.images import dockerfiles
-from reprokit.model.schema import InputError, load_matrix
+from reprokit.model.matrix import load_matrix
+from reprokit.model.schema import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "images"

@@ -2,8 +2,8 @@
 (closed but reproducing on the newest release, open but not reproducing)."""
 from pathlib import Path
 
+from reprokit.model.case import Case
 from reprokit.model.corpus import CaseDir
-from reprokit.model.schema import Case
 from reprokit.publish import issue_status, report
 from support import record
 

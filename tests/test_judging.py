@@ -1,8 +1,9 @@
 """What a run's verdict and its one-line reason say, branch by branch; the gate's printed lines; the views' runs.
 Fast and in-process (the mutation session runs these)."""
 import pytest
+from reprokit.model.case import Oracle
 from reprokit.model.records import RunHeader, Sitting
-from reprokit.model.schema import InputError, Oracle
+from reprokit.model.schema import InputError
 from reprokit.model.verdict import Verdict, tally
 from reprokit.run.execute import Observation
 from reprokit.run.outcome import fix_verdict, repro_verdict
@@ -173,7 +174,7 @@ def test_the_ledger_says_from_which_release_a_verdict_holds():
     from pathlib import Path
 
     from reprokit.model import corpus
-    from reprokit.model.schema import load_claims
+    from reprokit.model.claims import load_claims
     from reprokit.publish import report
     root = Path(__file__).resolve().parents[1]
     cases = {c.case.id: c for c in corpus.discover(root / "cases")}

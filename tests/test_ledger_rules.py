@@ -5,8 +5,10 @@ from pathlib import Path
 import pytest
 import yaml
 from reprokit.contrib.validate import validate
+from reprokit.model.case import Case, load_case
+from reprokit.model.claims import Claim
 from reprokit.model.corpus import CaseDir
-from reprokit.model.schema import Case, Claim, InputError, load_case
+from reprokit.model.schema import InputError
 from reprokit.publish import ledger
 from reprokit.store.views import View
 from support import record

@@ -1,6 +1,6 @@
 """Observation -> verdict, for every oracle kind."""
 import pytest
-from reprokit.model.schema import Oracle
+from reprokit.model.case import Oracle
 from reprokit.model.verdict import Verdict, changed
 from reprokit.run.execute import Observation
 from reprokit.run.outcome import fix_verdict, repro_verdict
@@ -93,7 +93,7 @@ def _sweep(failing_structures, structures=27, fp8_failing=0):
     (0, 27, "fp8-cells-failing", "confirmed", "sweep: 100.0% (27/27) vs 20.0% claimed"),
 ])
 def test_ledger_judges_a_claimed_rate_by_the_sweep(failing, fp8, measure, verdict, detail):
-    from reprokit.model.schema import Claim
+    from reprokit.model.claims import Claim
     from reprokit.publish import ledger
     claim = Claim(id="rate", section="1", claim="x% fail", sweep={"measure": measure, "claimed": 0.2})
     assert ledger.judge(claim, {}, [], _sweep(failing, fp8_failing=fp8)) == (verdict, detail)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from reprokit.model import corpus
-from reprokit.model.schema import load_matrix
+from reprokit.model.matrix import load_matrix
 from reprokit.run import devices
 from reprokit.run.devices import DeviceSlots, Dispatcher
 from reprokit.run.scheduler import Identity, RunOptions, longest_first, run_all

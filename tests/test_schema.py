@@ -5,7 +5,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from reprokit.model.schema import InputError, load_case, load_matrix
+from reprokit.model.case import load_case
+from reprokit.model.matrix import load_matrix
+from reprokit.model.schema import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = ROOT / "cases" / "custom-op-unregistered-gemm" / "case.yaml"

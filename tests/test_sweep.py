@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from reprokit.model.schema import load_matrix
+from reprokit.model.matrix import load_matrix
 from reprokit.run import sweep
 from support import stored
 

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 from reprokit.images import dockerfiles, wheelhouse
 from reprokit.images.build_log import BuildLog
-from reprokit.model.schema import InputError, load_matrix
+from reprokit.model.matrix import load_matrix
+from reprokit.model.schema import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 MATRIX = load_matrix(ROOT / "matrix.yaml")

@@ -15,7 +15,8 @@ from reprokit import __version__
 from reprokit.contrib import autofix, bisection, minify, new_case, upstream, validate
 from reprokit.images import dockerfiles, wheelhouse
 from reprokit.model import corpus
-from reprokit.model.schema import AREAS, CATEGORIES, InputError
+from reprokit.model.case import AREAS
+from reprokit.model.schema import CATEGORIES, InputError
 from reprokit.publish import website
 from reprokit.run import lifecycle
 from reprokit.run.lifecycle import RunRequest, load_root_matrix, target_of

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from reprokit.model import corpus
-from reprokit.model.schema import load_claims
+from reprokit.model.claims import load_claims
 from reprokit.publish import ci_artifacts, render, report
 from reprokit.run.execute import observe
 from reprokit.store.store import Store

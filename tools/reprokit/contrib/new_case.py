@@ -14,7 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from reprokit.model.schema import CATEGORIES, ISSUE_URL, CaseId, InputError, conforms, load_case
+from reprokit.model.case import load_case
+from reprokit.model.schema import CATEGORIES, ISSUE_URL, CaseId, InputError, conforms
 
 REPRO_TEMPLATE = '''"""{title}
 

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.child import PROBE
+from reprokit.model.case import Case
 from reprokit.model.corpus import DEVICE_STRING, CaseDir
-from reprokit.model.schema import Case, InputError
+from reprokit.model.schema import InputError
 from reprokit.run.execute import ALLOWED_ENV, FIXED_ENV, observe
 
 LABELS = {"ddp": ["oncall: distributed", "module: ddp"], "fsdp": ["oncall: distributed", "module: fsdp"],

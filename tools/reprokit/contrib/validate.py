@@ -16,7 +16,10 @@ import importlib.util
 import re
 from pathlib import Path
 
-from reprokit.model.schema import Claims, InputError, Matrix, load_case, load_claims, load_matrix
+from reprokit.model.case import load_case
+from reprokit.model.claims import Claims, load_claims
+from reprokit.model.matrix import Matrix, load_matrix
+from reprokit.model.schema import InputError
 from reprokit.run import sweep
 
 PROJECT_PACKAGE = "reprokit"

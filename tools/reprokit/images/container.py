@@ -9,8 +9,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from reprokit.model.schema import Target
-from reprokit.run.devices import VISIBLE_VAR
+from reprokit.model.matrix import VISIBLE_VAR, Target
 
 UID = 1000  # the image's unprivileged user
 REPO, OUT = "/work/repo", "/work/out"  # where the repository (read-only) and the output folder sit inside

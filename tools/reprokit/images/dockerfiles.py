@@ -20,7 +20,8 @@ import jinja2
 
 from reprokit.images import wheelhouse as wheels
 from reprokit.images.build_log import BuildLog
-from reprokit.model.schema import InputError, PythonVersion, Target, Token, conforms
+from reprokit.model.matrix import Target
+from reprokit.model.schema import InputError, PythonVersion, Token, conforms
 
 # The runner's own dependencies (pyproject.toml's) inside every image, pinned, less those only the host uses:
 # reports are rendered outside the container (no plotting library) and Docker is driven from outside it.

@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from reprokit.model.schema import InputError, Target
+from reprokit.model.matrix import Target
+from reprokit.model.schema import InputError
 
 # pip matches a wheel's platform tag exactly: every glibc a base image may have, up to the oldest base's (Ubuntu
 # 22.04, under the CANN images: glibc 2.35); manylinux2014 also brings manylinux2010 and manylinux1.

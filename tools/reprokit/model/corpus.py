@@ -7,7 +7,9 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.model.schema import Case, InputError, Target, load_case
+from reprokit.model.case import Case, load_case
+from reprokit.model.matrix import Target
+from reprokit.model.schema import InputError
 
 # Script file -> variant name. `repro` is the failing pattern; the others are fixes.
 VARIANTS = {"repro.py": "repro", "fixed.py": "fixed", "article_fix.py": "article_fix"}

@@ -1,7 +1,7 @@
-"""The data models: a case (cases/<id>/case.yaml) and the hardware matrix (matrix.yaml).
+"""What every input model shares: the constrained string types, `InputError`, strict frozen models, reading YAML.
 
-Everything that reads YAML goes through `load_case` / `load_matrix`, so a bad field always surfaces as one
-`InputError` line naming the file, the field and what is allowed.
+Every file that reads YAML goes through `read_yaml` and a `load_*` of case.py, matrix.py or claims.py, so a bad
+field always surfaces as one `InputError` line naming the file, the field and what is allowed.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, StringConstraints, TypeAdapter, ValidationError
 
 CATEGORIES = (
     "dynamic-shape", "custom-op", "dtensor", "fusion", "graph-partition", "type-inference",
@@ -53,217 +53,6 @@ class InputError(Exception):
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-
-# ---------------------------------------------------------------- cases
-
-Stance = Literal["fails", "works", "measures"]
-# Where a case comes from: a claim of the article, the model sweep, or a public pytorch/pytorch issue.
-Source = Literal["article", "sweep", "upstream"]
-# The subsystem an upstream issue is about (finer than category, which the reports group by).
-AREAS = (
-    "graph-break", "guards-recompile", "dynamic-shape", "custom-op", "fake-tensor", "aot-autograd", "inductor-cpu",
-    "inductor-cuda", "export", "ddp", "fsdp", "dtensor", "autocast", "hang",
-)
-Area = Literal[AREAS]  # type: ignore[valid-type]
-IssueState = Literal["open", "closed"]
-Version = Annotated[str, StringConstraints(pattern=r"^\d+\.\d+(\.\d+)?([.+-]?[A-Za-z0-9.+]*)?$", max_length=40)]
-
-
-class ArticleRef(Strict):
-    section: OneLine  # e.g. "1" or "2.3"
-    claim: OneLine
-    # Required, no default (a default once inverted a verdict): what the article says about the code the repro runs.
-    # "fails": the article says it fails (the repro reproducing confirms the claim);
-    # "works": the article offers it as working (the repro failing refutes the claim);
-    # "measures": the article states a figure; the repro fails when the measured value is outside `bound`.
-    stance: Stance
-    bound: OneLine | None = None  # for stance measures: which measured values agree with the article's figure
-    no_fix: OneLine | None = None  # for stance measures without fixed.py: why no fix applies
-
-    @model_validator(mode="after")
-    def _bound_for_measures(self) -> ArticleRef:
-        if (self.stance == "measures") != (self.bound is not None):
-            raise ValueError("bound is required with stance: measures, and only there")
-        if self.no_fix is not None and self.stance != "measures":
-            raise ValueError("no_fix is only for stance: measures")
-        return self
-
-
-class Requires(Strict):
-    devices: list[DeviceKind] = ["cpu", "cuda", "rocm", "npu"]
-    min_devices: int = Field(1, ge=1)
-    min_compute_capability: float | None = Field(None, ge=3.0, le=20.0)
-    dtypes: list[DType] = ["float32"]
-    world_size: int = Field(1, ge=1, le=64)
-    launcher: Literal["python", "torchrun"] = "python"
-    timeout: int = Field(600, ge=1, le=7200)
-    torch: str | None = None  # a PEP 440 specifier, e.g. ">=2.6": older releases lack an API the case uses
-    # The case measures the machine (bandwidth, peak memory, P2P): it runs alone, with every device of the host.
-    exclusive: bool = False
-
-    @model_validator(mode="after")
-    def _torchrun_for_ranks(self) -> Requires:
-        if self.world_size > 1 and self.launcher != "torchrun":
-            raise ValueError("world_size > 1 needs launcher: torchrun")
-        if self.torch is not None:
-            from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-            try:
-                SpecifierSet(self.torch)
-            except InvalidSpecifier:
-                raise ValueError(f"torch: {self.torch!r} is not a version specifier (e.g. '>=2.6')") from None
-        return self
-
-
-class Oracle(Strict):
-    """What 'the bug reproduces' means for a repro script."""
-
-    kind: Literal["raises", "wrong-result", "hangs", "nonzero-exit", "stdout", "stderr"]
-    exception: str | None = None  # dotted or bare class name, for kind=raises
-    match: str | None = None  # regex on the exception message (raises) or on the output (stdout/stderr)
-
-    @model_validator(mode="after")
-    def _check(self) -> Oracle:
-        if self.exception is not None:
-            if self.kind != "raises":
-                raise ValueError("exception is only allowed with kind: raises")
-            if not re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", self.exception):
-                raise ValueError(f"exception {self.exception!r} is not a (dotted) class name")
-        if self.kind in ("stdout", "stderr") and not self.match:
-            raise ValueError(f"kind: {self.kind} needs a match regex")
-        if self.match is not None:
-            try:
-                re.compile(self.match)
-            except re.error as err:
-                raise ValueError(f"match is not a valid regex: {err}") from None
-        return self
-
-
-class Expect(Strict):
-    repro: Oracle
-    fix: Literal["passes"] = "passes"
-
-
-class Case(Strict):
-    id: CaseId
-    title: OneLine
-    category: Category
-    article: ArticleRef | None = None  # where the article makes the claim; None for cases from elsewhere
-    requires: Requires = Requires()
-    expect: Expect
-    overrides: dict[Token, Expect] = {}  # per-target replacement of `expect`
-    links: list[Url] = []
-    notes: str | None = None
-    documented: OneLine | None = None  # where PyTorch documents this behaviour (URL or sentence): not a bug to file
-    source: Source = "article"
-    # For source: upstream, from the issue page: the torch version it reports, its state on `issue_checked`.
-    reported_on: Version | None = None
-    issue_state: IssueState | None = None
-    issue_checked: OneLine | None = None  # the date the issue state was read, e.g. "2026-11-30"
-    area: Area | None = None
-
-    @model_validator(mode="after")
-    def _upstream_facts(self) -> Case:
-        if self.source == "upstream":
-            if self.article is not None:
-                raise ValueError("source: upstream cases have no article block (they test an issue, not a claim)")
-            if not any(ISSUE_URL.match(link) for link in self.links):
-                raise ValueError("source: upstream needs a link to its pytorch/pytorch issue")
-            if self.reported_on is None or self.issue_state is None:
-                raise ValueError("source: upstream needs reported_on (the torch version the issue reports) and "
-                                 "issue_state (open|closed)")
-        return self
-
-    def expect_for(self, target: str) -> Expect:
-        return self.overrides.get(target, self.expect)
-
-
-# ---------------------------------------------------------------- matrix
-
-class DeviceMatch(Strict):
-    """How a target's hardware is recognised on the machine that runs it."""
-
-    kind: DeviceKind
-    name_pattern: str | None = None  # regex on torch.cuda.get_device_name()
-    compute_capability: float | None = None  # CUDA major.minor, exact
-    gfx_arch: Token | None = None  # ROCm gcnArchName prefix, e.g. gfx942
-
-
-class TorchPins(Strict):
-    torch: Token
-    torch_npu: Token | None = None
-    # Where torch comes from, alone (pip --index-url): its own dependencies too, Triton included (each torch wheel
-    # pins the Triton build it was made with, so none is pinned here); None = PyPI. Everything else comes from PyPI.
-    index_url: IndexUrl | None = None
-    # Releases run for the target's history (`nox -s history-<target>`), each in its own environment from the
-    # registry; the pin above is what `repro-<target>` runs and the expected state gates.
-    history: list[Token] = []
-    extras: list[Token] = []  # the target's extra pinned packages (e.g. torchao for FP8 training on Hopper)
-
-
-class Target(Strict):
-    family: Family
-    description: LabelText
-    device: DeviceMatch
-    base_image: Token
-    pins: TorchPins
-    python: PythonVersion = "3.11"  # the Python of the base image: the image's venv is made with python<X.Y>
-    dtypes: list[DType]
-    device_count: int = Field(1, ge=1)
-    runner_labels: list[Token]
-    fp8: bool = False  # the article's FP8 mixed-precision configuration
-
-
-class Matrix(Strict):
-    targets: dict[CaseId, Target]
-
-
-# ---------------------------------------------------------------- claims ledger
-
-class SweepMeasure(Strict):
-    """A claimed failure rate that the model sweep measures: the claim holds where the measured rate reaches it."""
-
-    measure: Literal["structures-failing", "fp8-cells-failing"]
-    claimed: float = Field(ge=0, le=1)
-
-
-class Hardware(Strict):
-    """A claim about specific hardware: judged only on the targets that are that hardware (rule 4)."""
-
-    needs: OneLine  # the hardware the claim is about, e.g. "A100 PCIe", "H100 SXM", "2-socket NUMA host"
-    # target -> what its runs are recorded on when that is a substitute ("H200 (Hopper, sm_90) for H100 SXM");
-    # the empty string: the target is the claimed hardware itself. Every other target is "not testable here".
-    targets: dict[Token, str]
-
-
-class Claim(Strict):
-    id: CaseId
-    section: OneLine
-    claim: OneLine
-    cases: list[CaseId] = []
-    sweep: SweepMeasure | None = None
-    untestable: OneLine | None = None
-    # Rule 1: what the claim covers that its cases do not test (another mode, other shapes, many steps, ...);
-    # the verdict is then "partly tested" with this, never a plain confirmed / refuted.
-    untested: OneLine | None = None
-    hardware: Hardware | None = None
-    # Rule 7: the claim is about the article's own fix: judged on the cases' article_fix runs, never on fixed.py.
-    article_fix: bool = False
-
-    @model_validator(mode="after")
-    def _one_of(self) -> Claim:
-        if bool(self.cases or self.sweep) == bool(self.untestable):
-            raise ValueError("give cases and/or sweep, or untestable (the reason nothing can test the claim)")
-        if self.article_fix and (self.sweep or not self.cases):
-            raise ValueError("article_fix: true needs cases (with article_fix.py) and no sweep")
-        return self
-
-
-class Claims(Strict):
-    claims: list[Claim]
-
-
-# ---------------------------------------------------------------- loading
 
 def describe_error(err: ValidationError) -> str:
     first = err.errors()[0]
@@ -315,31 +104,3 @@ def read_yaml(path: Path, aliases: bool = True) -> object:
         raise InputError(f"{path}:{line} is not valid YAML ({_short(getattr(err, 'problem', err))})") from None
 
 
-def load_case(path: Path) -> Case:
-    data = read_yaml(path, aliases=False)
-    try:
-        case = Case.model_validate(data)
-    except ValidationError as err:
-        raise InputError(f"{path}: {describe_error(err)}") from None
-    if case.id != path.parent.name:
-        raise InputError(f"{path}: id: {case.id!r} must equal the folder name {path.parent.name!r}")
-    return case
-
-
-def load_matrix(path: Path) -> Matrix:
-    try:
-        return Matrix.model_validate(read_yaml(path))
-    except ValidationError as err:
-        raise InputError(f"{path}: {describe_error(err)}") from None
-
-
-def load_claims(path: Path, case_ids: set[str]) -> Claims:
-    try:
-        claims = Claims.model_validate(read_yaml(path))
-    except ValidationError as err:
-        raise InputError(f"{path}: {describe_error(err)}") from None
-    for i, claim in enumerate(claims.claims):
-        missing = [c for c in claim.cases if c not in case_ids]
-        if missing:
-            raise InputError(f"{path}: claims.{i}.cases: no case folder {missing[0]!r} (see `reprokit list`)")
-    return claims

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 
+from reprokit.model.claims import Claim
 from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
-from reprokit.model.schema import Claim
 from reprokit.model.verdict import Verdict
 from reprokit.publish import sweep_report
 from reprokit.store.views import View

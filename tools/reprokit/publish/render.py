@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.model import corpus
+from reprokit.model.claims import Claims, load_claims
 from reprokit.model.corpus import CaseDir
+from reprokit.model.matrix import Matrix
 from reprokit.model.records import Record
-from reprokit.model.schema import Claims, Matrix, load_claims
 from reprokit.model.verdict import Verdict
 from reprokit.publish import report, sweep_report
 from reprokit.store.store import Loaded

@@ -8,14 +8,14 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from reprokit.model import corpus
+from reprokit.model.claims import Claims
 from reprokit.model.corpus import CaseDir
-from reprokit.model.records import Record, RunHeader
-from reprokit.model.schema import Claims
+from reprokit.model.records import Record
 from reprokit.model.untrusted_text import identifier, md_cell
 from reprokit.model.verdict import Role, Tally, Verdict, rate_text, reproduce_rate
 from reprokit.publish import ci_artifacts, issue_status, ledger, sweep_report
 from reprokit.publish.markdown import table
-from reprokit.run.environment import summary
+from reprokit.publish.run_facts import cache_text, finished_text, jobs_text, machine_text
 from reprokit.store.views import View
 
 
@@ -60,24 +60,6 @@ def summary_line(t: Tally) -> str:
             f"{t.timeout} timed out; {t.repros_skipped} skipped. "
             f"Our fixes: {t.fixes_text()} ({t.fixes_broken} broken, {t.fixes_skipped} skipped). "
             f"The article's own fixes: {t.article_fixes_text()}.")
-
-
-def jobs_text(head: RunHeader) -> str:
-    """'12 jobs', or '3 sittings (15, 15, 1 jobs)' for a run continued with --resume."""
-    jobs = [s.jobs for s in head.sittings]
-    if len(jobs) == 1:
-        return f"{jobs[0]} jobs"
-    return f"{len(jobs)} sittings ({', '.join(str(j) for j in jobs)} jobs)"
-
-
-def cache_text(head: RunHeader) -> str:
-    """'cold caches', or 'warm caches (DIR)' for a run made with --cache."""
-    return "cold caches" if head.cache == "cold" else f"**warm caches** {head.cache.removeprefix('warm ')}"
-
-
-def finished_text(head: RunHeader) -> str:
-    """'2026-11-29 12:21 UTC' from the header's ISO time."""
-    return head.finished.replace("T", " ")[:16] + " UTC" if "T" in head.finished else head.finished
 
 
 def run_lines(view: View) -> list[str]:
@@ -159,7 +141,7 @@ def confinement_line(records: list[Record]) -> str:
 def render_target(view: View, cases: dict[str, CaseDir], description: str,
                   changes: list[tuple[str, str, str, Verdict, Verdict]] = (), since: dict[str, str] | None = None) -> str:
     lines = [f"# `{view.target}`: {description}", "",
-             f"Recorded on {summary(view.environment)}.  ",
+             f"Recorded on {machine_text(view.environment)}.  ",
              *([f"**Not the pinned torch:** matrix.yaml pins {view.pin}; the newest release recorded here is "
                 f"{view.release}.  "] if view.off_pin else []),
              *([f"Torch builds shown: {', '.join(view.builds)} (the newest record of each run wins).  "]
@@ -257,7 +239,7 @@ def targets_table(views: dict[str, View], descriptions: dict[str, str]) -> str:
     for name, view in views.items():
         t = view.counts
         torch = view.release + (f" (**not the pin {view.pin}**)" if view.off_pin else "")
-        rows.append([f"[`{name}`]({name}.md)", descriptions.get(name, ""), summary(view.environment), torch,
+        rows.append([f"[`{name}`]({name}.md)", descriptions.get(name, ""), machine_text(view.environment), torch,
                      t.repros_run, t.reproduce, t.do_not_reproduce, t.fail_differently, t.repros_skipped,
                      t.fixes_text(), t.article_fixes_text()])
     return table(rows, ["target", "hardware", "recorded on", "torch shown", "repros run", "reproduce", "do not",

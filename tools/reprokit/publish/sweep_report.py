@@ -11,7 +11,7 @@ from tabulate import tabulate
 from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
 from reprokit.publish import ci_artifacts
-from reprokit.run.environment import summary
+from reprokit.publish.run_facts import cache_text, finished_text, jobs_text, machine_text
 from reprokit.store.views import View
 
 ARTICLE_FAILURE_RATE, ARTICLE_FP8_FAILURE_RATE, ARTICLE_STRUCTURES = 0.632, 0.89, 27
@@ -71,12 +71,11 @@ def summary_rows(res: View) -> list[list]:
 
 
 def render_target(res: View, description: str, heatmap: str | None) -> str:
-    from reprokit.publish.report import cache_text, finished_text, jobs_text
 
     run = res.header
     missing = sum(h.not_started for h in res.runs)
     lines = [f"# Model sweep on `{res.target}`: {description}", "",
-             f"Recorded on {summary(res.environment)}.  ",
+             f"Recorded on {machine_text(res.environment)}.  ",
              f"Run: {jobs_text(run)}, {cache_text(run)}, {run.wall_seconds:.0f} s wall for "
              f"{len(res.records)} cells{' (smoke subset)' if run.smoke else ''}, finished "
              f"{finished_text(run)}.", "",
@@ -143,7 +142,7 @@ def index_section(sweeps: dict[str, View]) -> list[str]:
     rows = []
     for name, res in sweeps.items():
         measured = {row[0]: row[1] for row in summary_rows(res)}
-        rows.append([f"[`{name}`]({name}-sweep.md)", summary(res.environment),
+        rows.append([f"[`{name}`]({name}-sweep.md)", machine_text(res.environment),
                      measured["cells failing (error or inaccurate)"], measured["structures failing at least one cell"],
                      measured.get("FP8 cells failing", "—"), f"{res.header.wall_seconds:.0f} s"
                      + (" (smoke)" if res.header.smoke else "")])

@@ -20,13 +20,13 @@ from pathlib import Path
 import jinja2
 
 from reprokit.model.corpus import CaseDir
+from reprokit.model.matrix import Matrix
 from reprokit.model.records import Record
-from reprokit.model.schema import Matrix
 from reprokit.model.verdict import Verdict, rate_text, reproduce_rate
 from reprokit.publish import ledger, sweep_report
 from reprokit.publish.render import Published, gather
-from reprokit.publish.report import finished_text, jobs_text, recorded_before_change
-from reprokit.run.environment import summary
+from reprokit.publish.report import recorded_before_change
+from reprokit.publish.run_facts import finished_text, jobs_text, machine_text
 from reprokit.store.store import Loaded, Store
 from reprokit.store.views import release_of
 
@@ -117,7 +117,7 @@ def rows(p: Published) -> list[Row]:
 def target_rows(p: Published) -> list[dict]:
     out = []
     for name, view in p.views.items():
-        out.append({"name": name, "hardware": p.descriptions.get(name, ""), "on": summary(view.environment),
+        out.append({"name": name, "hardware": p.descriptions.get(name, ""), "on": machine_text(view.environment),
                     "release": view.release, "pin": view.pin, "off_pin": view.off_pin, "builds": view.builds,
                     "history": view.history, "tally": view.counts,
                     "rate": rate_text(*view.rate),
@@ -157,7 +157,7 @@ def sweep_sections(p: Published) -> list[dict]:
         by_column = defaultdict(list)
         for r in res.records:
             by_column[sweep_report.column(r)].append(r)
-        out.append({"name": name, "hardware": p.descriptions.get(name, ""), "on": summary(res.environment),
+        out.append({"name": name, "hardware": p.descriptions.get(name, ""), "on": machine_text(res.environment),
                     "release": res.release, "run": res.header, "jobs": jobs_text(res.header) if res.header else "",
                     "finished": finished_text(res.header) if res.header else "", "cells": len(res.records),
                     "summary": sweep_report.summary_rows(res),

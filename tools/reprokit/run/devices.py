@@ -14,10 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from reprokit.model.corpus import CaseRun
+from reprokit.model.matrix import VISIBLE_VAR
 
-# The variable that restricts a child process to some devices, per device kind; a child's value replaces the
-# parent's, so the ids handed out are the parent's own ids (physical ones, or what the parent's variable lists).
-VISIBLE_VAR = {"cuda": "CUDA_VISIBLE_DEVICES", "rocm": "HIP_VISIBLE_DEVICES", "npu": "ASCEND_RT_VISIBLE_DEVICES"}
 LABEL = {"cuda": "GPU", "rocm": "GPU", "npu": "NPU"}
 
 

@@ -7,7 +7,8 @@ import re
 import subprocess
 import sys
 
-from reprokit.model.schema import InputError, Target
+from reprokit.model.matrix import Target
+from reprokit.model.schema import InputError
 
 # Runs in the case interpreter: the runner itself never imports torch.
 _FACTS = r'''
@@ -70,16 +71,3 @@ def hardware_mismatch(name: str, target: Target, facts: dict) -> str | None:
     return None
 
 
-def summary(facts: dict) -> str:
-    """One line for report headers: device, torch, CUDA/ROCm, driver."""
-    parts = [facts.get("device_name") or f"CPU ({facts.get('cpu')})", f"torch {facts.get('torch')}"]
-    if facts.get("cuda"):
-        parts.append(f"CUDA {facts['cuda']}")
-    if facts.get("hip"):
-        parts.append(f"ROCm/HIP {facts['hip']}")
-    if facts.get("compute_capability"):
-        parts.append(f"sm_{str(facts['compute_capability']).replace('.', '')}")
-    if facts.get("driver"):
-        parts.append(f"driver {facts['driver']}")
-    parts.append(f"Python {facts.get('python')}")
-    return ", ".join(parts)

@@ -23,10 +23,11 @@ from pydantic import BaseModel, ConfigDict
 from reprokit import __version__
 from reprokit.images import container, dockerfiles
 from reprokit.model import corpus
+from reprokit.model.matrix import Matrix, Target, load_matrix
 from reprokit.model.records import Record, RunHeader, Sitting
-from reprokit.model.schema import InputError, Matrix, Target, load_matrix
+from reprokit.model.schema import InputError
 from reprokit.model.untrusted_text import one_line
-from reprokit.publish import render, run_summary
+from reprokit.publish import render, run_facts, run_summary
 from reprokit.run import devices, environment, sweep, torch_envs
 from reprokit.run.execute import Stopper
 from reprokit.run.scheduler import Identity, RunOptions, longest_first, now_iso, run_all
@@ -199,9 +200,9 @@ def _run_here(req: RunRequest, matrix: Matrix, target: Target, log) -> RunOutcom
     todo = longest_first(todo, {r.key: r.seconds for r in by_age})
     placed = devices.describe(kind, ids, per_device)
     log(f"{req.target}: {len(runs)} runs ({len(runs) - len(todo)} already recorded), {req.jobs} jobs"
-        + (f" on {placed}" if placed else "") + f", on {environment.summary(facts)}")
+        + (f" on {placed}" if placed else "") + f", on {run_facts.machine_text(facts)}")
 
-    sitting = Sitting(jobs=req.jobs, started=now_iso(), on=environment.summary(facts), ended="running",
+    sitting = Sitting(jobs=req.jobs, started=now_iso(), on=run_facts.machine_text(facts), ended="running",
                       env_setup_seconds=setup, devices=list(ids), jobs_per_device=per_device if ids else None)
     header = RunHeader(
         run_id=run_id, target=req.target, suite=req.suite, torch=torch, device=device, environment=facts,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import regex
 
-from reprokit.model.schema import Oracle
+from reprokit.model.case import Oracle
 from reprokit.model.verdict import Verdict
 from reprokit.run.execute import Observation
 

@@ -11,8 +11,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from reprokit.model.case import Case
 from reprokit.model.corpus import CaseRun, content_hash, skip_reason
-from reprokit.model.schema import Case, DType, InputError, Target, describe_error, read_yaml
+from reprokit.model.matrix import Target
+from reprokit.model.schema import DType, InputError, describe_error, read_yaml
 
 Config = Literal["default", "fullgraph", "dynamic", "max-autotune", "max-autotune-no-cudagraphs"]
 

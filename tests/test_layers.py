@@ -1,0 +1,62 @@
+"""The package's layers are enforced: `lint-imports` (the contracts in pyproject.toml) passes on the package as it
+is and fails on a copy given one upward import, a third-party import in child/, or a cycle."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+
+
+def lint_imports(tools: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([LINT_IMPORTS, str(ROOT / "pyproject.toml"), "--no-cache"], cwd=ROOT,
+                          env={"PYTHONPATH": str(tools), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.fixture
+def package_copy(tmp_path: Path) -> Path:
+    shutil.copytree(ROOT / "tools" / "reprokit", tmp_path / "reprokit", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def add_line(module: Path, line: str) -> None:
+    with module.open("a", encoding="utf-8") as fh:
+        fh.write(f"\n{line}\n")
+
+
+pytestmark = pytest.mark.skipif(LINT_IMPORTS is None, reason="import-linter is not installed (pip install -e .[test])")
+
+
+def test_the_package_keeps_its_layers(package_copy: Path):
+    done = lint_imports(package_copy)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 kept, 0 broken" in done.stdout
+
+
+def test_an_upward_import_breaks_the_layers_contract(package_copy: Path):
+    add_line(package_copy / "reprokit" / "model" / "verdict.py", "import reprokit.publish.report  # noqa")
+    done = lint_imports(package_copy)
+    assert done.returncode != 0
+    assert "reprokit.model.verdict -> reprokit.publish.report" in done.stdout
+
+
+def test_child_may_not_import_a_third_party_library(package_copy: Path):
+    add_line(package_copy / "reprokit" / "child" / "probe.py", "import yaml  # noqa")
+    done = lint_imports(package_copy)
+    assert done.returncode != 0
+    assert "reprokit.child.probe -> yaml" in done.stdout
+
+
+def test_a_cycle_between_two_modules_of_one_layer_breaks_the_acyclic_contract(package_copy: Path):
+    # records imports verdict already; verdict importing records closes a cycle inside model/ (no layer is crossed)
+    add_line(package_copy / "reprokit" / "model" / "verdict.py", "import reprokit.model.records  # noqa")
+    done = lint_imports(package_copy)
+    assert done.returncode != 0
+    assert "No import cycle" in done.stdout and "BROKEN" in done.stdout

@@ -1,0 +1,65 @@
+"""The article's claims: claims.yaml, the ledger's input, validated into one frozen `Claims`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from reprokit.model.schema import CaseId, InputError, OneLine, Strict, Token, describe_error, read_yaml
+
+
+class SweepMeasure(Strict):
+    """A claimed failure rate that the model sweep measures: the claim holds where the measured rate reaches it."""
+
+    measure: Literal["structures-failing", "fp8-cells-failing"]
+    claimed: float = Field(ge=0, le=1)
+
+
+class Hardware(Strict):
+    """A claim about specific hardware: judged only on the targets that are that hardware (rule 4)."""
+
+    needs: OneLine  # the hardware the claim is about, e.g. "A100 PCIe", "H100 SXM", "2-socket NUMA host"
+    # target -> what its runs are recorded on when that is a substitute ("H200 (Hopper, sm_90) for H100 SXM");
+    # the empty string: the target is the claimed hardware itself. Every other target is "not testable here".
+    targets: dict[Token, str]
+
+
+class Claim(Strict):
+    id: CaseId
+    section: OneLine
+    claim: OneLine
+    cases: list[CaseId] = []
+    sweep: SweepMeasure | None = None
+    untestable: OneLine | None = None
+    # Rule 1: what the claim covers that its cases do not test (another mode, other shapes, many steps, ...);
+    # the verdict is then "partly tested" with this, never a plain confirmed / refuted.
+    untested: OneLine | None = None
+    hardware: Hardware | None = None
+    # Rule 7: the claim is about the article's own fix: judged on the cases' article_fix runs, never on fixed.py.
+    article_fix: bool = False
+
+    @model_validator(mode="after")
+    def _one_of(self) -> Claim:
+        if bool(self.cases or self.sweep) == bool(self.untestable):
+            raise ValueError("give cases and/or sweep, or untestable (the reason nothing can test the claim)")
+        if self.article_fix and (self.sweep or not self.cases):
+            raise ValueError("article_fix: true needs cases (with article_fix.py) and no sweep")
+        return self
+
+
+class Claims(Strict):
+    claims: list[Claim]
+
+
+def load_claims(path: Path, case_ids: set[str]) -> Claims:
+    try:
+        claims = Claims.model_validate(read_yaml(path))
+    except ValidationError as err:
+        raise InputError(f"{path}: {describe_error(err)}") from None
+    for i, claim in enumerate(claims.claims):
+        missing = [c for c in claim.cases if c not in case_ids]
+        if missing:
+            raise InputError(f"{path}: claims.{i}.cases: no case folder {missing[0]!r} (see `reprokit list`)")
+    return claims

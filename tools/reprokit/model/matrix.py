@@ -1,0 +1,71 @@
+"""The hardware targets: matrix.yaml, validated into one frozen `Matrix`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, ValidationError
+
+from reprokit.model.schema import (
+    CaseId,
+    DeviceKind,
+    DType,
+    Family,
+    IndexUrl,
+    InputError,
+    LabelText,
+    PythonVersion,
+    Strict,
+    Token,
+    describe_error,
+    read_yaml,
+)
+
+# The variable that restricts a child process to some devices, per device kind; a child's value replaces the
+# parent's, so the ids handed out are the parent's own ids (physical ones, or what the parent's variable lists).
+VISIBLE_VAR = {"cuda": "CUDA_VISIBLE_DEVICES", "rocm": "HIP_VISIBLE_DEVICES", "npu": "ASCEND_RT_VISIBLE_DEVICES"}
+
+
+class DeviceMatch(Strict):
+    """How a target's hardware is recognised on the machine that runs it."""
+
+    kind: DeviceKind
+    name_pattern: str | None = None  # regex on torch.cuda.get_device_name()
+    compute_capability: float | None = None  # CUDA major.minor, exact
+    gfx_arch: Token | None = None  # ROCm gcnArchName prefix, e.g. gfx942
+
+
+class TorchPins(Strict):
+    torch: Token
+    torch_npu: Token | None = None
+    # Where torch comes from, alone (pip --index-url): its own dependencies too, Triton included (each torch wheel
+    # pins the Triton build it was made with, so none is pinned here); None = PyPI. Everything else comes from PyPI.
+    index_url: IndexUrl | None = None
+    # Releases run for the target's history (`nox -s history-<target>`), each in its own environment from the
+    # registry; the pin above is what `repro-<target>` runs and the expected state gates.
+    history: list[Token] = []
+    extras: list[Token] = []  # the target's extra pinned packages (e.g. torchao for FP8 training on Hopper)
+
+
+class Target(Strict):
+    family: Family
+    description: LabelText
+    device: DeviceMatch
+    base_image: Token
+    pins: TorchPins
+    python: PythonVersion = "3.11"  # the Python of the base image: the image's venv is made with python<X.Y>
+    dtypes: list[DType]
+    device_count: int = Field(1, ge=1)
+    runner_labels: list[Token]
+    fp8: bool = False  # the article's FP8 mixed-precision configuration
+
+
+class Matrix(Strict):
+    targets: dict[CaseId, Target]
+
+
+def load_matrix(path: Path) -> Matrix:
+    try:
+        return Matrix.model_validate(read_yaml(path))
+    except ValidationError as err:
+        raise InputError(f"{path}: {describe_error(err)}") from None
