@@ -274,7 +274,7 @@ def test_the_history_page_shows_each_release_and_marks_cells_of_another_case_ver
 def test_a_record_holding_a_unicode_line_separator_survives_the_store_and_the_journal(tmp_path):
     """Case output may hold U+2028 or U+0085 (written unescaped): only '\\n' ends a line of the store or a journal."""
     from reprokit.model.records import RunHeader
-    from reprokit.store.store import read_journal
+    from reprokit.store.journal import read_journal
     odd = "before\u2028after\x85end\x1c"
     store = Store(tmp_path)
     store.merge([record(message=odd, stderr_tail=odd)])

@@ -6,7 +6,8 @@ import pytest
 from reprokit.child.probe import landlock_abi
 from reprokit.model.case import Oracle
 from reprokit.model.verdict import Verdict
-from reprokit.run.execute import observe, shared_header_dir
+from reprokit.run.child_setup import shared_header_dir
+from reprokit.run.execute import observe
 from reprokit.run.outcome import repro_verdict
 
 pytestmark = pytest.mark.e2e

@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from reprokit.store.store import Store, processes_with_token
+from reprokit.store.journal import processes_with_token
+from reprokit.store.store import Store
 from reprokit.store.views import release_of
 from support import record, stored
 from test_cli import CASE_YAML, ROOT, RUNNING, make_corpus, reprokit, set_cpu_pin

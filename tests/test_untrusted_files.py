@@ -3,7 +3,7 @@ amount. Real files, links and FIFOs."""
 import os
 
 import pytest
-from reprokit.run.execute import UntrustedFile, read_untrusted
+from reprokit.run.untrusted_files import UntrustedFile, read_untrusted
 
 
 def test_a_fifo_is_refused_without_blocking(tmp_path):

@@ -25,7 +25,8 @@ from reprokit.child import PROBE
 from reprokit.model.case import Case
 from reprokit.model.corpus import DEVICE_STRING, CaseDir
 from reprokit.model.schema import InputError
-from reprokit.run.execute import ALLOWED_ENV, FIXED_ENV, observe
+from reprokit.run.child_setup import ALLOWED_ENV, FIXED_ENV
+from reprokit.run.execute import observe
 
 LABELS = {"ddp": ["oncall: distributed", "module: ddp"], "fsdp": ["oncall: distributed", "module: fsdp"],
           "dtensor": ["oncall: distributed", "module: dtensor"], "dynamic-shape": ["module: dynamic shapes"],

@@ -29,7 +29,7 @@ from reprokit.model.schema import InputError
 from reprokit.model.untrusted_text import one_line
 from reprokit.publish import render, run_facts, run_summary
 from reprokit.run import devices, environment, sweep, torch_envs
-from reprokit.run.execute import Stopper
+from reprokit.run.process_groups import Stopper
 from reprokit.run.scheduler import Identity, RunOptions, longest_first, now_iso, run_all
 from reprokit.run.warm import WarmPool
 from reprokit.store import expected

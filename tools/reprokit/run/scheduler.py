@@ -21,8 +21,9 @@ from reprokit.model.corpus import DEVICE_STRING, FIX_VARIANTS, CaseRun
 from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
 from reprokit.run.devices import DeviceSlots, Dispatcher, visible_env
-from reprokit.run.execute import Interrupted, Observation, Stopper, observe
+from reprokit.run.execute import Observation, observe
 from reprokit.run.outcome import LADDER, fix_verdict, ladder_stage, repro_verdict
+from reprokit.run.process_groups import Interrupted, Stopper
 from reprokit.run.warm import WarmPool
 
 # A run never recorded is expected to take this share of its case's timeout. Ordering only: the timeout a case declares

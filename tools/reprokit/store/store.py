@@ -20,21 +20,25 @@ FP8 configurations, the sweep's cells), so they are kept apart: `load(outputs=Fa
 from __future__ import annotations
 
 import fcntl
-import gc
-import json
 import os
-import signal
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reprokit.model.records import Record, RunHeader, dump, parse_header, parse_record
-from reprokit.model.schema import InputError
+from reprokit.model.records import Record, RunHeader, parse_header, parse_record
+from reprokit.store.journal import Journal, Recovered, end_processes, read_journal
+from reprokit.store.jsonl_files import (
+    collector_paused,
+    fill_outputs,
+    read_lines,
+    read_outputs,
+    read_records,
+    write_lines,
+    write_records,
+)
 
 SUITES = ("cases", "sweep")
-OUTPUT_FIELDS = ("stderr_tail", "stdout_tail")
-_OUTPUT_KEY = ("device", "case", "variant", "dtype")  # a record's identity within its file
 
 
 def _safe_name(torch: str) -> str:
@@ -59,8 +63,8 @@ class Loaded:
         if self.outputs_in is None:
             return records
         for file_key in sorted({(r.target, r.suite, r.torch) for r in records}):
-            _fill([r for r in records if (r.target, r.suite, r.torch) == file_key],
-                  _read_outputs(self.outputs_in.file(*file_key, "output")))
+            fill_outputs([r for r in records if (r.target, r.suite, r.torch) == file_key],
+                  read_outputs(self.outputs_in.file(*file_key, "output")))
         return records
 
 
@@ -92,12 +96,12 @@ class Store:
     def load(self, target: str | None = None, suite: str | None = None, outputs: bool = True) -> Loaded:
         """The records (with their output tails unless outputs is false: see Loaded.with_outputs) and run headers."""
         loaded = Loaded(outputs_in=None if outputs else self)
-        with _collector_paused():
+        with collector_paused():
             for records_file, runs_file, output_file in self._files(target, suite):
-                loaded.records += (_read_records(records_file, output_file) if outputs
-                                   else _read_lines(records_file, parse_record))
+                loaded.records += (read_records(records_file, output_file) if outputs
+                                   else read_lines(records_file, parse_record))
                 if runs_file.exists():
-                    loaded.runs.update((h.run_id, h) for h in _read_lines(runs_file, parse_header))
+                    loaded.runs.update((h.run_id, h) for h in read_lines(runs_file, parse_header))
         return loaded
 
     # ------------------------------------------------------------ writing
@@ -129,12 +133,12 @@ class Store:
                     records_file, runs_file = self.file(t, suite, torch), self.file(t, suite, torch, "runs")
                     if recs:
                         output_file = self.file(t, suite, torch, "output")
-                        kept = _replaced({r.identity: r for r in _read_records(records_file, output_file)}, recs)
-                        written += _write_records(records_file, output_file, [kept[k] for k in sorted(kept)])
+                        kept = _replaced({r.identity: r for r in read_records(records_file, output_file)}, recs)
+                        written += write_records(records_file, output_file, [kept[k] for k in sorted(kept)])
                     if heads:
-                        runs = {h.run_id: h for h in _read_lines(runs_file, parse_header)}
+                        runs = {h.run_id: h for h in read_lines(runs_file, parse_header)}
                         runs.update((h.run_id, h) for h in heads)
-                        _write_lines(runs_file, [runs[k] for k in sorted(runs)])
+                        write_lines(runs_file, [runs[k] for k in sorted(runs)])
                         written.append(runs_file)
         return written
 
@@ -142,9 +146,9 @@ class Store:
         """Drop the records of one target, suite and torch for which keep(record) is false; returns how many."""
         path, output_file = self.file(target, suite, torch), self.file(target, suite, torch, "output")
         with self.locked(target):
-            records = _read_records(path, output_file)
+            records = read_records(path, output_file)
             kept = [r for r in records if keep(r)]
-            _write_records(path, output_file, kept)
+            write_records(path, output_file, kept)
         return len(records) - len(kept)
 
     # ------------------------------------------------------------ journals of runs in progress
@@ -175,178 +179,6 @@ class Store:
                 path.unlink()
                 found.append(Recovered(path, header, records, ended))
         return found
-
-
-@dataclass
-class Recovered:
-    path: Path
-    header: RunHeader | None
-    records: list[Record]
-    ended_pids: list[int]
-
-
-class Journal:
-    """A run's own append-only file, locked by its owner for as long as the run lives; fsync'd per record."""
-
-    def __init__(self, path: Path, header: RunHeader, token: str):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        fcntl.flock(self._fh, fcntl.LOCK_EX)
-        self._write({"header": json.loads(dump(header)), "token": token})
-
-    def _write(self, data: dict) -> None:
-        self._fh.write(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-
-    def append(self, record: Record) -> None:
-        self._write({"record": json.loads(dump(record))})
-
-    def close(self, remove: bool) -> None:
-        if remove:
-            self.path.unlink(missing_ok=True)
-        self._fh.close()
-
-
-def read_journal(path: Path) -> tuple[RunHeader | None, str | None, list[Record]]:
-    """A journal's header, token and records; a torn last line (the kill landed mid-write) is ignored."""
-    header, token, records = None, None, []
-    for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):  # "\n" alone ends a line
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        where = f"{path}:{n}"
-        if "header" in data:
-            header, token = parse_header(json.dumps(data["header"]), where), data.get("token")
-        elif "record" in data:
-            records.append(parse_record(json.dumps(data["record"]), where))
-    return header, token, records
-
-
-def processes_with_token(token: str) -> list[int]:
-    """Live processes started by a run: every process of a run inherits REPROKIT_RUN_TOKEN=<token> (Linux /proc)."""
-    needle = f"REPROKIT_RUN_TOKEN={token}".encode()
-    found = []
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if entry.isdigit() and int(entry) != os.getpid():
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as fh:
-                    if needle in fh.read().split(b"\0"):
-                        found.append(int(entry))
-            except OSError:
-                continue
-    return found
-
-
-def end_processes(token: str) -> list[int]:
-    pids = processes_with_token(token)
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    return pids
-
-
-# ------------------------------------------------------------ files
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Parsing makes some thirty objects a record and no cyclic garbage; the cyclic collector's passes over the growing
-    heap took half the time of loading 100,000 records (bench figure 5). What was loaded is then moved out of the
-    collector's sight (gc.freeze): records live as long as the command, and its later passes over them took half the
-    time of rendering them. Frozen objects are still freed when their last reference goes."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
-
-
-def _read_lines(path: Path, parse) -> list:
-    if not path.exists():
-        return []
-    lines = path.read_bytes().decode("utf-8").split("\n")  # not splitlines(): U+2028 and the like may sit in a string
-    if parse is parse_record:  # the bulk of a store: validated without a per-line wrapper, the line found on error
-        try:
-            return [Record.model_validate_json(line) for line in lines if line.strip()]
-        except ValueError:
-            pass  # parse_record below names the file, the line and the field
-    return [parse(line, f"{path}:{n}") for n, line in enumerate(lines, 1) if line.strip()]
-
-
-def _write_lines(path: Path, models: list) -> None:
-    _write_text_lines(path, [dump(m) for m in models])
-
-
-def _write_text_lines(path: Path, lines: list[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.writelines(line + "\n" for line in lines)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def _write_records(records_file: Path, output_file: Path, records: list[Record]) -> list[Path]:
-    """The records without their tails, and the tails (of the records that have any) in the output file."""
-    lines, outputs = [], []
-    for rec in records:
-        data = rec.model_dump(mode="json")
-        tails = {f: data.pop(f) for f in OUTPUT_FIELDS}
-        lines.append(json.dumps(data, sort_keys=True, ensure_ascii=False))
-        if any(tails.values()):
-            outputs.append(json.dumps({**{f: data[f] for f in _OUTPUT_KEY}, **tails}, sort_keys=True,
-                                      ensure_ascii=False))
-    _write_text_lines(records_file, lines)
-    if outputs or output_file.exists():
-        _write_text_lines(output_file, outputs)
-        return [records_file, output_file]
-    return [records_file]
-
-
-def _read_records(records_file: Path, output_file: Path) -> list[Record]:
-    records = _read_lines(records_file, parse_record)
-    _fill(records, _read_outputs(output_file))
-    return records
-
-
-def _fill(records: list[Record], tails: dict[tuple, dict[str, str]]) -> None:
-    """Put each record's tails (keyed as in its output file) into it: fields its load left unread, not a change; the
-    model is frozen to callers, the store completes its own load."""
-    for rec in records:
-        found = tails.get((rec.device, rec.case, rec.variant, rec.dtype))
-        if found:
-            rec.__dict__.update(found)
-
-
-def _read_outputs(path: Path) -> dict[tuple, dict[str, str]]:
-    """(device, case, variant, dtype) -> the tails, from an output file; a malformed line is refused with one line."""
-    found = {}
-    if not path.exists():
-        return found
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except ValueError:
-                raise InputError(f"{path}:{n}: not a JSON object") from None
-            bad = [] if isinstance(data, dict) else ["the line"]
-            bad = bad or [f for f in (*_OUTPUT_KEY, *OUTPUT_FIELDS) if not isinstance(data.get(f), str)]
-            bad = bad or sorted(set(data) - {*_OUTPUT_KEY, *OUTPUT_FIELDS})
-            if bad:
-                raise InputError(f"{path}:{n}: {bad[0]}: an output line holds {', '.join(_OUTPUT_KEY)} and "
-                                 f"{', '.join(OUTPUT_FIELDS)}, each a string, and nothing else")
-            found[tuple(data[f] for f in _OUTPUT_KEY)] = {f: data[f] for f in OUTPUT_FIELDS}
-    return found
 
 
 def merge_in_memory(old: list[Record], new: list[Record]) -> list[Record]:
