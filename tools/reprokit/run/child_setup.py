@@ -14,8 +14,9 @@ import tempfile
 from pathlib import Path
 
 from reprokit.child import PROBE
-from reprokit.run.execute import FILE_CAP
 from reprokit.run.untrusted_files import UntrustedFile, read_untrusted
+
+FILE_CAP = 2 << 30  # the largest file a run may write (its output goes through pipes, counted, not stored)
 
 # Variables passed through from the runner's environment, by exact name; everything else is dropped (a prefix such as
 # TORCH_ or NCCL_ let any variable through: TORCH_LOGS, a runner's NCCL_* credentials-bearing settings, REPRO_ set by

@@ -23,10 +23,7 @@ from pathlib import Path
 from reprokit.child import CONTAIN, PROBE
 from reprokit.run.child_setup import child_env, contain_config, read_held
 from reprokit.run.process_groups import Interrupted, Stopper, kill_group
-from reprokit.run.untrusted_files import read_reports, tail_text
-
-TAIL_BYTES = 6000
-FILE_CAP = 2 << 30  # the largest file a run may write (its output goes through pipes, counted, not stored)
+from reprokit.run.untrusted_files import TAIL_BYTES, read_reports, tail_text
 
 
 @dataclass

@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from reprokit.run.execute import TAIL_BYTES
+TAIL_BYTES = 6000  # the bytes of each output stream a record keeps
 
 
 def tail_text(data: bytes, size: int) -> str:

@@ -25,9 +25,9 @@ from pathlib import Path
 from reprokit.child import ZYGOTE
 from reprokit.model.schema import InputError
 from reprokit.run.child_setup import child_env, contain_config
-from reprokit.run.execute import TAIL_BYTES, Observation, finish_observation
+from reprokit.run.execute import Observation, finish_observation
 from reprokit.run.process_groups import Interrupted, Stopper, kill_group
-from reprokit.run.untrusted_files import UntrustedFile, read_untrusted, tail_text
+from reprokit.run.untrusted_files import TAIL_BYTES, UntrustedFile, read_untrusted, tail_text
 
 
 def _output(path: Path) -> tuple[str, int]:
