@@ -258,7 +258,7 @@ def test_runs_of_the_corpus_without_a_record_are_counted_by_key(tmp_path):
 
 
 def test_the_history_page_shows_each_release_and_marks_cells_of_another_case_version():
-    from reprokit.publish.report import render_history
+    from reprokit.publish.history_page import render_history
     every = {"2.8.0": [record(case="a-case", torch="2.8.0+cu128", case_hash="old"),
                        record(case="a-case", variant="fixed", verdict="fix-works", torch="2.8.0+cu128", case_hash=None)],
              "2.9.1": [record(case="a-case", verdict="does-not-reproduce", torch="2.9.1+cu128", case_hash="new"),

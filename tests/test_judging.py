@@ -175,7 +175,7 @@ def test_the_ledger_says_from_which_release_a_verdict_holds():
 
     from reprokit.model import corpus
     from reprokit.model.claims import load_claims
-    from reprokit.publish import report
+    from reprokit.publish import ledger_page
     root = Path(__file__).resolve().parents[1]
     cases = {c.case.id: c for c in corpus.discover(root / "cases")}
     claims = load_claims(root / "claims.yaml", set(cases))
@@ -183,8 +183,8 @@ def test_the_ledger_says_from_which_release_a_verdict_holds():
     def every(*verdicts):
         return {f"2.{9 + i}.0": [record(case="custom-op-unregistered-gemm", verdict=v, torch=f"2.{9 + i}.0")]
                 for i, v in enumerate(verdicts)}
-    assert report.holds_since(claim, cases, every("reproduces", "reproduces"), "cpu", "confirmed") == \
+    assert ledger_page.holds_since(claim, cases, every("reproduces", "reproduces"), "cpu", "confirmed") == \
         " (holds 2.9.0 – 2.10.0)"
-    assert report.holds_since(claim, cases, every("does-not-reproduce", "reproduces", "reproduces"), "cpu",
+    assert ledger_page.holds_since(claim, cases, every("does-not-reproduce", "reproduces", "reproduces"), "cpu",
                               "confirmed") == " (since 2.10.0; 2.9.0: refuted)"
-    assert report.holds_since(claim, cases, every("reproduces"), "cpu", "confirmed") == ""
+    assert ledger_page.holds_since(claim, cases, every("reproduces"), "cpu", "confirmed") == ""

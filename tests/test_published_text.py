@@ -4,7 +4,7 @@ from xml.etree import ElementTree as ET
 
 from reprokit.contrib import autofix
 from reprokit.model.verdict import Verdict
-from reprokit.publish import ci_artifacts, report
+from reprokit.publish import cells, ci_artifacts, markdown
 from reprokit.run import lifecycle
 from reprokit.store.views import View
 from support import record
@@ -20,7 +20,7 @@ def hostile():
 
 
 def test_markdown_cells_hold_no_raw_pipe_backtick_html_or_control_character():
-    row = report.table([[report.outcome_text(hostile())]], ["outcome"]).splitlines()[-1]
+    row = markdown.table([[cells.outcome_text(hostile())]], ["outcome"]).splitlines()[-1]
     unescaped = row.replace("\\|", "").replace("\\`", "")
     assert unescaped.count("|") == 2  # the table's own two borders: one cell, as rendered
     assert "`x`" not in row and "<script>" not in row and "<img" not in row

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from reprokit.model import corpus
 from reprokit.model.verdict import Verdict, rate_text, reproduce_rate
-from reprokit.publish import render, report, website
+from reprokit.publish import index_page, render, website
 from reprokit.run.lifecycle import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import current, releases
@@ -62,7 +62,7 @@ def test_site_index_shows_the_markdown_reports_figures():
     matrix, loaded = load_root_matrix(ROOT), Store(ROOT / "results").load()
     published = render.gather(ROOT, matrix, loaded)
     index = website.pages(published)["index.html"]
-    markdown = report.render_index(published.views, {c.case.id: c for c in published.cases},
+    markdown = index_page.render_index(published.views, {c.case.id: c for c in published.cases},
                                    published.descriptions, published.claims, published.sweeps)
     assert published.views
     for view in published.views.values():

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from reprokit.model import corpus
 from reprokit.model.claims import load_claims
-from reprokit.publish import ci_artifacts, render, report
+from reprokit.publish import ci_artifacts, index_page, render, report
 from reprokit.run.execute import observe
 from reprokit.store.store import Store
 from reprokit.store.views import View, current
@@ -135,7 +135,7 @@ def _copies(records: list, n: int) -> list:
 
 def _render(view, cases) -> None:
     report.render_target(view, cases, "bench")
-    report.render_index({view.target: view}, cases, {})
+    index_page.render_index({view.target: view}, cases, {})
     ci_artifacts.junit_xml(view)
     ci_artifacts.badge(view)
 

@@ -1,0 +1,73 @@
+"""reports/README.md: the targets, the failure rate per category, the ledger, the sweep and the upstream issues."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from reprokit.model.claims import Claims
+from reprokit.model.corpus import CaseDir
+from reprokit.model.records import Record
+from reprokit.model.verdict import Role, Verdict, rate_text, reproduce_rate
+from reprokit.publish import issue_status, sweep_report
+from reprokit.publish.ledger_page import render_ledger
+from reprokit.publish.markdown import table
+from reprokit.publish.run_facts import machine_text
+from reprokit.store.views import View
+
+
+def targets_table(views: dict[str, View], descriptions: dict[str, str]) -> str:
+    rows = []
+    for name, view in views.items():
+        t = view.counts
+        torch = view.release + (f" (**not the pin {view.pin}**)" if view.off_pin else "")
+        rows.append([f"[`{name}`]({name}.md)", descriptions.get(name, ""), machine_text(view.environment), torch,
+                     t.repros_run, t.reproduce, t.do_not_reproduce, t.fail_differently, t.repros_skipped,
+                     t.fixes_text(), t.article_fixes_text()])
+    return table(rows, ["target", "hardware", "recorded on", "torch shown", "repros run", "reproduce", "do not",
+                        "differently", "skipped", "our fixes", "the article's fixes"])
+
+
+def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions: dict[str, str],
+                 claims: Claims | None = None, sweeps: dict[str, View] | None = None,
+                 histories: dict[str, dict[str, list[Record]]] | None = None) -> str:
+    lines = ["# Compatibility report", "",
+             "Every figure below is rendered from the recorded results linked per target; nothing is edited by hand. "
+             "Each target column shows one torch release: its pin in matrix.yaml when recorded, else the newest "
+             "recorded (then flagged).", "", "## Targets", "", targets_table(views, descriptions)]
+    lines += ["", "## Failure rate per category", "",
+              "Repros that fail as their case.yaml expects (the failure the article describes, or the article's own code "
+              "failing) out of those that ran, per category and target.",
+              ""]
+    categories = sorted({c.case.category for c in cases.values()})
+    by_category = {name: defaultdict(list) for name in views}
+    for name, view in views.items():
+        for r in view.records:
+            if r.case in cases:
+                by_category[name][cases[r.case].case.category].append(r)
+    rate_rows = [[category, *[rate_text(*reproduce_rate(by_category[name][category]), digits=0) for name in views]]
+                 for category in categories]
+    rate_rows.append(["all cases (the article's 63.2% is a rate over model structures: see the sweep)",
+                      *[f"**{rate_text(*view.rate)}**" if view.records else "—"
+                        for view in views.values()]])
+    lines.append(table(rate_rows, ["category", *views]))
+    lines += ["", "## Case x target", "", "![case x target heatmap](heatmap.png)", ""]
+    matrix = []
+    repros = {name: defaultdict(list) for name in views}
+    for name, view in views.items():
+        for r in view.records:
+            if Role.of(r.variant) is Role.REPRO:
+                repros[name][r.case].append(r)
+    for case_id in sorted(cases):
+        cells = []
+        for name in views:
+            recs = repros[name][case_id]
+            cells.append(" ".join(f"{r.verdict.symbol} `{r.dtype}`" if len(recs) > 1 else r.verdict.symbol
+                                  for r in sorted(recs, key=lambda r: r.dtype)) or "—")
+        matrix.append([f"[`{case_id}`](../cases/{case_id}/)", cases[case_id].case.category, *cells])
+    lines.append(table(matrix, ["case", "category", *[f"[{t}]({t}.md)" for t in views]]))
+    lines += ["", "Legend: " + ", ".join(f"{v.symbol} {v}" for v in Verdict) + ".", ""]
+    lines += issue_status.index_section(list(cases.values()), histories or {})
+    if claims is not None:
+        lines += render_ledger(claims, views, cases, sweeps or {}, histories)
+    lines += sweep_report.index_section(sweeps or {})
+    return "\n".join(lines)
