@@ -12,7 +12,7 @@ import pytest
 from reprokit.model import corpus
 from reprokit.model.verdict import Verdict, rate_text, reproduce_rate
 from reprokit.publish import index_page, render, website
-from reprokit.run.lifecycle import load_root_matrix
+from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import current, releases
 from support import record

@@ -19,7 +19,7 @@ from reprokit.model.case import AREAS
 from reprokit.model.schema import CATEGORIES, InputError
 from reprokit.publish import website
 from reprokit.run import lifecycle
-from reprokit.run.lifecycle import RunRequest, load_root_matrix, target_of
+from reprokit.run.request import RunRequest, load_root_matrix, target_of
 from reprokit.store import expected, importer
 from reprokit.store.store import Store
 from reprokit.store.views import HISTORY_FIELDS, current, history_rows, repro_history

@@ -107,12 +107,12 @@ def bisect_case(req_base, case_id: str, versions: list[str], log=print) -> Bisec
     """Bisect one case of one target over `versions`: the store answers first; each missing release runs through
     the lifecycle (its own environment, recorded in the store like any run)."""
     from reprokit.model import corpus
-    from reprokit.run import lifecycle
+    from reprokit.run import lifecycle, request
     from reprokit.store.store import Store
     from reprokit.store.views import release_of, releases
 
-    matrix = lifecycle.load_root_matrix(req_base.root)
-    target = lifecycle.target_of(matrix, req_base.target)
+    matrix = request.load_root_matrix(req_base.root)
+    target = request.target_of(matrix, req_base.target)
     (case_dir,) = corpus.select(corpus.discover(req_base.root / "cases"), [case_id])
     dtype = next((d for d in case_dir.case.requires.dtypes if d in target.dtypes), None)
     if dtype is None:

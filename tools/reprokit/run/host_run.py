@@ -1,0 +1,201 @@
+"""A run in this Python environment (or a torch release's own, built with uv): facts of the machine, the runs still to
+do, a journal, the scheduler, and the merge of what finished into the store."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import sys
+import threading
+import time
+import uuid
+
+from reprokit import __version__
+from reprokit.model import corpus
+from reprokit.model.matrix import Target
+from reprokit.model.records import Record, RunHeader, Sitting
+from reprokit.model.schema import InputError
+from reprokit.model.untrusted_text import one_line
+from reprokit.publish import run_facts
+from reprokit.run import devices, environment, torch_envs
+from reprokit.run.plan import plan
+from reprokit.run.process_groups import Stopper
+from reprokit.run.request import Ran, RunOutcome, RunRequest, shown_path
+from reprokit.run.scheduler import Identity, RunOptions, longest_first, now_iso, run_all
+from reprokit.run.warm import WarmPool
+from reprokit.store.store import Loaded, Store, merge_in_memory
+
+
+def run_here(req: RunRequest, target: Target, log) -> Ran:
+    store = Store(req.store_dir)
+    for found in store.recover(req.target):
+        log(f"recovered {len(found.records)} finished records of a killed run from {found.path.name}"
+            + (f"; ended {len(found.ended_pids)} processes it left" if found.ended_pids else ""))
+    if req.cache:
+        req.cache.mkdir(parents=True, exist_ok=True)
+    req, facts, setup, mismatch = _machine(req, target, log)
+    kind = corpus.run_kind(target, facts)
+    if kind != target.device.kind:
+        log(f"no {target.device.kind} device here (--force): cases that run on a CPU run on it, the rest are skipped")
+    ids = devices.host_devices(kind, facts.get("device_count") or 0, os.environ)
+    per_device = devices.jobs_per_device(req.jobs, req.jobs_per_gpu)
+    torch, device = facts["torch"], facts.get("device_name") or "cpu"
+    runs = plan(req, target, facts)
+    loaded = store.load(req.target, req.suite)
+    previous = _resumable(loaded, req, torch, device) if req.resume else None
+    run_id = previous.run_id if previous else f"{now_iso().replace(':', '').replace('-', '')}-{uuid.uuid4().hex[:8]}"
+    todo = _todo(req, runs, loaded, run_id, torch, device)
+    placed = devices.describe(kind, ids, per_device)
+    log(f"{req.target}: {len(runs)} runs ({len(runs) - len(todo)} already recorded), {req.jobs} jobs"
+        + (f" on {placed}" if placed else "") + f", on {run_facts.machine_text(facts)}")
+    sitting = Sitting(jobs=req.jobs, started=now_iso(), on=run_facts.machine_text(facts), ended="running",
+                      env_setup_seconds=setup, devices=list(ids), jobs_per_device=per_device if ids else None)
+    header = RunHeader(
+        run_id=run_id, target=req.target, suite=req.suite, torch=torch, device=device, environment=facts,
+        mode="host", cache=f"warm ({req.cache})" if req.cache else "cold",
+        interpreter="warm (forked from a zygote)" if req.warm else "cold", selection=req.cases, shard=req.shard,
+        smoke=req.smoke, planned=previous.planned if previous else len(runs), not_started=len(todo),
+        sittings=[*(previous.sittings if previous else []), sitting], reprokit=__version__)
+    outcome = _execute(req, todo, header, store, RunOptions(
+        device_kind=kind, jobs=req.jobs, timeout=req.timeout, python=req.interpreter, ladder=req.ladder,
+        cache_dir=req.cache.resolve() if req.cache else None, devices=ids, jobs_per_device=per_device), log)
+    loaded.records = merge_in_memory(loaded.records, outcome.records)
+    loaded.runs[run_id] = outcome.header
+    return Ran(outcome.outcome, loaded, [r for r in loaded.records if r.run_id == run_id], mismatch,
+               settle=not outcome.outcome.interrupted)
+
+
+def _machine(req: RunRequest, target: Target, log) -> tuple[RunRequest, dict, float, str | None]:
+    """The interpreter that runs the cases (a torch release's environment is built first), its facts, the seconds
+    the build took, and why this machine is not the target's hardware (refused without --force)."""
+    setup = 0.0
+    if req.torch:
+        index = req.torch_index or (target.pins.index_url if target.family != "cpu" else None)
+        built = torch_envs.ensure(req.torch, index, req.wheelhouse, log=log)
+        req, setup = req.model_copy(update={"python": str(built.python)}), built.setup_seconds
+    facts = environment.collect(req.interpreter)
+    mismatch = environment.hardware_mismatch(req.target, target, facts)
+    if mismatch and not req.force:
+        raise InputError(f"{mismatch}; pass --force to run anyway")
+    return req, facts, setup, mismatch
+
+
+def _resumable(loaded: Loaded, req: RunRequest, torch: str, device: str) -> RunHeader | None:
+    """The latest run of this target, suite, torch and device: the one --resume continues."""
+    mine = [h for h in loaded.runs.values()
+            if (h.target, h.suite, h.torch, h.device) == (req.target, req.suite, torch, device)]
+    return max(mine, key=lambda h: h.finished) if mine else None
+
+
+def _todo(req: RunRequest, runs: list[corpus.CaseRun], loaded: Loaded, run_id: str, torch: str,
+          device: str) -> list[corpus.CaseRun]:
+    """The runs not yet recorded by this run (--resume) or, with --skip-recorded, by this torch with the same case
+    content; longest first."""
+    done = {r.key for r in loaded.records if r.run_id == run_id}
+    if req.skip_recorded:  # the history: what this torch already ran with the same case content is not run again
+        content = {r.key: r.content for r in runs}
+        done |= {r.key for r in loaded.records if (r.torch, r.device) == (torch, device) and r.case_hash
+                 and r.case_hash == content.get(r.key)}
+    todo = [r for r in runs if r.key not in done]
+    # Each run's last recorded time: this torch's, else the latest under another torch (a new release's first run).
+    by_age = sorted(loaded.records, key=lambda r: (r.torch == torch, r.recorded_at))
+    return longest_first(todo, {r.key: r.seconds for r in by_age})
+
+
+@dataclasses.dataclass
+class _Executed:
+    outcome: RunOutcome
+    header: RunHeader  # with the sitting's end
+
+
+def _execute(req: RunRequest, todo: list[corpus.CaseRun], header: RunHeader, store: Store, opts: RunOptions,
+             log) -> _Executed:
+    """Run `todo` under a journal and the stop switch, then merge what finished (and the run's header) into the
+    store."""
+    token = uuid.uuid4().hex
+    stopper = Stopper(token)
+    journal = store.open_journal(header, token)
+    outcome = RunOutcome()
+    started = time.monotonic()
+    sitting = header.sittings[-1]
+    with _stop_on_signals(stopper, log):
+        pool = WarmPool(req.interpreter, token) if req.warm else None
+        try:
+            opts = dataclasses.replace(opts, deadline=started + req.deadline if req.deadline else None, warm=pool,
+                                       stopper=stopper)
+            progress = _progress(len(todo), log)
+
+            def on_done(record: Record) -> None:
+                journal.append(record)
+                progress(record)
+
+            identity = Identity(req.target, req.suite, header.torch, header.device, header.run_id)
+            outcome.records = run_all(todo, identity, opts, on_done)
+        finally:
+            if pool is not None:
+                pool.close()
+    outcome.interrupted = stopper.stopped
+    outcome.not_started = len(todo) - len(outcome.records)
+    ended = "interrupted" if outcome.interrupted else ("deadline" if outcome.not_started else "finished")
+    header = header.model_copy(update={
+        "not_started": outcome.not_started,
+        "sittings": [*header.sittings[:-1], sitting.model_copy(update={
+            "finished": now_iso(), "wall_seconds": round(time.monotonic() - started, 1), "ended": ended})]})
+    files = store.merge(outcome.records, [header])
+    journal.close(remove=True)
+    where = ", ".join(str(shown_path(p, req.root)) for p in files
+                      if not p.name.endswith((".runs.jsonl", ".output.jsonl")))
+    if outcome.interrupted:
+        log(f"interrupted: kept {len(outcome.records)} finished records in {where or 'the store'}; "
+            f"{outcome.not_started} runs not recorded (killed in flight or not started); continue with --resume")
+    else:
+        if outcome.not_started:
+            log(f"{outcome.not_started} runs not started before the --deadline; continue with --resume")
+        log(f"recorded {len(outcome.records)} runs in {where or 'the store'}")
+    return _Executed(outcome, header)
+
+
+class _stop_on_signals:
+    """SIGINT and SIGTERM pull the stopper (in the main thread only; elsewhere signals stay as they are)."""
+
+    def __init__(self, stopper: Stopper, log):
+        self.stopper, self.log, self.saved = stopper, log, {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.saved[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        if not self.stopper.stopped:
+            self.log(f"{signal.Signals(signum).name}: starting nothing new, killing the runs in flight")
+        self.stopper.stop()
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+
+def _progress(total: int, log):
+    """One line per finished run (rich's live bar on a terminal)."""
+    done = [0]
+    if sys.stderr.isatty() and log is print:
+        from rich.progress import Progress
+
+        bar = Progress(transient=True)
+        bar.start()
+        task = bar.add_task("running", total=total)
+
+        def tick(rec: Record) -> None:
+            done[0] += 1
+            bar.console.print(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s)", markup=False)
+            bar.advance(task)
+            if done[0] == total:
+                bar.stop()
+        return tick
+
+    def line(rec: Record) -> None:
+        done[0] += 1
+        log(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s) {one_line(rec.why)}")
+    return line

@@ -1,0 +1,27 @@
+"""The runs of one request: the cases (or the sweep's cells) it selects, each variant and dtype, on its target, in
+its shard."""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+
+from reprokit.model import corpus
+from reprokit.model.matrix import Target
+from reprokit.model.schema import InputError
+from reprokit.run import sweep
+from reprokit.run.request import RunRequest
+
+
+def plan(req: RunRequest, target: Target, facts: dict) -> list[corpus.CaseRun]:
+    if req.suite == "sweep":
+        runs = sweep.plan(req.root / "sweep", req.target, target, facts, smoke=req.smoke)
+        chosen = {c for c in {r.case.id for r in runs}
+                  if not req.cases or any(fnmatch.fnmatchcase(c, g) for g in req.cases)}
+        if req.cases and not chosen:
+            raise InputError(f"--case {req.cases[0]!r}: no sweep structure matches (ids are sweep-<model>)")
+        runs = [r for r in runs if r.case.id in chosen]
+    else:
+        found = corpus.discover(req.root / "cases", on_error=lambda message: print(message, file=sys.stderr))
+        runs = corpus.plan(corpus.select(found, req.cases), req.target, target, facts)
+    return corpus.shard(runs, req.shard)
