@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
-from reprokit.contrib import upstream
+from reprokit.contrib import bug_text, upstream
 from reprokit.model import corpus
 from reprokit.store.store import Store
 from reprokit.store.views import repro_history
@@ -154,9 +154,9 @@ def test_output_of_the_case_cannot_break_the_markdown(tmp_path):
 
 @pytest.mark.parametrize("text", ["plain", "a ``` fence", "````` five", "`edge`"])
 def test_fences_and_code_spans_hold_any_backticks(text):
-    parsed = MarkdownIt().parse(upstream.fence(text + "\n### not a heading"))
+    parsed = MarkdownIt().parse(bug_text.fence(text + "\n### not a heading"))
     assert [t.type for t in parsed] == ["fence"] and parsed[0].content == text + "\n### not a heading\n"
-    inline = MarkdownIt().parseInline(upstream.code_span(text))[0].children
+    inline = MarkdownIt().parseInline(bug_text.code_span(text))[0].children
     assert [t.type for t in inline] == ["code_inline"] and inline[0].content == text
 
 
@@ -165,4 +165,4 @@ def test_the_key_line_of_a_torchrun_failure_is_the_ranks_error_not_the_launchers
               "[rank0]: torch._dynamo.exc.Unsupported: Unsupported method call\n[rank0]:   Explanation: ...\n"
               "Traceback (most recent call last):\n  File \"repro.py\", line 14, in <module>\n"
               "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n")
-    assert upstream.key_line(stderr) == "torch._dynamo.exc.Unsupported: Unsupported method call"
+    assert bug_text.key_line(stderr) == "torch._dynamo.exc.Unsupported: Unsupported method call"

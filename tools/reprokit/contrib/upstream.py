@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.child import PROBE
+from reprokit.contrib.bug_text import code_span, fence, key_line
 from reprokit.model.case import Case
 from reprokit.model.corpus import DEVICE_STRING, CaseDir
 from reprokit.model.schema import InputError
@@ -85,49 +86,6 @@ def refusal(case: Case) -> str | None:
 
 
 # ---------------------------------------------------------------- Markdown for untrusted text
-
-def fence(text: str, info: str = "") -> str:
-    """A fenced block that no backtick run inside `text` can close."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{info}\n{text.rstrip()}\n{ticks}"
-
-
-def code_span(text: str) -> str:
-    """One line of untrusted text as inline code, whatever backticks it holds."""
-    text = " ".join(text.split())
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def key_line(stderr: str) -> str | None:
-    """The exception line Python printed last (`module.Class: message`), the line people search issues for.
-
-    Under torchrun a rank's own error (its lines prefixed `[rankN]:`) comes before the launcher's ChildFailedError.
-    """
-    ranks: dict[str, list[str]] = {}
-    for rank, line in re.findall(r"^\[rank(\d+)\]: ?(.*)$", stderr, re.M):
-        ranks.setdefault(rank, []).append(line)
-    for lines in [*ranks.values(), stderr.splitlines()]:
-        found = _exception_line(lines)
-        if found:
-            return found
-    return None
-
-
-def _exception_line(lines: list[str]) -> str | None:
-    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
-    if not starts:
-        return None
-    rest = lines[starts[-1] + 1:]
-    for i, line in enumerate(rest):
-        if line and not line[0].isspace():
-            if line.rstrip().endswith("raised:"):  # a backend wrapper: the wrapped error is on the next line
-                line += " " + next((nxt.strip() for nxt in rest[i + 1:] if nxt.strip()), "")
-            return line.strip()
-    return None
 
 
 # ---------------------------------------------------------------- runs on this machine

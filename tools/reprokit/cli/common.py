@@ -1,0 +1,34 @@
+"""What every command group shares: the repository root, the store and reports folders an --out moves."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from reprokit.model import corpus
+from reprokit.model.schema import InputError
+from reprokit.run.request import load_root_matrix
+from reprokit.store.store import Store
+
+OUT_HELP = "folder holding results/ (the store) and reports/ (default: the repository's)"
+
+
+def root_of(args: argparse.Namespace) -> Path:
+    root = Path(args.root).resolve()
+    load_root_matrix(root)
+    return root
+
+
+def store_of(args: argparse.Namespace, root: Path) -> Store:
+    return Store((Path(args.out).resolve() if getattr(args, "out", None) else root) / "results")
+
+
+def reports_of(args: argparse.Namespace, root: Path) -> Path:
+    return Path(args.out).resolve() / "reports" if getattr(args, "out", None) else root / "reports"
+
+
+def case_of(root: Path, case_id: str) -> corpus.CaseDir:
+    found = {c.case.id: c for c in corpus.discover(root / "cases")}.get(case_id)
+    if found is None:
+        raise InputError(f"{case_id!r}: no such case (see `reprokit list`)")
+    return found

@@ -1,0 +1,153 @@
+"""Contributing and filing upstream: `new-case`, `validate`, `upstream`, `autofix`, `minify`."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from reprokit.cli.common import OUT_HELP, case_of, root_of, store_of
+from reprokit.contrib import autofix, minify, new_case, upstream, validate
+from reprokit.model.case import AREAS
+from reprokit.model.schema import CATEGORIES, InputError
+from reprokit.run.request import load_root_matrix, target_of
+from reprokit.store.store import Store
+from reprokit.store.views import current, repro_history
+
+
+def cmd_new_case(args: argparse.Namespace) -> int:
+    root = root_of(args)
+    oracle = new_case.oracle_from_flags(args.raises, args.match, args.stdout, args.stderr, args.hang,
+                                        args.wrong_result)
+    if oracle is None and (not args.source or args.no_run):
+        oracle = {"kind": "nonzero-exit"}
+    provenance = new_case.Provenance(source=args.case_source, reported_on=args.reported_on,
+                                     issue_state=args.issue_state, area=args.area, requires_torch=args.requires_torch,
+                                     notes=args.notes,
+                                     devices=tuple(d for d in (args.devices or "").split(",") if d))
+    folder = new_case.create(root / "cases", args.id, source=Path(args.source) if args.source else None,
+                             title=args.title, category=args.category, links=args.link, oracle=oracle,
+                             timeout=args.timeout, fixed=Path(args.fixed) if args.fixed else None,
+                             provenance=provenance, observe_run=not args.no_run)
+    print(f"created {folder.relative_to(root)}/ ({', '.join(sorted(p.name for p in folder.iterdir()))}); next: "
+          f"reprokit run --target cpu --case {args.id}")
+    return 0
+
+
+def add_new_case(sub) -> None:
+    new = sub.add_parser("new-case", help="scaffold cases/ID, or make a case of a standalone repro script")
+    new.add_argument("id", metavar="ID")
+    new.add_argument("--from", dest="source", metavar="SCRIPT.py", help="copy this script unchanged as repro.py")
+    new.add_argument("--raises", metavar="CLASS", help="the bug reproduces when this exception is raised")
+    new.add_argument("--match", metavar="REGEX", help="... and its message matches this regex (alone: any exception whose message matches)")
+    new.add_argument("--stdout", metavar="REGEX", help="the bug reproduces when stdout matches")
+    new.add_argument("--stderr", metavar="REGEX", help="the bug reproduces when stderr matches")
+    new.add_argument("--hang", action="store_true", help="the bug is a hang: it reproduces past --timeout")
+    new.add_argument("--timeout", type=int, help="seconds before a run is killed")
+    new.add_argument("--category", default="diagnosis", choices=CATEGORIES)
+    new.add_argument("--link", action="append", default=[], metavar="URL", help="upstream issue (repeatable)")
+    new.add_argument("--title", help="default: the first line of the script's docstring")
+    new.add_argument("--wrong-result", action="store_true",
+                     help="the bug is a wrong result: the script compares with eager and an assertion fails")
+    new.add_argument("--fixed", metavar="SCRIPT.py", help="copy this script unchanged as fixed.py")
+    new.add_argument("--no-run", action="store_true",
+                     help="do not run --from SCRIPT once (by default, without an oracle flag, its failure here "
+                          "proposes the oracle: the exception class it raised and a stable prefix of the message)")
+    new.add_argument("--source", dest="case_source", choices=["article", "sweep", "upstream"],
+                     help="where the case comes from (default: upstream when a --link is a pytorch/pytorch issue)")
+    new.add_argument("--reported-on", metavar="VERSION", help="the torch version the issue reports (e.g. 2.1.0)")
+    new.add_argument("--issue-state", choices=["open", "closed"], help="the issue's state today, from its page")
+    new.add_argument("--area", choices=AREAS, help="the subsystem an upstream issue is about")
+    new.add_argument("--requires-torch", metavar="SPEC", help="releases the script can run on, e.g. '>=2.4'")
+    new.add_argument("--notes", help="free text: what the issue reports, what the fix is")
+    new.add_argument("--devices", metavar="LIST",
+                     help="comma-separated device kinds (cpu,cuda,rocm,npu); default: read from the script")
+    new.set_defaults(func=cmd_new_case)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    problems = validate.validate(root_of(args))
+    for problem in problems:
+        print(problem)
+    print(f"{len(problems)} problem(s)" if problems else "all cases, matrix.yaml, claims.yaml and the sweep are valid")
+    return 1 if problems else 0
+
+
+def add_validate(sub) -> None:
+    val = sub.add_parser("validate", help="check every case, matrix.yaml, claims.yaml and the sweep (runs nothing)")
+    val.set_defaults(func=cmd_validate)
+
+
+def cmd_upstream(args: argparse.Namespace) -> int:
+    root = root_of(args)
+    cd = case_of(root, args.id)
+    target = target_of(load_root_matrix(root), args.target)
+    dtypes = [d for d in cd.case.requires.dtypes if d in target.dtypes]
+    if not dtypes:
+        raise InputError(f"cases/{args.id}/case.yaml: requires.dtypes: none of them is tested on {args.target}")
+    dtype, history = repro_history(store_of(args, root).load(args.target, "cases"), args.target, args.id, dtypes)
+    filed = upstream.write(cd, args.target, target.device.kind, dtype, history,
+                           Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream",
+                           force=args.force, tlparse=shutil.which("tlparse"))
+    for note in filed.notes:
+        print(note, file=sys.stderr)
+    print(f"wrote {filed.report}")
+    for attachment in filed.attachments:
+        print(f"attach {attachment} (drop it into the issue: gh cannot upload files)")
+    print("search for duplicates first:")
+    print(f"  {filed.commands[0]}")
+    print("then file it:")
+    print(f"  {filed.commands[1]}")
+    return 0
+
+
+def add_upstream(sub) -> None:
+    ups = sub.add_parser("upstream", help="run repro.py here as a maintainer would; write reports/upstream/ID.md, "
+                                          "a ready-to-file PyTorch bug report, and print the gh commands")
+    ups.add_argument("id", metavar="ID")
+    ups.add_argument("--target", default="cpu", help="whose device kind and dtypes the run uses (default cpu)")
+    ups.add_argument("--out", help=OUT_HELP)
+    ups.add_argument("--report-dir", metavar="DIR", help="write the report here (default: reports/upstream/)")
+    ups.add_argument("--force", action="store_true",
+                     help="write it even if the case says the behaviour is documented or links a pytorch issue")
+    ups.set_defaults(func=cmd_upstream)
+
+
+def cmd_autofix(args: argparse.Namespace) -> int:
+    root = root_of(args)
+    target = target_of(load_root_matrix(root), args.target)
+    view = current(Store(Path(args.results).resolve()).load(args.target, "cases"), args.target, "cases",
+                   target.pins.torch)
+    if view is None:
+        raise InputError(f"{args.results}: no records of target {args.target}")
+    for line in autofix.propose(root, args.target, view, remote=args.remote, push=args.push):
+        print(line)
+    return 0
+
+
+def add_autofix(sub) -> None:
+    fix = sub.add_parser("autofix", help="one branch (and with --push a PR) per case whose verdict changed")
+    fix.add_argument("--target", required=True)
+    fix.add_argument("--results", required=True, metavar="DIR", help="a results store folder (e.g. out/results)")
+    fix.add_argument("--remote", default="origin")
+    fix.add_argument("--push", action="store_true", help="push the branches and open PRs (gh)")
+    fix.set_defaults(func=cmd_autofix)
+
+
+def cmd_minify(args: argparse.Namespace) -> int:
+    root = root_of(args)
+    cd = case_of(root, args.id)
+    loaded = store_of(args, root).load(args.target, "cases")
+    stage = next((r.stage for r in loaded.records if r.case == args.id and r.variant == "repro"), None)
+    path = minify.minify(cd, stage)
+    print(f"wrote {path.relative_to(root)} and {path.with_name('MINIFIED.md').relative_to(root)}")
+    return 0
+
+
+def add_minify(sub) -> None:
+    mini = sub.add_parser("minify", help="run PyTorch's minifier on a failing case; keeps minified_repro.py")
+    mini.add_argument("id", metavar="ID")
+    mini.add_argument("--target", default="cpu", help="whose recorded stage picks dynamo or aot (default cpu)")
+    mini.add_argument("--out", help="folder holding results/ (the store) and reports/ (default: the repository's)")
+    mini.set_defaults(func=cmd_minify)

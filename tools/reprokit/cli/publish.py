@@ -1,0 +1,78 @@
+"""What is recorded and defined, shown: `report`, `site`, `list`, `targets`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from reprokit.cli.common import reports_of, root_of, store_of
+from reprokit.model import corpus
+from reprokit.publish import website
+from reprokit.run import lifecycle
+from reprokit.run.request import load_root_matrix
+from reprokit.store.store import Store
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    root = root_of(args)
+    for path in lifecycle.render_reports(root, reports_of(args, root), load_root_matrix(root), store_of(args, root)):
+        print(f"wrote {path}")
+    return 0
+
+
+def add_report(sub) -> None:
+    rep = sub.add_parser("report", help="render reports/*.md from the recorded results")
+    rep.add_argument("--out", help="folder holding results/ (the store) and reports/ (default: the repository's)")
+    rep.set_defaults(func=cmd_report)
+
+
+def cmd_site(args: argparse.Namespace) -> int:
+    root = root_of(args)
+    written = website.build(root, Path(args.out).resolve(), load_root_matrix(root),
+                            Store(Path(args.results or root / "results").resolve()))
+    print(f"wrote {len(written)} files of the site under {args.out} (open index.html)")
+    return 0
+
+
+def add_site(sub) -> None:
+    site = sub.add_parser("site", help="render the compatibility site (static HTML) from the recorded results")
+    site.add_argument("--out", required=True, metavar="DIR", help="folder the site is written to")
+    site.add_argument("--results", metavar="DIR", help="the results store to read (default: the repository's)")
+    site.set_defaults(func=cmd_site)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    root = root_of(args)
+    skipped = []
+    for cd in corpus.select(corpus.discover(root / "cases", on_error=skipped.append), args.case):
+        print(f"{cd.case.id:40} {cd.case.category:18} {' '.join(cd.variants())}")
+    for message in skipped:
+        print(message, file=sys.stderr)
+    return 2 if skipped else 0
+
+
+def add_list(sub) -> None:
+    lst = sub.add_parser("list", help="list the cases")
+    lst.add_argument("--case", action="append", default=[], metavar="GLOB")
+    lst.set_defaults(func=cmd_list)
+
+
+def cmd_targets(args: argparse.Namespace) -> int:
+    matrix = load_root_matrix(root_of(args))
+    chosen = {n: t for n, t in matrix.targets.items() if n not in args.exclude}
+    if args.json:
+        print(json.dumps({"include": [{"target": n, "family": t.family, "runs-on": t.runner_labels}
+                                      for n, t in chosen.items()]}))
+    else:
+        for name, t in chosen.items():
+            print(f"{name:12} {t.family:7} {t.description}")
+    return 0
+
+
+def add_targets(sub) -> None:
+    tgt = sub.add_parser("targets", help="list the hardware targets of matrix.yaml")
+    tgt.add_argument("--json", action="store_true", help="as a GitHub Actions matrix")
+    tgt.add_argument("--exclude", action="append", default=[], metavar="TARGET", help="leave this target out")
+    tgt.set_defaults(func=cmd_targets)
