@@ -139,8 +139,9 @@ def tests(session: nox.Session) -> None:
     if session.posargs:
         session.run("pytest", *session.posargs)
         return
-    session.run("pytest", "-q", "-m", "not e2e")
-    session.run("pytest", "-q", "-m", "e2e")
+    # Both on every core (pytest-xdist: each test is independent, in its own tmp_path); the 15 slowest are printed.
+    session.run("pytest", "-q", "-m", "not e2e", "-n", "auto", "--durations=15")
+    session.run("pytest", "-q", "-m", "e2e", "-n", "auto", "--durations=15")
 
 
 @nox.session(reuse_venv=True, default=False)

@@ -60,3 +60,21 @@ def test_a_cycle_between_two_modules_of_one_layer_breaks_the_acyclic_contract(pa
     done = lint_imports(package_copy)
     assert done.returncode != 0
     assert "No import cycle" in done.stdout and "BROKEN" in done.stdout
+
+
+def test_no_module_over_300_lines_and_no_long_function_without_its_reason():
+    """Each module has one job (300 lines at most); a function over 60 lines says why in its docstring ("Long: ...")."""
+    import ast
+
+    too_long = []
+    for path in sorted((ROOT / "tools" / "reprokit").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(ROOT / "tools")
+        if len(text.splitlines()) > 300:
+            too_long.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > 60 and "Long:" not in (ast.get_docstring(node) or ""):
+                    too_long.append(f"{name}: {node.name}() {length} lines")
+    assert not too_long, too_long

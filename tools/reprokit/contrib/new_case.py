@@ -57,7 +57,7 @@ torch.testing.assert_close(torch.compile(f, fullgraph=True)(x), f(x))
 print("fixed variant matches eager")
 '''
 
-YAML_HEADER = """# A repro case. Fields (validated by tools/reprokit/schema.py; `reprokit validate` checks them):
+YAML_HEADER = """# A repro case. Fields (validated by tools/reprokit/model/case.py; `reprokit validate` checks them):
 #   id        the folder name: lowercase words joined by '-'
 #   title     one line: what the repro does
 #   category  one of: {categories}
