@@ -156,7 +156,8 @@ def bench(session: nox.Session) -> None:
     """Print the runner's overhead, corpus wall time against the ideal, report rendering time, warm/cold ratio."""
     install_torch(session, "cpu")
     session.install("-e", ".")
-    session.run("python", "-m", "reprokit.contrib.bench", *session.posargs)
+    # PYTHONSAFEPATH (python -P): `-m` would put the working directory, the repository's root, first on sys.path
+    session.run("python", "-m", "reprokit.contrib.bench", *session.posargs, env={"PYTHONSAFEPATH": "1"})
 
 
 @nox.session(reuse_venv=True)

@@ -13,6 +13,16 @@ The process that runs this is the run's *keeper*:
   then starts the case; when that init exits the kernel kills every process left in the namespace;
 - as root, the case runs as an unprivileged user (config "uid"/"gid", nobody by default): it cannot signal or read
   the runner's processes (kill, /proc/<pid>/environ), change the metadata of files it does not own, or write /proc/sys.
+- it dies with its runner (PR_SET_PDEATHSIG): then it ends every process of the run first;
+- as root, the run gets its own IPC namespace (no SysV segment or message queue outlives it or is seen by the next
+  run) and its own network namespace with only the loopback up (torchrun's rendezvous and gloo/NCCL over loopback
+  work; nothing outside the run answers, not even the host's 127.0.0.1); as another user, the same through a user
+  namespace where the kernel allows one;
+- budgets: the run's processes share one memory cgroup capped at config "memory_budget" bytes (cgroup v2
+  memory.max or v1 memory.limit_in_bytes, where this keeper may create one), and, as root, the run's folder and its
+  /dev/shm are size-limited tmpfs of config "disk_budget" bytes; a run that reached a budget says so;
+- the observation key comes on a descriptor (config "key_fd"), never in an environment, and is handed to the case's
+  first process on a fresh pipe (REPROKIT_KEY_FD) that the probe reads and closes before the script runs.
 What held is written to config "held" (a file in the runner's private folder) as a JSON list.
 """
 
@@ -20,112 +30,26 @@ import ctypes
 import json
 import os
 import signal
-import stat
 import struct
 import sys
 
-_CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 1, 4, 36
-_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
-_MNT_DETACH = 2
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _call(ret, what):
-    if ret != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
+def _sibling(name):
+    """A module of this folder, by path: the keeper runs as a script with PYTHONSAFEPATH (no folder on sys.path)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"reprokit_child_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _enc(text):
-    return text.encode() if text is not None else None
-
-
-def _mount(source, target, fstype, flags, data=None):
-    _call(_libc.mount(_enc(source), _enc(target), _enc(fstype), ctypes.c_ulong(flags), _enc(data)), f"mount {target}")
-
-
-def _may(info, uid, gid, bit):
-    """Whether uid/gid (no supplementary groups) has permission `bit` (4 read, 1 search) by the mode bits."""
-    if info.st_uid == uid:
-        return bool(info.st_mode >> 6 & bit)
-    if info.st_gid == gid:
-        return bool(info.st_mode >> 3 & bit)
-    return bool(info.st_mode & bit)
-
-
-def reachable(path, uid, gid):
-    """Every folder above path searchable and path itself readable for uid/gid."""
-    parts = os.path.abspath(path).split(os.sep)[1:]
-    current = "/"
-    try:
-        for part in parts:
-            if not _may(os.stat(current), uid, gid, 1):
-                return False
-            current = os.path.join(current, part)
-        return _may(os.stat(current), uid, gid, 4)
-    except OSError:
-        return True  # a path that does not exist needs nothing
-
-
-def _expose(paths, uid, gid, stage):
-    """In this mount namespace, make each of `paths` reachable for uid/gid: a folder above one that the user cannot
-    enter (/root, mode 700) is covered by an empty tmpfs holding only the entries on the way to the paths (bind
-    mounts of the originals); the rest of it is hidden from the case."""
-    tree = {}
-    for path in paths:
-        for variant in {os.path.abspath(path), os.path.realpath(path)}:
-            node = tree
-            for part in variant.split(os.sep)[1:]:
-                if part:
-                    node = node.setdefault(part, {})
-    os.makedirs(stage, mode=0o700, exist_ok=True)
-    counter = [0]
-
-    def walk(folder, node):
-        try:
-            info = os.stat(folder)
-        except OSError:
-            return
-        if not stat.S_ISDIR(info.st_mode):
-            return
-        if node and not _may(info, uid, gid, 1):
-            counter[0] += 1
-            hold = os.path.join(stage, str(counter[0]))
-            os.mkdir(hold, 0o700)
-            kept = []
-            for name in node:
-                source = os.path.join(folder, name)
-                try:
-                    entry = os.lstat(source)
-                except OSError:
-                    continue
-                if stat.S_ISLNK(entry.st_mode):
-                    kept.append((name, "link", os.readlink(source)))
-                    continue
-                held = os.path.join(hold, name)
-                if stat.S_ISDIR(entry.st_mode):
-                    os.mkdir(held)
-                else:
-                    open(held, "wb").close()
-                _mount(source, held, None, _MS_BIND | _MS_REC)
-                kept.append((name, "dir" if stat.S_ISDIR(entry.st_mode) else "file", held))
-            _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=755,size=64k")
-            for name, kind, what in kept:
-                target = os.path.join(folder, name)
-                if kind == "link":
-                    os.symlink(what, target)
-                    continue
-                if kind == "dir":
-                    os.mkdir(target)
-                else:
-                    open(target, "wb").close()
-                _mount(what, target, None, _MS_BIND | _MS_REC)
-                _libc.umount2(what.encode(), _MNT_DETACH)
-        for name, child in node.items():
-            walk(os.path.join(folder, name), child)
-
-    walk("/", tree)
+namespaces = _sibling("namespaces")
+budgets = _sibling("budgets")
 
 
 def _drop(uid, gid):
@@ -195,25 +119,72 @@ def _wait_for(pid):
             return status
 
 
+def _read_key(config):
+    fd = config.get("key_fd")
+    if fd is None:
+        return None
+    try:
+        return os.read(fd, 256)
+    except OSError:
+        return None
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def exec_with_key(command, key):
+    """exec command with the observation key on a fresh pipe (REPROKIT_KEY_FD), not in its environment."""
+    env = dict(os.environ)
+    if key is not None:
+        read_end, write_end = os.pipe()
+        os.write(write_end, key)
+        os.close(write_end)
+        os.set_inheritable(read_end, True)
+        env["REPROKIT_KEY_FD"] = str(read_end)
+    os.execvpe(command[0], command, env)
+
+
+def _die_with_parent(parent):
+    """SIGTERM when the process that started this keeper dies (the runner, or the warm zygote): end the run first."""
+
+    def ended(signum, frame):
+        _end_all_below()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, ended)
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if parent is not None and os.getppid() != parent:  # it died before the line above: nobody waits for this run
+        ended(signal.SIGTERM, None)
+
+
 def launch(config, start_case):
     """Run start_case() (which must never return: it execs or exits) contained as above; never returns."""
     uid, gid = config.get("uid"), config.get("gid")
     root = os.geteuid() == 0 and uid is not None
+    _die_with_parent(config.get("parent"))
     held = []
     if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
         held.append("subreaper")
-    namespaces = False
+    pid_namespace = False
     if root:
-        namespaces = _libc.unshare(_CLONE_NEWPID) == 0  # for the children: the init below is its PID 1
+        pid_namespace = _libc.unshare(namespaces.CLONE_NEWPID) == 0  # for the children: the init below is its PID 1
+    held += namespaces.own_namespaces(root)
+    cgroup = budgets.memory_cgroup(config.get("memory_budget"))
+    if cgroup:
+        held.append(f"memory budget {config['memory_budget'] >> 20} MiB")
     read_end, write_end = os.pipe()
     init = os.fork()
     if init == 0:
         os.close(read_end)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
-            if namespaces:
+            budgets.join(cgroup)
+            if pid_namespace:
                 _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                 _init(config, uid, gid, write_end, start_case)
-            drop = root and all(reachable(p, uid, gid) for p in config.get("needs", ()))
+            drop = root and all(namespaces.reachable(p, uid, gid) for p in config.get("needs", ()))
             os.write(write_end, (json.dumps([f"uid {uid}"] if drop else []) + "\n").encode())
             os.close(write_end)
             if drop:
@@ -223,6 +194,19 @@ def launch(config, start_case):
             os._exit(127)
     os.close(write_end)
     status = _wait_for(init)
+    status = _read_init_report(read_end, held, status, pid_namespace)
+    _end_all_below()
+    if cgroup:
+        if budgets.oom_kills(cgroup):
+            held.append("over memory budget")
+        budgets.remove_cgroup(cgroup)
+    _write_held(config.get("held"), held)
+    _relay(status)
+
+
+def _read_init_report(read_end, held, status, pid_namespace):
+    """What the init said held (added to `held`), and the case's wait status it relayed ("F" first: a disk budget
+    was full); `status` is the init's own where there is no namespace."""
     report = b""
     while chunk := os.read(read_end, 4096):
         report += chunk
@@ -231,18 +215,23 @@ def launch(config, start_case):
         held += json.loads(lines[0])
     except ValueError:
         pass
-    if namespaces:  # the init relayed the case's status after its own report line
-        tail = lines[1] if len(lines) > 1 else b""
-        status = struct.unpack("i", tail[:4])[0] if len(tail) >= 4 else 9  # no status: the init was killed
-    _end_all_below()
-    if config.get("held"):
+    if not pid_namespace:
+        return status
+    tail = lines[1] if len(lines) > 1 else b""
+    if tail[:1] == b"F":
+        held.append("over disk budget")
+        tail = tail[1:]
+    return struct.unpack("i", tail[:4])[0] if len(tail) >= 4 else 9  # no status: the init was killed
+
+
+def _write_held(path, held):
+    if path:
         try:  # a case without Landlock could have put a link there: then nothing is recorded as held
-            fd = os.open(config["held"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
             os.write(fd, json.dumps(held).encode())
             os.close(fd)
         except OSError:
             pass
-    _relay(status)
 
 
 def _init(config, uid, gid, pipe, start_case):
@@ -250,15 +239,20 @@ def _init(config, uid, gid, pipe, start_case):
     (the kernel then kills whatever is left in the namespace)."""
     held = ["pid namespace"]
     try:
-        _call(_libc.unshare(_CLONE_NEWNS), "unshare")
-        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing mounted here reaches the host
-        _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)  # this namespace's processes only
-        _mount("tmpfs", "/dev/shm", "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=1777")
+        namespaces.call(_libc.unshare(namespaces.CLONE_NEWNS), "unshare")
+        ns = namespaces
+        ns.mount(None, "/", None, ns.MS_REC | ns.MS_PRIVATE)  # nothing mounted here reaches the host
+        ns.mount("proc", "/proc", "proc", ns.MS_NOSUID | ns.MS_NODEV | ns.MS_NOEXEC)  # this namespace's processes only
+        budget = config.get("disk_budget")
+        ns.mount("tmpfs", "/dev/shm", "tmpfs", ns.MS_NOSUID | ns.MS_NODEV, "mode=1777" + (f",size={budget}" if budget else ""))
         held.append("private /dev/shm")
-        _expose(config.get("needs", ()), uid, gid, "/dev/shm/.reprokit-stage")
+        namespaces.expose(config.get("needs", ()), uid, gid, "/dev/shm/.reprokit-stage")
+        if budget and config.get("workdir"):
+            namespaces.bounded_workdir(config["workdir"], budget, uid, gid)
+            held.append(f"disk budget {budget >> 20} MiB")
     except OSError as err:
         print(f"reprokit: the run's mount namespace is incomplete ({err})", file=sys.stderr)
-    drop = all(reachable(p, uid, gid) for p in config.get("needs", ()))
+    drop = all(namespaces.reachable(p, uid, gid) for p in config.get("needs", ()))
     if drop:
         held.append(f"uid {uid}")
     os.write(pipe, (json.dumps(held) + "\n").encode())
@@ -272,6 +266,8 @@ def _init(config, uid, gid, pipe, start_case):
         finally:
             os._exit(127)
     status = _wait_for(case)
+    if any(h.startswith("disk budget") for h in held) and budgets.full(config["workdir"], "/dev/shm"):
+        os.write(pipe, b"F")
     os.write(pipe, struct.pack("i", status))
     os._exit(0)
 
@@ -279,7 +275,8 @@ def _init(config, uid, gid, pipe, start_case):
 def main():
     config = json.loads(sys.argv[1])
     command = sys.argv[sys.argv.index("--") + 1:]
-    launch(config, lambda: os.execvp(command[0], command))
+    key = _read_key(config)
+    launch(config, lambda: exec_with_key(command, key))
 
 
 if __name__ == "__main__":

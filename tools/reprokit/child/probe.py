@@ -2,8 +2,9 @@
 
 Usage (the runner does this): python probe.py SCRIPT [ARGS...]
 Writes $REPROKIT_REPORT_DIR/probe-<rank>.json with the exception (if any), the stage it came from, dynamo's
-counters and $REPROKIT_REPORT_KEY (the run's key): opened before the script runs, in a folder outside the run's, which
-Landlock then keeps the script from writing. Standard library only and no import of reprokit, so it runs in any interpreter that has torch.
+counters and the run's key (read from the descriptor $REPROKIT_KEY_FD and closed before the script runs): opened
+before the script runs, in a folder outside the run's, which Landlock then keeps the script from writing.
+`python probe.py --torchrun N SCRIPT` is the launcher of a torchrun case: N ranks, each a probe of SCRIPT. Standard library only and no import of reprokit, so it runs in any interpreter that has torch.
 $REPROKIT_BACKEND=eager|aot_eager replaces the backend of every torch.compile call (the ablation ladder).
 $REPROKIT_WRITABLE (folders, os.pathsep-separated): with Landlock in the kernel, the script and its children can write
 nowhere else.
@@ -151,22 +152,70 @@ def _cap_files(cap):
         resource.setrlimit(resource.RLIMIT_FSIZE, (int(cap), int(cap)))
 
 
-def _open_report(rank):
-    """The report file, opened (created, never an existing one or a link) before the script runs; and the key.
+def _in_exec_environment(name):
+    """Whether this process was started with `name` in its environment: /proc/self/environ shows it for the life of
+    the process, whatever os.environ says since."""
+    try:
+        with open("/proc/self/environ", "rb") as fh:
+            return any(entry.startswith(name.encode() + b"=") for entry in fh.read().split(b"\0"))
+    except OSError:
+        return False
 
-    Both variables leave the environment, so that the script and its children do not see them."""
-    folder, key = os.environ.pop("REPROKIT_REPORT_DIR", None), os.environ.pop("REPROKIT_REPORT_KEY", "")
+
+def _take_key():
+    """The run's observation key, which no process of the case may read.
+
+    It comes on a descriptor (REPROKIT_KEY_FD: the keeper's pipe), read and closed here before the script runs. A
+    torchrun rank gets it in its environment from the launcher; such a process starts itself again with the key on
+    a pipe instead, so that its /proc/self/environ never holds it. A warm run has it in os.environ only (its zygote
+    was started without it)."""
+    fd, key = os.environ.pop("REPROKIT_KEY_FD", None), os.environ.pop("REPROKIT_REPORT_KEY", None)
+    if fd is not None and fd.isdigit():
+        try:
+            return os.read(int(fd), 256).decode("ascii", "replace")
+        finally:
+            os.close(int(fd))
+    if key is not None and _in_exec_environment("REPROKIT_REPORT_KEY"):
+        read_end, write_end = os.pipe()
+        os.write(write_end, key.encode())
+        os.close(write_end)
+        os.set_inheritable(read_end, True)
+        os.environ["REPROKIT_KEY_FD"] = str(read_end)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+    return key or ""
+
+
+def _launch_torchrun(key, nproc, script):
+    """The launcher of a torchrun case (`probe.py --torchrun N SCRIPT`): torch.distributed.run in this process, each
+    rank a probe of the script; the ranks get the key from this process's os.environ, never from its own
+    environment block."""
+    os.environ["REPROKIT_REPORT_KEY"] = key
+    sys.argv = ["torchrun", "--standalone", f"--nproc-per-node={nproc}", os.path.abspath(__file__), script]
+    runpy.run_module("torch.distributed.run", run_name="__main__", alter_sys=True)
+
+
+def _open_report(rank):
+    """The report file, opened (created, never an existing one or a link) before the script runs.
+
+    The variable leaves the environment, so that the script and its children do not see it."""
+    folder = os.environ.pop("REPROKIT_REPORT_DIR", None)
     if not folder or not rank.isdigit():
-        return None, key
+        return None
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    return os.open(os.path.join(folder, f"probe-{rank}.json"), flags, 0o600), key
+    return os.open(os.path.join(folder, f"probe-{rank}.json"), flags, 0o600)
 
 
 def main():
+    key = _take_key()
+    if sys.argv[1] == "--torchrun":  # PYTHONSAFEPATH stays: the ranks start with it, as this process did
+        _launch_torchrun(key, int(sys.argv[2]), os.path.abspath(sys.argv[3]))
+        return
     _isolate_path()
     script = os.path.abspath(sys.argv[1])
     sys.argv = [script, *sys.argv[2:]]
-    report, key = _open_report(os.environ.get("RANK", "0"))
+    report = _open_report(os.environ.get("RANK", "0"))
     record = {"exception": None, "message": None, "stage": None, "exit_code": 0}
     _cap_files(os.environ.pop("REPROKIT_FILE_CAP", ""))
     if os.environ.get("REPROKIT_WRITABLE"):  # the runner's folders for this run; writes elsewhere fail (EACCES)

@@ -83,6 +83,10 @@ def _reaper():
 
 
 def main():
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: gone with the runner (its keepers too)
     threading.Thread(target=_reaper, daemon=True).start()
     _send({"ready": True})
     for line in sys.stdin:

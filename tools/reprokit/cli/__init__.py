@@ -7,6 +7,7 @@ import sys
 
 from reprokit import __version__
 from reprokit.cli import contrib, history, images, publish, run
+from reprokit.cli.safe_output import LineGuard
 from reprokit.model.schema import InputError
 
 # The sub-commands in the order `reprokit --help` lists them; each group module adds its own and parses nothing else.
@@ -47,7 +48,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = LineGuard(sys.stdout), LineGuard(sys.stderr)  # lines may hold what a case controls
+    try:
+        return _dispatch(build_parser().parse_args(argv))
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = saved
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         return args.func(args)
     except InputError as err:

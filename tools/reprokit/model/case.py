@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
+import regex
 from pydantic import Field, StringConstraints, ValidationError, model_validator
 
 from reprokit.model.schema import (
@@ -109,9 +110,9 @@ class Oracle(Strict):
         if self.kind in ("stdout", "stderr") and not self.match:
             raise ValueError(f"kind: {self.kind} needs a match regex")
         if self.match is not None:
-            try:
-                re.compile(self.match)
-            except re.error as err:
+            try:  # the engine the runner matches with (run/outcome.py), so that what validates also runs
+                regex.compile(self.match)
+            except regex.error as err:
                 raise ValueError(f"match is not a valid regex: {err}") from None
         return self
 

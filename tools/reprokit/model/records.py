@@ -7,12 +7,35 @@ dtype): the results store keeps one record per identity.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import re
+from typing import Annotated, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from reprokit.model.schema import InputError, describe_error
 from reprokit.model.verdict import Verdict
+
+# The parts of a record that name files in the store (results/<target>/<suite>/<torch>.jsonl, journals by run id):
+# identifiers, never a path (an imported record with target "../x" must not write outside the store).
+TARGET_PATTERN = r"^[a-z0-9][a-z0-9-]{0,78}[a-z0-9]$"
+TORCH_PATTERN = r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,79}$"
+RUN_ID_PATTERN = r"^[0-9A-Za-z][0-9A-Za-z._-]{0,99}$"
+SUITES = ("cases", "sweep")
+TargetName = Annotated[str, StringConstraints(pattern=TARGET_PATTERN)]
+TorchBuild = Annotated[str, StringConstraints(pattern=TORCH_PATTERN)]
+RunId = Annotated[str, StringConstraints(pattern=RUN_ID_PATTERN)]
+Suite = Literal["cases", "sweep"]
+
+
+def store_path_problem(target: str, suite: str, torch: str) -> str | None:
+    """Why these cannot name a file of the store (None when they can): each must be an identifier."""
+    if not re.fullmatch(TARGET_PATTERN, target):
+        return f"target {target!r} is not a target name (lower-case letters, digits and '-')"
+    if suite not in SUITES:
+        return f"suite {suite!r} is not one of {', '.join(SUITES)}"
+    if not re.fullmatch(TORCH_PATTERN, torch):
+        return f"torch {torch!r} is not a torch build (letters, digits, '.', '+', '-', '_')"
+    return None
 
 
 class Strict(BaseModel):
@@ -31,9 +54,9 @@ class RecordKey(NamedTuple):
 
 class Record(Strict):
     # identity
-    target: str
-    suite: str = "cases"
-    torch: str  # with its build, e.g. 2.13.0+cpu
+    target: TargetName
+    suite: Suite = "cases"
+    torch: TorchBuild  # with its build, e.g. 2.13.0+cpu
     device: str  # the device the run used: "cpu" or the accelerator's name
     case: str
     variant: str
@@ -42,7 +65,7 @@ class Record(Strict):
     verdict: Verdict
     why: str
     # what the run did (all None for a skipped run)
-    status: str | None = None  # pass | fail | crash | timeout | oom
+    status: str | None = None  # pass | fail | crash | timeout | oom | over-budget
     exit_code: int | None = None
     signal: str | None = None
     exception: str | None = None
@@ -96,10 +119,10 @@ class Sitting(Strict):
 
 
 class RunHeader(Strict):
-    run_id: str
-    target: str
-    suite: str = "cases"
-    torch: str
+    run_id: RunId
+    target: TargetName
+    suite: Suite = "cases"
+    torch: TorchBuild
     device: str
     environment: dict  # environment.collect(): torch, CUDA, device facts and collect_env
     mode: str = "host"  # host | container

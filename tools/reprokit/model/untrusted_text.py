@@ -8,11 +8,28 @@ import re
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")  # CSI, OSC, two-byte escapes
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every C0/C1 control but tab and newline
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")  # outside XML 1.0's Char
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate: no UTF-8 encoder writes it (json.dumps does)
 
 
 def plain(text: str | None) -> str:
     """No terminal escape sequences, no control characters (tab and newline kept)."""
     return _CONTROL.sub("", _ANSI.sub("", text or ""))
+
+
+def recordable(text: str | None) -> str:
+    """Text fit for the store, the journal and any log: encodable (lone surrogates become U+FFFD) and plain."""
+    return _SURROGATE.sub("\ufffd", plain(text))
+
+
+def recordable_value(value: object) -> object:
+    """`recordable` applied to every string inside a JSON value (a probe's report: message, chain, counters)."""
+    if isinstance(value, str):
+        return recordable(value)
+    if isinstance(value, list):
+        return [recordable_value(v) for v in value]
+    if isinstance(value, dict):
+        return {recordable(str(k)): recordable_value(v) for k, v in value.items()}
+    return value
 
 
 def one_line(text: str | None) -> str:

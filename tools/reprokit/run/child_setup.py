@@ -17,6 +17,20 @@ from reprokit.child import PROBE
 from reprokit.run.untrusted_files import UntrustedFile, read_untrusted
 
 FILE_CAP = 2 << 30  # the largest file a run may write (its output goes through pipes, counted, not stored)
+# What one run may use at most (REPROKIT_DISK_BUDGET, REPROKIT_MEMORY_BUDGET override them: bytes, or with K/M/G):
+# its folder and /dev/shm as size-limited tmpfs (as root), all its processes in one memory cgroup (where one can be
+# made). The corpus's largest CPU run writes a few hundred MB of compile caches and peaks under 4 GiB.
+DISK_BUDGET = 4 << 30
+MEMORY_BUDGET = 8 << 30
+
+
+def budget(name: str, default: int, env: dict[str, str] | None = None) -> int:
+    """A budget in bytes from the runner's environment (e.g. REPROKIT_MEMORY_BUDGET=512M), else the default."""
+    text = (env if env is not None else os.environ).get(name, "").strip().upper()
+    match = re.fullmatch(r"(\d+)([KMG]?)I?B?", text)
+    if not match:
+        return default
+    return int(match.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[match.group(2)]
 
 # Variables passed through from the runner's environment, by exact name; everything else is dropped (a prefix such as
 # TORCH_ or NCCL_ let any variable through: TORCH_LOGS, a runner's NCCL_* credentials-bearing settings, REPRO_ set by
@@ -87,7 +101,9 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
     user = case_user()
     reports = private / "reports"
     reports.mkdir()
-    config = {"held": str(private / "held.json")}
+    config = {"held": str(private / "held.json"), "workdir": str(workdir),
+              "disk_budget": budget("REPROKIT_DISK_BUDGET", DISK_BUDGET),
+              "memory_budget": budget("REPROKIT_MEMORY_BUDGET", MEMORY_BUDGET)}
     if user is None:
         return config
     uid, gid = user
@@ -117,7 +133,8 @@ def read_held(private: Path) -> str | None:
     return ", ".join(h for h in held if isinstance(h, str) and re.fullmatch(_HELD, h)) or None
 
 
-_HELD = r"subreaper|pid namespace|private /dev/shm|uid \d{1,10}"
+_HELD = (r"subreaper|pid namespace|private /dev/shm|uid \d{1,10}|ipc namespace|network namespace \(loopback only\)"
+         r"|(memory|disk) budget \d{1,9} MiB|over (memory|disk) budget")
 
 
 def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str, str],
@@ -142,7 +159,9 @@ def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str
         "REPROKIT_FILE_CAP": str(FILE_CAP),
         # Writable for the case: its own folder, the shared headers, devices (/dev/null, /dev/shm); on accelerators
         # also /proc, without which the CUDA driver fails to start (error 304, measured on an H200). See probe.py.
-        "REPROKIT_WRITABLE": os.pathsep.join([str(workdir), str(shared_header_dir()), "/dev",
+        # The shared header folder only where runs use it (not as root: each run's headers stay in its own folder).
+        "REPROKIT_WRITABLE": os.pathsep.join([str(workdir), *([str(shared_header_dir())] if case_user() is None else []),
+                                              "/dev",
                                               *(["/proc"] if extra.get("REPRO_DEVICE", "cpu") != "cpu" else []),
                                               *map(str, writable)]),
     })

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 
 from reprokit.model.matrix import Target
 from reprokit.model.schema import InputError
@@ -41,9 +43,12 @@ print("REPROKIT_FACTS" + json.dumps(facts, default=str))
 
 
 def collect(python: str = sys.executable, timeout: float = 300) -> dict:
+    # From an empty folder, with PYTHONSAFEPATH (python -P, 3.11+): `python -c` puts the working directory first on
+    # sys.path, and a platform.py at a repository's root would run, as the runner, with its whole environment.
     try:
-        proc = subprocess.run([python, "-c", _FACTS], capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        with tempfile.TemporaryDirectory(prefix="reprokit-facts-") as neutral:
+            proc = subprocess.run([python, "-c", _FACTS], capture_output=True, text=True, timeout=timeout,
+                                  stdin=subprocess.DEVNULL, cwd=neutral, env={**os.environ, "PYTHONSAFEPATH": "1"})
     except (OSError, subprocess.TimeoutExpired) as err:
         raise InputError(f"{python}: could not read the environment ({err})") from None
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("REPROKIT_FACTS")), None)

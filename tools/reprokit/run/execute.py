@@ -45,6 +45,7 @@ class Observation:
     probes: list[dict] = field(default_factory=list)
     contained: str | None = None  # what kept the run's processes in (contain.py), e.g. "subreaper, pid namespace"
     malformed: str | None = None  # why the probes' reports were not trusted (then status is crash)
+    over_budget: str | None = None  # "memory 8192 MiB" / "disk 4096 MiB": the run reached it (then status says so)
 
     def record_fields(self) -> dict:
         """The fields a Record keeps of this observation (records.Record names them the same)."""
@@ -98,10 +99,17 @@ class Capture:
 
 
 def command_for(script: Path, launcher: str, world_size: int, python: str) -> list[str]:
-    if launcher == "torchrun":
-        return [python, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={world_size}",
-                str(PROBE), str(script)]
+    if launcher == "torchrun":  # the probe runs torch.distributed.run --standalone, each rank a probe of the script
+        return [python, str(PROBE), "--torchrun", str(world_size), str(script)]
     return [python, str(PROBE), str(script)]
+
+
+def _key_pipe(key: str) -> int:
+    """The read end of a pipe holding the run's key (the keeper reads it, then hands it on the same way)."""
+    read_end, write_end = os.pipe()
+    os.write(write_end, key.encode())
+    os.close(write_end)
+    return read_end
 
 
 def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], timeout: float, launcher: str = "python",
@@ -116,15 +124,18 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
     try:
         full_env = child_env(env, workdir, threads, extra_env, writable, stopper.token)
         config = contain_config(python, script, workdir, private, full_env, writable)
-        full_env.update(REPROKIT_REPORT_DIR=str(private / "reports"), REPROKIT_REPORT_KEY=key)
+        full_env.update(REPROKIT_REPORT_DIR=str(private / "reports"))
+        key_fd = _key_pipe(key)  # the key on a descriptor: never in an environment a case process could read
+        config.update(key_fd=key_fd, parent=os.getpid())
         out, err = Capture(), Capture()
         start = time.monotonic()
         try:
             command = [python, str(CONTAIN), json.dumps(config), "--", *command_for(script, launcher, world_size, python)]
-            proc = subprocess.Popen(command, cwd=workdir,
+            proc = subprocess.Popen(command, cwd=workdir, pass_fds=(key_fd,),
                                     env=full_env, stdin=subprocess.DEVNULL, stdout=out.write_fd, stderr=err.write_fd,
                                     start_new_session=True)
         finally:
+            os.close(key_fd)
             out.close_writer()
             err.close_writer()
         stopper.started(proc.pid)
@@ -153,6 +164,10 @@ def finish_observation(private: Path, key: str, code: int | None, timed_out: boo
     probes, malformed = read_reports(private / "reports", key)
     obs = _classify(code, timed_out, seconds, probes, world_size, *outputs)
     obs.contained = read_held(private)
+    for kind in ("memory", "disk"):  # a budget the run reached decides its status: not torch's behaviour
+        if f"over {kind} budget" in (obs.contained or ""):
+            size = re.search(rf"{kind} budget (\d+) MiB", obs.contained)
+            obs.status, obs.over_budget = "over-budget", f"{kind} {size.group(1) if size else '?'} MiB"
     if malformed:  # an observation the case tampered with (or a probe that broke): recorded as such, never trusted
         obs.status, obs.malformed = "crash", malformed
         obs.exception, obs.stage, obs.dynamo = None, None, None

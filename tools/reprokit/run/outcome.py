@@ -29,6 +29,8 @@ def _search(pattern: str, text: str, flags: int = 0) -> bool:
         return regex.search(pattern, text, flags, timeout=REGEX_SECONDS) is not None
     except TimeoutError:
         raise OracleTimeout(f"the oracle's regex {pattern[:60]!r} timed out after {REGEX_SECONDS:.0f} s") from None
+    except regex.error as err:  # validation refuses such a pattern; a case.yaml edited since is judged, not crashed on
+        raise OracleTimeout(f"the oracle's regex {pattern[:60]!r} is not valid ({err})") from None
 
 
 def _output_matches(oracle: Oracle, obs: Observation) -> bool:
@@ -57,6 +59,8 @@ def repro_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
 def _repro_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
     if obs.malformed:  # whatever the oracle: a tampered observation never reproduces
         return Verdict.FAILS_DIFFERENTLY, f"malformed observation ({obs.malformed})"
+    if obs.over_budget:  # stopped by the runner's budget, whatever it printed: not torch's behaviour
+        return Verdict.FAILS_DIFFERENTLY, f"over its {obs.over_budget} budget"
     if skipped := _skipped(obs):
         return skipped
     chain = next((p.get("chain", []) for p in obs.probes if p.get("exception")), [])
@@ -99,6 +103,8 @@ def fix_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
 def _fix_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
     if obs.malformed:
         return Verdict.FIX_BROKEN, f"malformed observation ({obs.malformed})"
+    if obs.over_budget:
+        return Verdict.FIX_BROKEN, f"over its {obs.over_budget} budget"
     if skipped := _skipped(obs):
         return skipped
     if obs.status != "pass":

@@ -94,9 +94,12 @@ def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
                  **visible_env(opts.device_kind, device_ids)}
     writable: tuple[Path, ...] = ()
     if opts.cache_dir is not None:  # cache-warm mode: the caches live outside the run's folder, writable for it
-        env_extra.update(TORCHINDUCTOR_CACHE_DIR=str(opts.cache_dir / "inductor"),
-                         TRITON_CACHE_DIR=str(opts.cache_dir / "triton"))
-        writable = (opts.cache_dir,)
+        # One folder per run (case, variant, dtype), the only one of DIR it may write: a cache entry is code that the
+        # next reader executes, so no run may write what another case's run reads (or its own fix's).
+        own = opts.cache_dir / run.case.id / f"{run.variant}@{run.dtype}"
+        own.mkdir(parents=True, exist_ok=True)
+        env_extra.update(TORCHINDUCTOR_CACHE_DIR=str(own / "inductor"), TRITON_CACHE_DIR=str(own / "triton"))
+        writable = (own,)
 
     def go(extra: dict[str, str]) -> Observation:
         if opts.warm is not None and run.case.requires.launcher == "python":

@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+from reprokit.model.untrusted_text import recordable, recordable_value
+
 TAIL_BYTES = 6000  # the bytes of each output stream a record keeps
 
 
@@ -15,7 +17,7 @@ def tail_text(data: bytes, size: int) -> str:
     text = data[-TAIL_BYTES:].decode("utf-8", "replace")
     if size > TAIL_BYTES:
         text = f"[... {size - TAIL_BYTES} earlier bytes truncated ...]\n" + text.split("\n", 1)[-1]
-    return text
+    return recordable(text)
 
 
 class UntrustedFile(Exception):
@@ -76,5 +78,5 @@ def read_reports(private: Path, key: str) -> tuple[list[dict], str | None]:
         for name, value in data.items():
             if name not in _REPORT_FIELDS or not isinstance(value, _REPORT_FIELDS[name]) or isinstance(value, bool):
                 return [], f"{path.name}: field {name!r} is not what the probe writes"
-        reports.append(data)
+        reports.append(recordable_value(data))  # the case wrote the message: nothing in it may break a write
     return reports, None

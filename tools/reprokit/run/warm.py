@@ -76,6 +76,8 @@ class WarmPool:
         try:
             run_env = child_env(env, workdir, threads, extra_env, writable, stopper.token)
             config = contain_config(self._python, script, workdir, private, run_env, writable)
+            config["parent"] = self._proc.pid  # the keeper is the zygote's child: it dies with the zygote
+            # The key in os.environ of the fork only: the zygote's own environment never held it.
             run_env.update(REPROKIT_REPORT_DIR=str(private / "reports"), REPROKIT_REPORT_KEY=key)
             request = {"id": ident, "script": str(script), "cwd": str(workdir), "env": run_env, "contain": config,
                        "stdout": str(private / "stdout.txt"), "stderr": str(private / "stderr.txt")}

@@ -26,7 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reprokit.model.records import Record, RunHeader, parse_header, parse_record
+from reprokit.model.records import SUITES, Record, RunHeader, parse_header, parse_record, store_path_problem
+from reprokit.model.schema import InputError
 from reprokit.store.journal import Journal, Recovered, end_processes, read_journal
 from reprokit.store.jsonl_files import (
     collector_paused,
@@ -37,8 +38,6 @@ from reprokit.store.jsonl_files import (
     write_lines,
     write_records,
 )
-
-SUITES = ("cases", "sweep")
 
 
 def _safe_name(torch: str) -> str:
@@ -81,6 +80,9 @@ class Store:
 
     def file(self, target: str, suite: str, torch: str, kind: str = "") -> Path:
         """The records file of one target, suite and torch; kind "runs" or "output": its companion."""
+        problem = store_path_problem(target, suite, torch)
+        if problem:
+            raise InputError(f"{self.folder}: {problem}")
         return self.folder / target / suite / (_safe_name(torch) + (f".{kind}" if kind else "") + ".jsonl")
 
     def _files(self, target: str | None, suite: str | None) -> Iterator[tuple[Path, Path, Path]]:
@@ -109,6 +111,9 @@ class Store:
     @contextmanager
     def locked(self, target: str) -> Iterator[None]:
         """The target's lock: a run merging into its files waits here for another one to finish merging."""
+        problem = store_path_problem(target, "cases", "0")
+        if problem:
+            raise InputError(f"{self.folder}: {problem}")
         (self.folder / target).mkdir(parents=True, exist_ok=True)
         with open(self.folder / target / ".lock", "a") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)

@@ -1,0 +1,71 @@
+"""A run's budgets, for its keeper (contain.py): one memory cgroup for all its processes, and (as root, in its mount
+namespace) its folder as a size-limited tmpfs. Standard library only; loaded by path, like contain.py."""
+
+import os
+import time
+
+
+def memory_cgroup(budget):
+    """A memory cgroup of `budget` bytes below this process's own (v2, else v1), or None where none can be made."""
+    if not budget:
+        return None
+    try:
+        with open("/proc/self/cgroup") as fh:
+            lines = [line.rstrip("\n").split(":", 2) for line in fh]
+    except OSError:
+        return None
+    candidates = []
+    for _, controllers, path in lines:
+        if controllers == "" and os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+            candidates.append(("/sys/fs/cgroup" + path, "memory.max", "memory.events"))
+        elif "memory" in controllers.split(","):
+            candidates.append(("/sys/fs/cgroup/memory" + path, "memory.limit_in_bytes", "memory.oom_control"))
+    for base, limit, events in candidates:
+        folder = os.path.join(base, f"reprokit-{os.getpid()}")
+        try:
+            os.mkdir(folder)
+        except OSError:
+            continue
+        try:
+            with open(os.path.join(folder, limit), "w") as fh:
+                fh.write(str(budget))
+            return folder, events
+        except OSError:
+            os.rmdir(folder)
+    return None
+
+
+def join(cgroup):
+    if cgroup:
+        with open(os.path.join(cgroup[0], "cgroup.procs"), "w") as fh:
+            fh.write(str(os.getpid()))
+
+
+def oom_kills(cgroup):
+    """How many processes the cgroup's limit killed (memory.events / memory.oom_control: oom_kill N)."""
+    try:
+        with open(os.path.join(*cgroup)) as fh:
+            return sum(int(line.split()[1]) for line in fh if line.startswith("oom_kill "))
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def remove_cgroup(cgroup):
+    for _ in range(50):  # the killed processes leave it within milliseconds
+        try:
+            os.rmdir(cgroup[0])
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
+def full(*folders):
+    """Whether a budgeted tmpfs is (all but) full: a write there failed for want of room."""
+    for folder in folders:
+        try:
+            info = os.statvfs(folder)
+        except OSError:
+            continue
+        if info.f_bavail * info.f_frsize < (1 << 20):
+            return True
+    return False
