@@ -88,3 +88,28 @@ def test_autofix_opens_one_branch_per_changed_case_and_is_idempotent(tmp_path):
     assert "a-case/repro@float32: does-not-reproduce" in changed and "b-case/repro@float32: reproduces" in changed
     second = subprocess.run(cmd, capture_output=True, text=True, env=TOOLS_ENV)
     assert "skip a-case: branch autofix/cpu/a-case exists" in second.stdout
+
+
+def test_the_autofix_job_can_push_with_its_own_token_and_no_other_step_holds_one():
+    """persist-credentials: false left git with no credential, so `autofix --push` could not push: git gets the job's
+    token (scoped by the job's permissions) in one step, right before the push, and no step that runs code of the
+    repository's cases holds a token."""
+    nightly = yaml.safe_load((ROOT / ".github" / "workflows" / "nightly.yml").read_text())
+    propose = nightly["jobs"]["propose"]
+    assert propose["permissions"] == {"contents": "write", "pull-requests": "write"}
+    steps = propose["steps"]
+    setup = next(i for i, s in enumerate(steps) if s.get("run") == "gh auth setup-git")
+    push = next(i for i, s in enumerate(steps) if "autofix" in s.get("run", "") and "--push" in s.get("run", ""))
+    assert setup < push and steps[setup]["env"]["GH_TOKEN"] == "${{ secrets.GITHUB_TOKEN }}"
+    assert all(s.get("with", {}).get("persist-credentials") is False for s in steps if "checkout" in s.get("uses", ""))
+    assert nightly["jobs"]["run"]["permissions"] == {"contents": "read"}  # the job that runs cases holds no write token
+
+
+def test_the_gpu_label_guidance_asks_for_the_whole_diff():
+    """The GPU job runs the pull request's noxfile.py, pyproject.toml and root modules on the runner host, not only
+    cases/ and tools/: whoever labels it reviews the whole diff."""
+    guidance = (ROOT / "CONTRIBUTING.md").read_text()
+    assert "Review the whole diff" in guidance
+    for path in ("noxfile.py", "pyproject.toml", "root modules"):
+        assert path in guidance.split("Review the whole diff", 1)[1][:400]
+    assert "review the\n# whole diff" in (ROOT / ".github" / "workflows" / "hardware.yml").read_text()
