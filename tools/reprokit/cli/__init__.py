@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from reprokit import __version__
@@ -52,9 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout, sys.stderr = LineGuard(sys.stdout), LineGuard(sys.stderr)  # lines may hold what a case controls
     try:
         return _dispatch(build_parser().parse_args(argv))
+    except BrokenPipeError:  # `reprokit history --json | head`: the reader left, nothing is wrong
+        return 141
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BrokenPipeError:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
         sys.stdout, sys.stderr = saved
 
 

@@ -116,6 +116,9 @@ class Sitting(Strict):
     env_setup_seconds: float = 0.0  # building the torch environment (--torch), when this sitting had to
     devices: list[str] = []  # the accelerator ids runs were placed on (each run saw only its own); [] on the CPU
     jobs_per_device: int | None = None  # at most this many runs at once on one device
+    # Runs of this variant and how many failed as claimed (repro) or broke (fix), when it ran more than once
+    # (`--repeat N`, or a changed verdict re-run): {"runs": N, "as_claimed": k}. Left out of the store when None.
+    repeats: dict[str, int] | None = None
 
 
 class RunHeader(Strict):
@@ -163,4 +166,13 @@ def dump(model: BaseModel) -> str:
     """One line of JSON with sorted keys: what the store writes, so that a pull request's diff is one line a record."""
     import json
 
-    return json.dumps(model.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    return json.dumps(stored_fields(model), sort_keys=True, ensure_ascii=False)
+
+
+def stored_fields(model: BaseModel) -> dict:
+    """The fields the store keeps of a model: a record's `repeats` only when it ran more than once (the lines of
+    every record before it stay as they were)."""
+    data = model.model_dump(mode="json")
+    if data.get("repeats", 0) is None:
+        del data["repeats"]
+    return data
