@@ -85,7 +85,7 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp) -> dict[str, s
             **common, rows=every, filters=record_filters(every), facts=facts),
         "sweeps.html": env.get_template("sweeps.html.j2").render(**common, sweeps=sweep_sections(p)),
         "changes.html": env.get_template("changes.html.j2").render(**common, releases=changed),
-        "upstream.html": upstream_page(env, common, p),
+        "upstream.html": upstream_page(env, {**common, "facts": facts}, p),
         "results.json": results_json(records),
         "results.schema.json": results_schema(),
     }
@@ -132,8 +132,12 @@ def case_pages(env: jinja2.Environment, common: dict, p: Published, every: list)
 def upstream_page(env: jinja2.Environment, common: dict, p: Published) -> str:
     found = issue_status.standings(p.cases, p.histories)
     flagged = [s for s in found if s.disagreement()]
+    filters = [("target", "target", list(dict.fromkeys(s.target for s in found))),
+               ("state", "issue state", sorted({s.case.case.issue_state or "" for s in found})),
+               ("area", "area", sorted({s.case.case.area for s in found if s.case.case.area})),
+               ("flag", "flag", ["flagged", "none"])]
     return env.get_template("upstream.html.j2").render(
-        **common, standings=found, case_count=len({s.case.case.id for s in found}),
+        **common, standings=found, filters=filters, case_count=len({s.case.case.id for s in found}),
         issues={s.case.case.id: issue_status.issue_links(s.case) for s in found},
         recorded=sorted({rel for every in p.histories.values() for rel in every}, key=release_order),
         closed_flagged=len({s.case.case.id for s in flagged if s.case.case.issue_state == "closed"}),
