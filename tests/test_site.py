@@ -103,6 +103,22 @@ def test_the_feed_and_the_json_carry_what_runs_wrote_as_data(tmp_path):
     assert f"grid-cpu.html#{CASE}/cpu/2.13.0" in [e.link for e in parsed.entries]
 
 
+def test_a_nightly_has_its_what_changed_page_after_the_releases(tmp_path):
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "cases" / CASE, root / "cases" / CASE)
+    shutil.copy(ROOT / "matrix.yaml", root / "matrix.yaml")
+    Store(root / "results").merge([
+        record(case=CASE, torch="2.13.0+cpu", verdict="does-not-reproduce", status="pass"),
+        record(case=CASE, torch="2.16.0.dev20261201+cpu", verdict="reproduces", status="fail",
+               exception="torch._dynamo.exc.Unsupported", message="fake kernel missing")])
+    site = site_of(root)
+    page = site["changes-2.16.0.dev20261201.html"]
+    assert '<span class="tag">nightly</span>' in page and '<tr class="k-regressed" data-kind="regressed">' in page
+    overview = site["changes.html"]
+    assert overview.index("changes-2.16.0.dev20261201.html") < overview.index("changes-2.13.0.html")  # newest first
+    assert '<th scope="col" data-key="r-2.16.0.dev20261201">2.16.0.dev20261201' in site["grid-cpu.html"]
+
+
 def test_site_is_the_same_bytes_from_the_same_store(tmp_path):
     matrix, store = load_root_matrix(ROOT), Store(ROOT / "results")
     first, second = (website.build(ROOT, tmp_path / folder, matrix, store) for folder in ("a", "b"))
@@ -488,6 +504,37 @@ def test_axe_core_reports_no_violations(site_url, page):
                               ".map(v => `${v.id} (${v.impact}): ${v.nodes.length} nodes, e.g. ${v.nodes[0].html}`)")
         print(f"axe-core on {name}: {len(found)} violations")
         assert found == [], (name, found)
+
+
+@pytest.mark.e2e
+def test_what_runs_wrote_stays_text_in_the_browser_and_in_the_address(tmp_path, browser):
+    root = hostile_root(tmp_path)
+    out = tmp_path / "site"
+    website.build(root, out, load_root_matrix(root), Store(root / "results"), STAMP)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    hostile = browser.new_page()
+    fired, errors = [], []
+    hostile.on("dialog", lambda dialog: (fired.append(dialog.message), dialog.dismiss()))
+    hostile.on("pageerror", lambda err: errors.append(str(err)))
+    try:
+        for path in site_pages(out):
+            hostile.goto(f"{base}/{path.relative_to(out)}")
+        query = "?q=%3Cimg%20src%3Dx%20onerror%3Dalert(7)%3E&category=%22%3E%3Cscript%3Ealert(8)%3C%2Fscript%3E"
+        hostile.goto(f"{base}/grid-cpu.html{query}#%22%3E%3Cimg%20src%3Dx%20onerror%3Dalert(9)%3E")
+        assert hostile.input_value("input[name=q]") == "<img src=x onerror=alert(7)>"
+        assert hostile.input_value("select[name=category]") == ""  # not one of its values: ignored
+        hostile.goto(f"{base}/matrix.html")
+        hostile.fill("input[name=q]", "<img src=x onerror=alert(2)>")  # the error's text is searchable, as text
+        assert sorted(visible_ids(hostile)) == [f"{CASE}/cpu/2.13.0@float32",
+                                                f"{CASE}/cpu/9.9.9---svg-onload-alert-6--@float32"]
+        assert "q=%3Cimg" in hostile.url
+    finally:
+        hostile.close()
+        server.shutdown()
+        server.server_close()
+    assert fired == [] and errors == []
 
 
 @pytest.mark.e2e
