@@ -19,8 +19,12 @@
   var unit = table.id === "grid" ? "cases" : "rows";
   var sorted = null;  // {key, ascending}
 
+  function caseOf(row) {  // a grid row names its case; a record's id starts with it (case/target/release@dtype)
+    return row.getAttribute("data-case") || row.id.split("/")[0];
+  }
+
   var haystack = rows.map(function (row) {
-    var more = facts[row.getAttribute("data-case")] || "";
+    var more = facts[caseOf(row)] || "";
     return (row.textContent + " " + more).replace(/\s+/g, " ").toLowerCase();
   });
 
