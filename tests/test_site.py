@@ -483,7 +483,9 @@ def site_pages(out: Path) -> list[Path]:
 @pytest.mark.e2e
 def test_no_page_scrolls_sideways_at_390_px(built_site, site_url, browser):
     narrow = browser.new_page(viewport={"width": 390, "height": 844})
-    widths = {}
+    errors, widths = [], {}
+    narrow.on("console", lambda msg: errors.append(f"{msg.type}: {msg.text}") if msg.type == "error" else None)
+    narrow.on("pageerror", lambda err: errors.append(str(err)))
     for path in site_pages(built_site):
         narrow.goto(f"{site_url}/{path.relative_to(built_site)}")
         widths[str(path.relative_to(built_site))] = narrow.evaluate("document.documentElement.scrollWidth")
@@ -491,6 +493,19 @@ def test_no_page_scrolls_sideways_at_390_px(built_site, site_url, browser):
     print(f"{len(widths)} pages at 390 px: widest {max(widths.values())} px")
     assert len(widths) > 90
     assert {name: w for name, w in widths.items() if w > 390} == {}
+    assert errors == []
+
+
+@pytest.mark.e2e
+def test_without_javascript_every_table_is_complete(site_url, browser):
+    context = browser.new_context(java_script_enabled=False)
+    plain = context.new_page()
+    plain.goto(f"{site_url}/grid-cpu.html")
+    assert plain.locator("#grid tbody tr:visible").count() == len(corpus.discover(ROOT / "cases"))
+    assert not plain.locator("#filters").is_visible()
+    plain.goto(f"{site_url}/matrix.html")
+    assert plain.locator("#matrix tbody tr:visible").count() == expected_rows()
+    context.close()
 
 
 @pytest.mark.e2e

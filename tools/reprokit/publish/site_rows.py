@@ -54,11 +54,6 @@ class Cell:
     def short(self) -> str:
         return shortened(self.detail)
 
-    @property
-    def cut(self) -> bool:
-        """The detail is longer than what the cell shows: the cell gets an expander with all of it."""
-        return self.short != self.detail
-
 
 @dataclass(frozen=True)
 class Row:
