@@ -86,6 +86,9 @@ class Record(Strict):
     recorded_at: str  # ISO 8601, UTC
     reprokit: str  # the harness version that recorded it
     case_hash: str | None = None  # the case folder's content when it ran (None: recorded before hashes were kept)
+    # Runs of this variant and how many failed as claimed (repro) or broke (fix), when it ran more than once
+    # (`--repeat N`, or a changed verdict re-run): {"runs": N, "failed": k}. Left out of the store when None.
+    repeats: dict[str, int] | None = None
 
     @property
     def key(self) -> str:
@@ -116,9 +119,6 @@ class Sitting(Strict):
     env_setup_seconds: float = 0.0  # building the torch environment (--torch), when this sitting had to
     devices: list[str] = []  # the accelerator ids runs were placed on (each run saw only its own); [] on the CPU
     jobs_per_device: int | None = None  # at most this many runs at once on one device
-    # Runs of this variant and how many failed as claimed (repro) or broke (fix), when it ran more than once
-    # (`--repeat N`, or a changed verdict re-run): {"runs": N, "as_claimed": k}. Left out of the store when None.
-    repeats: dict[str, int] | None = None
 
 
 class RunHeader(Strict):
