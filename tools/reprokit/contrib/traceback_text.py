@@ -1,0 +1,91 @@
+"""Python tracebacks as a run printed them: the frames of the exception raised last, where it was raised (the
+script's own code, torch, or code torch generated), and the error log without the runner's own frames.
+
+The probe runs the script with runpy, so its traceback starts with frames of probe.py and <frozen runpy>; `python
+repro.py` prints the same traceback without them, which is what a bug report shows."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+FRAME = re.compile(r'^(?P<prefix>\[rank\d+\]: ?)?  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+)$')
+TRACEBACK = re.compile(r"^(\[rank\d+\]: ?)?Traceback \(most recent call last\):$")
+_HARNESS = re.compile(r"(^<frozen runpy>$|/runpy\.py$|/reprokit/child/probe\.py$|/probe\.py$)")
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    name: str
+
+    @property
+    def in_torch(self) -> bool:
+        """A frame of torch's own package (torch.testing, the checks a script calls, is the script's comparison)."""
+        return "/torch/" in self.file and "/torch/testing/" not in self.file
+
+
+def without_harness(stderr: str) -> str:
+    """stderr with the probe's and runpy's frames taken out of every traceback (each frame with its source lines)."""
+    out: list[str] = []
+    skipping: str | None = None  # the rank prefix of a harness frame whose source lines are being skipped
+    for line in stderr.splitlines(keepends=True):
+        m = FRAME.match(line.rstrip("\n"))
+        if m:
+            skipping = (m.group("prefix") or "") if _HARNESS.search(m.group("file")) else None
+            if skipping is not None:
+                continue
+        elif skipping is not None and line.startswith(skipping + "    "):
+            continue
+        else:
+            skipping = None
+        out.append(line)
+    return "".join(out)
+
+
+def last_frames(stderr: str) -> list[Frame]:
+    """The frames of the traceback printed last (chained exceptions: the one raised last), outermost first. A tail cut
+    before its header still gives the frames that are left."""
+    lines = stderr.splitlines()
+    starts = [i for i, line in enumerate(lines) if TRACEBACK.match(line)]
+    frames = []
+    for line in lines[starts[-1] + 1 if starts else 0:]:
+        m = FRAME.match(line)
+        if m:
+            frames.append(Frame(m.group("file"), int(m.group("line")), m.group("name")))
+    return frames
+
+
+@dataclass(frozen=True)
+class RaisedAt:
+    """Where the failure was raised, from the last traceback's frames."""
+
+    frames: list[Frame]
+    script: str  # the script's path as the traceback names it
+
+    @property
+    def torch_frames(self) -> list[Frame]:
+        return [f for f in self.frames if f.in_torch]
+
+    @property
+    def innermost(self) -> Frame | None:
+        return self.frames[-1] if self.frames else None
+
+    @property
+    def in_own_code(self) -> bool:
+        """Raised by the script itself (or by a torch.testing check it called), with no frame of torch anywhere."""
+        inner = self.innermost
+        return bool(inner) and not self.torch_frames and (
+            inner.file == self.script or "/torch/testing/" in inner.file)
+
+    def where(self) -> str:
+        inner = self.innermost
+        if inner is None:
+            return "no traceback"
+        name = "the script" if inner.file == self.script else inner.file.rsplit("/", 1)[-1]
+        return f"{name} line {inner.line}, in {inner.name}"
+
+
+def raised_at(stderr: str, script: str) -> RaisedAt:
+    return RaisedAt(last_frames(stderr), script)
