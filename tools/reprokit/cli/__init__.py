@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from reprokit import __version__
-from reprokit.cli import contrib, history, images, publish, run
+from reprokit.cli import contrib, history, images, publish, run, tracker
 from reprokit.model.schema import InputError
 
 # The sub-commands in the order `reprokit --help` lists them; each group module adds its own and parses nothing else.
@@ -24,6 +24,8 @@ COMMANDS = (
     contrib.add_new_case,
     contrib.add_validate,
     contrib.add_upstream,
+    tracker.add_tracker,
+    tracker.add_tracker_states,
     contrib.add_autofix,
     images.add_images,
     images.add_image,

@@ -9,6 +9,7 @@ import shlex
 import urllib.parse
 from dataclasses import dataclass
 
+from reprokit.contrib.traceback_text import headline
 from reprokit.run.execute import Observation
 
 FORM_URL = "https://github.com/pytorch/pytorch/issues/new?template=pt2-bug-report.yml"
@@ -36,7 +37,7 @@ class Failure:
 
     @property
     def headline(self) -> str:
-        return next((ln.strip() for ln in (self.obs.message or "").splitlines() if ln.strip()), "")
+        return headline(self.obs.message)
 
     @property
     def short_exception(self) -> str:
@@ -55,10 +56,14 @@ def title(failure: Failure) -> str:
     """`torch.compile (inductor): AssertionError: expected size ...`, cut at 120 characters."""
     api = "torch.compile" if failure.compiles else "torch.export" if failures_export(failure) else "torch"
     where = f"{api} ({failure.component})" if failure.component != "runtime" else api
+    said = failure.headline.split("; ")[0]
+    op = re.search(r"(?:aten|torch\.ops\.\w+)\.\w+", failure.obs.message or "")
+    if op and op.group(0) not in said:
+        said += f" in {op.group(0)}"
     if failure.own_check and failure.compiles:
-        text = f"{where} gives a different result than eager: {failure.headline}"
+        text = f"{where} gives a different result than eager: {said}"
     else:
-        text = f"{where}: {failure.short_exception}: {failure.headline}"
+        text = f"{where}: {failure.short_exception}: {said}"
     text = " ".join(text.split())
     return text if len(text) <= 120 else text[:119].rstrip() + "…"
 

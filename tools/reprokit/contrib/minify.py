@@ -60,12 +60,14 @@ def run_minifier(script: Path, env_extra: dict[str, str], level: str, timeout: f
     try:
         extra = {**env_extra, "TORCHDYNAMO_REPRO_AFTER": after, "TORCHDYNAMO_REPRO_LEVEL": level,
                  "TORCH_COMPILE_DEBUG_DIR": str(debug)}
-        observe(script, env=dict(os.environ), timeout=timeout, extra_env=extra, writable=(debug,), python=python,
-                **kwargs)
+        first = observe(script, env=dict(os.environ), timeout=timeout, extra_env=extra, writable=(debug,),
+                        python=python, **kwargs)
         launcher = _newest(debug, "minifier_launcher.py")
         if launcher is None:
-            return Minified(None, f"the minifier did not trigger (TORCHDYNAMO_REPRO_AFTER={after}, level "
-                                  f"{level}): the failure did not happen inside a backend it can replay")
+            return Minified(None, f"the run under the minifier (TORCHDYNAMO_REPRO_AFTER={after}, "
+                                  f"TORCHDYNAMO_REPRO_LEVEL={level}) ended {first.status}"
+                                  + (f" ({first.exception})" if first.exception else "")
+                                  + " and wrote no minifier_launcher.py: the minifier did not trigger")
         ran = observe(launcher, env=dict(os.environ), timeout=timeout, writable=(debug,), python=python,
                       extra_env={**env_extra, "TORCH_COMPILE_DEBUG_DIR": str(debug)})
         found = _newest(launcher.parent, "repro.py")

@@ -13,7 +13,7 @@ import re
 import subprocess
 from dataclasses import dataclass
 
-from reprokit.contrib.traceback_text import RaisedAt
+from reprokit.contrib.traceback_text import RaisedAt, headline
 from reprokit.model.case import Case
 from reprokit.run.execute import Observation
 
@@ -66,7 +66,7 @@ def _importable(python: str, module: str) -> bool:
 
 
 def _headline(obs: Observation) -> str:
-    return next((ln.strip() for ln in (obs.message or "").splitlines() if ln.strip()), "")[:160]
+    return headline(obs.message)[:160]
 
 
 def unknown_name(obs: Observation, output: str, raised: RaisedAt) -> Screened | None:
@@ -76,10 +76,10 @@ def unknown_name(obs: Observation, output: str, raised: RaisedAt) -> Screened | 
         if m := pattern.search(obs.message or ""):
             return Screened("invalid usage", f"an option or API torch does not have: {m.group(0)} "
                                              f"({obs.exception}, raised at {raised.where()})")
-    if obs.exception == "AttributeError" and raised.in_own_code:
+    if obs.exception == "AttributeError" and raised.raised_by_script(obs.exception):
         return Screened("invalid usage", f"an API torch does not have: AttributeError: {_headline(obs)} (raised in "
                                          f"{raised.where()}, no torch frame)")
-    if raised.in_own_code:
+    if raised.raised_by_script(obs.exception):
         for pattern in UNKNOWN_NAME:
             if m := pattern.search(output):
                 return Screened("invalid usage", f"torch refused a name it does not have ({m.group(0)}) and the "
@@ -101,7 +101,7 @@ def graph_break(obs: Observation) -> Screened | None:
 
 def own_code(obs: Observation, raised: RaisedAt, compiles: bool) -> Screened | None:
     """The failure raised by the script itself, with no torch frame anywhere in its traceback."""
-    if not raised.in_own_code:
+    if not raised.raised_by_script(obs.exception):
         return None
     if obs.exception != "AssertionError":
         return Screened("invalid usage", f"{obs.exception}: {_headline(obs)} is raised in the script's own code "

@@ -66,7 +66,7 @@ def _ablation(ev: Evidence) -> list[str]:
 
 
 def _history(ev: Evidence) -> list[str]:
-    return [f"Releases: {ev.history.line()} (target `{ev.target}`, from recorded runs of this script).", "",
+    return [f"Releases: {ev.history.line()} (recorded runs of this script on target `{ev.target}`).", "",
             "<details><summary>Every recorded release</summary>", "", *ev.history.table(), "", "</details>", ""]
 
 

@@ -64,7 +64,7 @@ def standalone(text: str, device: str, dtype: str) -> str:
         spans.append((begin, end, new.encode("utf-8")))
     for begin, end, new in sorted(spans, reverse=True):
         data = data[:begin] + new + data[end:]
-    out = _without_variable_notes(data.decode("utf-8"))
+    out = _without_unused_os(_without_variable_notes(data.decode("utf-8")))
     left = parse(out)
     if left is None or any(v in s for s in code_strings(left) for v in REPRO_VARIABLES):
         raise InputError("repro.py reads REPRO_DEVICE / REPRO_DTYPE in a way that cannot be replaced by a constant "
@@ -87,4 +87,20 @@ def _without_variable_notes(text: str) -> str:
             if any(v in line for v in REPRO_VARIABLES) and '"""' not in line and "'''" not in line:
                 continue
         out.append(line)
+    return "".join(out)
+
+
+def _without_unused_os(text: str) -> str:
+    """Without its `import os` line when nothing else of the script uses os any more."""
+    tree = parse(text)
+    if tree is None or any(isinstance(n, ast.Name) and n.id == "os" for n in ast.walk(tree)):
+        return text
+    lines = text.splitlines(keepends=True)
+    imports = [n.lineno for n in tree.body if isinstance(n, ast.Import) and [(a.name, a.asname) for a in n.names]
+               == [("os", None)] and lines[n.lineno - 1].strip() == "import os"]
+    if not imports:
+        return text
+    out = lines[:imports[0] - 1] + lines[imports[0]:]
+    if imports[0] - 1 < len(out) and imports[0] >= 2 and not out[imports[0] - 2].strip() and not out[imports[0] - 1].strip():
+        del out[imports[0] - 1]  # no two blank lines left where the import was
     return "".join(out)

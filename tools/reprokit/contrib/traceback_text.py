@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 FRAME = re.compile(r'^(?P<prefix>\[rank\d+\]: ?)?  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+)$')
 TRACEBACK = re.compile(r"^(\[rank\d+\]: ?)?Traceback \(most recent call last\):$")
+# Errors the interpreter raises on the script's own code (torch's C++ operators raise RuntimeError, TypeError, ...).
+PYTHON_ERRORS = ("AssertionError", "AttributeError", "NameError", "UnboundLocalError", "KeyError", "ImportError",
+                 "ModuleNotFoundError", "SyntaxError")
 _HARNESS = re.compile(r"(^<frozen runpy>$|/runpy\.py$|/reprokit/child/probe\.py$|/probe\.py$)")
 
 
@@ -19,6 +22,7 @@ class Frame:
     file: str
     line: int
     name: str
+    code: str = ""  # the source line Python printed under it
 
     @property
     def in_torch(self) -> bool:
@@ -49,11 +53,15 @@ def last_frames(stderr: str) -> list[Frame]:
     before its header still gives the frames that are left."""
     lines = stderr.splitlines()
     starts = [i for i, line in enumerate(lines) if TRACEBACK.match(line)]
-    frames = []
-    for line in lines[starts[-1] + 1 if starts else 0:]:
+    frames: list[Frame] = []
+    rest = lines[starts[-1] + 1 if starts else 0:]
+    for i, line in enumerate(rest):
         m = FRAME.match(line)
         if m:
-            frames.append(Frame(m.group("file"), int(m.group("line")), m.group("name")))
+            prefix = m.group("prefix") or ""
+            nxt = rest[i + 1] if i + 1 < len(rest) else ""
+            code = nxt[len(prefix):].strip() if nxt.startswith(prefix + "    ") and not FRAME.match(nxt) else ""
+            frames.append(Frame(m.group("file"), int(m.group("line")), m.group("name"), code))
     return frames
 
 
@@ -74,18 +82,37 @@ class RaisedAt:
 
     @property
     def in_own_code(self) -> bool:
-        """Raised by the script itself (or by a torch.testing check it called), with no frame of torch anywhere."""
+        """The failing line is the script's (or a torch.testing check it called), with no frame of torch anywhere.
+        Its exception may still come from torch's C++ code (an operator called on that line): see raised_by_script."""
         inner = self.innermost
         return bool(inner) and not self.torch_frames and (
             inner.file == self.script or "/torch/testing/" in inner.file)
+
+    def raised_by_script(self, exception: str | None) -> bool:
+        """Raised by the script's own Python: a `raise` or `assert` statement, a class the script defines, or an
+        error Python itself raises on a bad name, key or attribute, with no torch frame in the traceback."""
+        if not self.in_own_code:
+            return False
+        code = self.innermost.code
+        name = (exception or "").rsplit(".", 1)[-1]
+        return (code.startswith(("raise ", "assert ")) or (exception or "").startswith("__main__.")
+                or name in PYTHON_ERRORS or "/torch/testing/" in self.innermost.file)
 
     def where(self) -> str:
         inner = self.innermost
         if inner is None:
             return "no traceback"
-        name = "the script" if inner.file == self.script else inner.file.rsplit("/", 1)[-1]
+        name = inner.file.rsplit("/", 1)[-1]
         return f"{name} line {inner.line}, in {inner.name}"
 
 
 def raised_at(stderr: str, script: str) -> RaisedAt:
     return RaisedAt(last_frames(stderr), script)
+
+
+def headline(message: str | None) -> str:
+    """The first line of an exception's message; a backend wrapper's `backend='x' raised:` with the error it wraps."""
+    lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    return f"{lines[0]} {lines[1]}" if lines[0].endswith("raised:") and len(lines) > 1 else lines[0]

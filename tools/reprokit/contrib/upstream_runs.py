@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.contrib.standalone import standalone
+from reprokit.contrib.traceback_text import headline
 from reprokit.model.corpus import DEVICE_STRING
 from reprokit.run.child_setup import ALLOWED_ENV
 from reprokit.run.execute import Observation, observe
@@ -70,8 +71,7 @@ def traced(setting: Setting, script: Path, trace_dir: Path) -> Observation:
 
 def summary(obs: Observation) -> str:
     """One line: the status and, when it raised, the exception and the first line of its message."""
-    headline = next((ln.strip() for ln in (obs.message or "").splitlines() if ln.strip()), "")
-    return obs.status + (f": {obs.exception}: {headline}"[:200] if obs.exception else "")
+    return obs.status + (f": {obs.exception}: {headline(obs.message)}"[:200] if obs.exception else "")
 
 
 def ablation(setting: Setting, script: Path) -> dict[str, Observation]:
