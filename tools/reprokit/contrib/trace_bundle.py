@@ -41,7 +41,7 @@ def bundle(trace_dir: Path, out: Path, case_id: str, tlparse: str | None) -> tup
     logs, left = regular_files(trace_dir, TRACE_CAP)
     skipped = f" (left out: {'; '.join(left)[:300]})" if left else ""
     if not logs:
-        return [], "The run under `TORCH_TRACE` wrote no trace log" + skipped + "."
+        return [], "The run under `TORCH_TRACE` wrote no trace log" + skipped + ", so there is nothing for tlparse."
     zips = [_zip(logs, out / f"{case_id}-trace.zip")]
     sentence = (f"Attached: `{zips[0].name}`, the raw `TORCH_TRACE` logs of the same run ({len(logs)} file(s))"
                 + skipped)

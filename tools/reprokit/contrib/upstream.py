@@ -183,6 +183,9 @@ def draft(root: Path, store_dir: Path, matrix: Matrix, case_id: str, target: str
     cd = next((c for c in data.cases if c.case.id == case_id), None)
     if cd is None:
         raise InputError(f"{case_id!r}: no such case (see `reprokit list`)")
+    for name in ("repro.py", *case_files.EXTRA_FILES):  # before anything runs: a planted link stops here
+        if why := case_files.problem(cd.path, name):
+            raise InputError(why)
     if target not in matrix.targets:
         raise InputError(f"--target {target!r}: no such target in matrix.yaml")
     dtypes = [d for d in cd.case.requires.dtypes if d in matrix.targets[target].dtypes]
