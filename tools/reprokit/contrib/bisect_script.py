@@ -61,7 +61,9 @@ def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None
             (scratch / "cases").mkdir()
         folder = new_case.create(root / "cases", case_id, source=script, title=None, category="diagnosis", links=[],
                                  oracle=oracle, timeout=timeout, observe_run=oracle is None, log=log)
-        req = req_base.model_copy(update={"root": root, "out": req_base.out if keep_id else None, "render": False})
+        # scratch: its expected state is whatever ran (nothing to gate a script that is no case of the repository)
+        req = req_base.model_copy(update={"root": root, "out": req_base.out if keep_id else None, "render": False,
+                                          "update_expected": scratch is not None})
         found = bisection.bisect_case(req, case_id, versions, log=log)
         return ScriptBisection(case_id, found, folder if keep_id else None)
     finally:

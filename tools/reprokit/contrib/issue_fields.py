@@ -53,7 +53,7 @@ def component(stage: str | None, ladder: dict[str, Observation] | None) -> str:
 
 
 def title(failure: Failure) -> str:
-    """`torch.compile (inductor): AssertionError: expected size ...`, cut at 120 characters."""
+    """`torch.compile (inductor): AssertionError: expected size ...`, cut at 160 characters."""
     api = "torch.compile" if failure.compiles else "torch.export" if failures_export(failure) else "torch"
     where = f"{api} ({failure.component})" if failure.component != "runtime" else api
     said = failure.headline.split("; ")[0]
@@ -65,7 +65,7 @@ def title(failure: Failure) -> str:
     else:
         text = f"{where}: {failure.short_exception}: {said}"
     text = " ".join(text.split())
-    return text if len(text) <= 120 else text[:119].rstrip() + "…"
+    return text if len(text) <= 160 else text[:159].rstrip() + "…"
 
 
 def failures_export(failure: Failure) -> bool:

@@ -94,7 +94,8 @@ def facts(text: str) -> ScriptFacts:
                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for d in n.decorator_list]
     imported = _imported(tree)
     cuda_string = any(re.fullmatch(r"cuda(:\d+)?", s) for s in strings)
-    cuda_call = any(c.endswith(".cuda") for c in calls)
+    cuda_call = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "cuda"
+                    for n in ast.walk(tree))
     torchrun = (any("torchrun" in s or s.startswith("--nproc") for s in strings)
                 or "torch.distributed.run" in imported
                 or any(s in ("RANK", "LOCAL_RANK", "WORLD_SIZE") for s in strings))
