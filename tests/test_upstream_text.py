@@ -84,7 +84,7 @@ def test_what_the_code_says_not_the_comments():
      "fails on 2.9.1..2.10.0 (2 of 3 recorded releases; the others: fails-differently)"),
 ])
 def test_the_release_history_in_one_line(verdicts, line):
-    history = ReleaseHistory.of([(f"{rel}+cpu", v) for rel, v in zip(["2.8.0", "2.9.1", "2.10.0"], verdicts)])
+    history = ReleaseHistory.of([(f"{rel}+cpu", v) for rel, v in zip(["2.8.0", "2.9.1", "2.10.0"], verdicts, strict=True)])
     assert history.line().startswith(line)
     nightly = ReleaseHistory.of([("2.8.0+cpu", "reproduces"), ("2.11.0.dev20260101+cpu", "does-not-reproduce")])
     assert nightly.line() == "fails on every recorded release 2.8.0..2.8.0; nightly 2.11.0.dev20260101: works"

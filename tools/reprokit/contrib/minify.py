@@ -64,10 +64,9 @@ def run_minifier(script: Path, env_extra: dict[str, str], level: str, timeout: f
                         python=python, **kwargs)
         launcher = _newest(debug, "minifier_launcher.py")
         if launcher is None:
-            return Minified(None, f"the run under the minifier (TORCHDYNAMO_REPRO_AFTER={after}, "
-                                  f"TORCHDYNAMO_REPRO_LEVEL={level}) ended {first.status}"
-                                  + (f" ({first.exception})" if first.exception else "")
-                                  + " and wrote no minifier_launcher.py: the minifier did not trigger")
+            said = first.status + (f", {first.exception}" if first.exception else "")
+            return Minified(None, f"the minifier did not trigger after {after} (TORCHDYNAMO_REPRO_LEVEL={level}): the "
+                                  f"run under it ended ({said}) without writing minifier_launcher.py")
         ran = observe(launcher, env=dict(os.environ), timeout=timeout, writable=(debug,), python=python,
                       extra_env={**env_extra, "TORCH_COMPILE_DEBUG_DIR": str(debug)})
         found = _newest(launcher.parent, "repro.py")
