@@ -83,6 +83,7 @@ def test_a_genuine_torch_failure_gets_a_report_in_the_pt2_form(tmp_path):
     assert proc.returncode == 0, proc.stderr
     body = (repo / "reports" / "upstream" / f"{case_id}.md").read_text()
     found = check_against_the_form(body)
+    assert len(body) < 65_536  # what GitHub takes as an issue body
     describe = " ".join(found["🐛 Describe the bug"]["text"])
     # the ablation: the script calls torch.compile; the first backend that fails names inductor
     assert "| `eager` | `pass` |" in body and "| `aot_eager` | `pass` |" in body

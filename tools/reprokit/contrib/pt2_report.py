@@ -16,6 +16,16 @@ from reprokit.contrib.upstream_runs import ABLATION, summary
 from reprokit.run.execute import Observation
 
 FORM_FIELDS = ("🐛 Describe the bug", "Error logs", "Versions")  # the form's textareas, in its order
+# GitHub refuses an issue body over 65,536 characters: the logs are cut to their last lines within these
+LOG_CHARS, VERBOSE_CHARS, STDOUT_CHARS = 20_000, 15_000, 4_000
+
+
+def tail(text: str, limit: int) -> str:
+    """The last `limit` characters of a log, from a line start, saying how much came before."""
+    if len(text) <= limit:
+        return text
+    kept = text[-limit:].split("\n", 1)[-1]
+    return f"[... {len(text) - len(kept)} earlier characters cut ...]\n{kept}"
 
 
 @dataclass(frozen=True)
@@ -74,7 +84,7 @@ def _verbose(ev: Evidence) -> list[str]:
     if ev.verbose_log is None:
         return []
     return ["<details><summary>Internal stack (the same run with <code>TORCHDYNAMO_VERBOSE=1</code>, as the error "
-            "asks)</summary>", "", fence(ev.verbose_log), "", "</details>", ""]
+            "asks)</summary>", "", fence(tail(ev.verbose_log, VERBOSE_CHARS)), "", "</details>", ""]
 
 
 def describe(ev: Evidence) -> list[str]:
@@ -95,9 +105,9 @@ def describe(ev: Evidence) -> list[str]:
 
 def render(ev: Evidence) -> str:
     """The issue body: one `### ` heading per field of the form, in its order."""
-    log = ev.error_log.rstrip() or "(nothing on stderr)"
+    log = tail(ev.error_log.rstrip(), LOG_CHARS) or "(nothing on stderr)"
     errors = [fence(log), ""]
     if ev.stdout.strip():
-        errors += ["<details><summary>stdout</summary>", "", fence(ev.stdout[-4000:]), "", "</details>", ""]
+        errors += ["<details><summary>stdout</summary>", "", fence(tail(ev.stdout, STDOUT_CHARS)), "", "</details>", ""]
     body = {"🐛 Describe the bug": describe(ev), "Error logs": errors, "Versions": [fence(ev.versions), ""]}
     return "\n".join(line for field in FORM_FIELDS for line in [f"### {field}", "", *body[field]])
