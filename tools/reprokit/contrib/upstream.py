@@ -138,8 +138,8 @@ def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history:
     key = re.sub(r"['\"]", "", issue_fields.search_key(failure, torch_calls(text)))[:200]
     steps = [("search for duplicates first (torch's own exception text):", issue_fields.search_command(key)),
              ("then file it through PyTorch's torch.compile form (title filled in; paste each section of the draft "
-              "into the field of the same name, attach the files; a non-member's --label is dropped, the form "
-              "labels it):", issue_fields.form_link(title))]
+              "into the field of the same name, attach the files; labels a non-member gives on the command line are "
+              "dropped, the form labels it):", issue_fields.form_link(title))]
     return Filed(report=report, attachments=attachments, title=title, notes=notes, commands=steps)
 
 
