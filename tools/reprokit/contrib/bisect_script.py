@@ -59,6 +59,8 @@ def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None
         if scratch is not None:
             shutil.copy(req_base.root / "matrix.yaml", scratch / "matrix.yaml")
             (scratch / "cases").mkdir()
+            log(f"bisect --from: the script is case {case_id} of a scratch repository, {scratch}: its records and "
+                "expected state stay there and are deleted at the end (--keep adds it to this repository)")
         folder = new_case.create(root / "cases", case_id, source=script, title=None, category="diagnosis", links=[],
                                  oracle=oracle, timeout=timeout, observe_run=oracle is None, log=log)
         # scratch: its expected state is whatever ran (nothing to gate a script that is no case of the repository)
