@@ -7,7 +7,7 @@ import os
 import sys
 
 from reprokit import __version__
-from reprokit.cli import contrib, history, images, publish, run
+from reprokit.cli import contrib, history, images, publish, run, tracker
 from reprokit.cli.safe_output import LineGuard
 from reprokit.model.schema import InputError
 
@@ -26,6 +26,8 @@ COMMANDS = (
     contrib.add_new_case,
     contrib.add_validate,
     contrib.add_upstream,
+    tracker.add_tracker,
+    tracker.add_tracker_states,
     contrib.add_autofix,
     images.add_images,
     images.add_image,

@@ -16,6 +16,7 @@ import importlib.util
 import re
 from pathlib import Path
 
+from reprokit.contrib import case_files
 from reprokit.contrib.oracle_checks import oracle_problems
 from reprokit.model.case import load_case
 from reprokit.model.claims import Claims, load_claims
@@ -155,6 +156,7 @@ def validate(root: Path, resolve_exceptions: bool = True) -> list[str]:
         ids[case.id] = yml
         if not (yml.parent / "repro.py").exists():
             problems.append(f"{yml.parent}: repro.py is missing")
+        problems += [p for name in case_files.EXTRA_FILES if (p := case_files.problem(yml.parent, name))]
         for script in sorted(yml.parent.glob("*.py")):
             problems += script_problems(script)
         oracles = [case.expect.repro, *(e.repro for e in case.overrides.values())]

@@ -145,7 +145,9 @@ def render(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]]) 
         "for this corpus from the issue's description. Per case and target: the releases on which the repro "
         "reproduces the issue's failure (its oracle in case.yaml), out of the recorded releases "
         f"({', '.join(sorted(recorded, key=release_order))}). A case that does not reproduce says only that this repro "
-        "did not fail as the issue describes on that release.", "",
+        "did not fail as the issue describes on that release. An issue's state is as read from GitHub on the date "
+        "beside it ([`issue-states.yaml`](../issue-states.yaml), refreshed by the issue-states workflow); "
+        "`reprokit tracker` drafts the comment each flagged issue needs.", "",
         f"Flagged: {len({f.case.case.id for f in closed})} closed issues whose repro still reproduces on the newest "
         f"recorded release of a target ({len(closed)} case-target rows), {len({f.case.case.id for f in still_open})} "
         f"open issues whose repro does not ({len(still_open)} rows).", "",
