@@ -17,7 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from reprokit.contrib.upstream import refusal
+from reprokit.contrib.not_a_bug import screen
 from reprokit.model import corpus
 from reprokit.model.records import Record
 from reprokit.model.verdict import rate_text, reproduce_rate
@@ -245,9 +245,12 @@ def test_case_pages_show_the_upstream_command_only_where_upstream_would_file(rep
     cds = corpus.discover(ROOT / "cases")
     refused = 0
     for cd in cds:
-        assert upstream_refusal(cd.case) == refusal(cd.case), cd.case.id  # contrib/upstream.py's rule, unimported
+        # upstream's first screen, decided before any run: documented behaviour (publish/ cannot import contrib/)
+        assert bool(upstream_refusal(cd.case)) == bool(cd.case.documented), cd.case.id
+        if cd.case.documented:
+            assert screen(cd.case, None, "", None, False, "").screen == "documented behaviour"
         page = repository_site[f"cases/{cd.case.id}.html"]
-        if refusal(cd.case):
+        if upstream_refusal(cd.case):
             refused += 1
             assert "refuses this case" in page and f"reprokit upstream {cd.case.id}</code></pre>" not in page
         else:

@@ -22,15 +22,12 @@ PYTORCH_ISSUE = re.compile(r"^https://github\.com/pytorch/pytorch/issues/\d+")  
 
 
 def upstream_refusal(case: Case) -> str | None:
-    """Why `reprokit upstream` refuses to file this case, from case.yaml alone (contrib/upstream.py `refusal`, which
-    publish/ may not import: tests/test_site.py holds the two equal over the corpus); None where it would file it,
-    unless the repro exits 0 on the machine it runs on."""
+    """Why `reprokit upstream` refuses this case, from case.yaml alone: documented behaviour (contrib/not_a_bug.py's
+    first screen, which publish/ may not import). A case linked to an issue is never refused (upstream drafts the
+    comment its issue needs); the other screens (invalid usage, a fundamental graph break, a feature request) depend
+    on a run, so the page cannot know them."""
     if case.documented:
-        return (f"cases/{case.id}/case.yaml: documented: PyTorch documents this behaviour, a bug report would be "
-                f"closed as expected: {case.documented}")
-    filed = [url for url in case.links if PYTORCH_ISSUE.match(url)]
-    if filed:
-        return f"cases/{case.id}/case.yaml: links: already filed as {filed[0]} (comment there instead)"
+        return f"documented behaviour: case.yaml documented: {case.documented}"
     return None
 
 
