@@ -58,8 +58,11 @@ def run_minifier(script: Path, env_extra: dict[str, str], level: str, timeout: f
     debug.chmod(0o755)
     kwargs = launcher_kwargs or {}
     try:
+        # The launcher writes the run's environment into itself, cache folders included: they go in the debug folder,
+        # the one both contained runs may write (the first run's own folder is gone when the launcher runs).
         extra = {**env_extra, "TORCHDYNAMO_REPRO_AFTER": after, "TORCHDYNAMO_REPRO_LEVEL": level,
-                 "TORCH_COMPILE_DEBUG_DIR": str(debug)}
+                 "TORCH_COMPILE_DEBUG_DIR": str(debug), "TORCHINDUCTOR_CACHE_DIR": str(debug / "inductor"),
+                 "TRITON_CACHE_DIR": str(debug / "triton")}
         first = observe(script, env=dict(os.environ), timeout=timeout, extra_env=extra, writable=(debug,),
                         python=python, **kwargs)
         launcher = _newest(debug, "minifier_launcher.py")
@@ -67,8 +70,7 @@ def run_minifier(script: Path, env_extra: dict[str, str], level: str, timeout: f
             said = first.status + (f", {first.exception}" if first.exception else "")
             return Minified(None, f"the minifier did not trigger after {after} (TORCHDYNAMO_REPRO_LEVEL={level}): the "
                                   f"run under it ended ({said}) without writing minifier_launcher.py")
-        ran = observe(launcher, env=dict(os.environ), timeout=timeout, writable=(debug,), python=python,
-                      extra_env={**env_extra, "TORCH_COMPILE_DEBUG_DIR": str(debug)})
+        ran = _run_launcher(launcher, debug, env_extra, timeout, python)
         found = _newest(launcher.parent, "repro.py")
         if found is None:
             said = f"{ran.status}" + (f", {ran.exception}" if ran.exception else "")
@@ -82,6 +84,18 @@ def run_minifier(script: Path, env_extra: dict[str, str], level: str, timeout: f
         return Minified(data.decode("utf-8", "replace"), f"minified after {after} (level {level})")
     finally:
         shutil.rmtree(debug, ignore_errors=True)
+
+
+def _run_launcher(launcher: Path, debug: Path, env_extra: dict[str, str], timeout: float, python: str) -> Observation:
+    """The launcher, contained, run from its own folder: it writes the minified repro.py into the current folder."""
+    with tempfile.TemporaryDirectory(prefix="reprokit-launcher-") as tmp:
+        wrapper = Path(tmp) / "run_launcher.py"
+        wrapper.write_text(f"import os, runpy\nos.chdir({str(launcher.parent)!r})\n"
+                           f"runpy.run_path({str(launcher)!r}, run_name='__main__')\n", encoding="utf-8")
+        Path(tmp).chmod(0o755)
+        wrapper.chmod(0o644)
+        return observe(wrapper, env=dict(os.environ), timeout=timeout, writable=(debug,), python=python,
+                       extra_env={**env_extra, "TORCH_COMPILE_DEBUG_DIR": str(debug)})
 
 
 def minify(cd, stage: str | None, timeout: float = 900, python: str | None = None) -> Path:
