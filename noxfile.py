@@ -153,7 +153,7 @@ def mutation(session: nox.Session) -> None:
 
 @nox.session(reuse_venv=True, default=False)
 def bench(session: nox.Session) -> None:
-    """Print the runner's overhead, corpus wall time against the ideal, report rendering time, warm/cold ratio."""
+    """Print the runner's overhead, corpus wall time against the ideal, report and site build times, warm/cold ratio."""
     install_torch(session, "cpu")
     session.install("-e", ".")
     # PYTHONSAFEPATH (python -P): `-m` would put the working directory, the repository's root, first on sys.path

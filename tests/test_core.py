@@ -93,7 +93,7 @@ def test_verdict_meanings():
     assert [v for v in Verdict if v.compile_failure] == [Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY,
                                                          Verdict.TIMEOUT]
     assert [v for v in Verdict if v.needs_attention] == [Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT,
-                                                         Verdict.FIX_BROKEN]
+                                                         Verdict.FIX_BROKEN, Verdict.FLAKY]
     assert [v for v in Verdict if not v.ran] == [Verdict.SKIPPED]
     assert [v for v in Verdict if v.failed_as_claimed] == [Verdict.REPRODUCES]
 

@@ -117,3 +117,31 @@ def test_match_alone_accepts_any_exception_class_whose_message_matches():
 
     assert oracle_from_flags(None, "C\\+\\+ compile error", None, None, False) == {
         "kind": "raises", "match": "C\\+\\+ compile error"}
+
+
+CPU_SCRIPT_TALKING_OF_CUDA = '''"""Reported on CUDA ("cuda:0", an A100); this repro runs on the CPU."""
+# The issue used x.cuda() and device="cuda"; the failure does not depend on the device.
+import torch
+
+x = torch.ones(3)  # not .cuda(): "cuda" only in this comment
+assert x.device.type == "cpu", "torch put a CPU tensor elsewhere"
+'''
+
+
+def test_a_comment_or_docstring_saying_cuda_does_not_make_a_cpu_script_a_cuda_case(repo, tmp_path):
+    made = reprokit(repo, "new-case", "talks-of-cuda", "--from", str(write(tmp_path, CPU_SCRIPT_TALKING_OF_CUDA)),
+                    "--no-run", "--wrong-result", *FACTS)
+    assert made.returncode == 0, made.stderr
+    assert case_yaml(repo, "talks-of-cuda")["requires"]["devices"] == ["cpu"]
+    # the code itself decides: a hard-coded device string or a .cuda() call makes it CUDA-only
+    assert infer_requires('import torch\nx = torch.ones(3, device="cuda")\n')["devices"] == ["cuda"]
+    assert infer_requires("import torch\nx = torch.ones(3).cuda()\n")["devices"] == ["cuda"]
+    assert infer_requires('"""REPRO_DEVICE=cuda to change"""\nimport torch\n')["devices"] == ["cpu"]
+
+
+def test_dtypes_and_ranks_come_from_code_tokens():
+    text = ('import torch\n# torch.float16 in a comment, "--nproc-per-node=8" too\n'
+            'x = torch.ones(2, dtype=torch.bfloat16)\n')
+    assert infer_requires(text) == {"devices": ["cpu"], "dtypes": ["bfloat16"]}
+    ranked = 'import os, subprocess\nsubprocess.run(["torchrun", "--nproc-per-node=3", __file__])\n'
+    assert infer_requires(ranked) == {"devices": ["cpu"], "world_size": 3, "launcher": "torchrun"}

@@ -1,54 +1,123 @@
-"""The compatibility site (`reprokit site`): rendered in-process it escapes what runs wrote and is byte-identical from
-the same store; opened in a real browser (headless Chromium through Playwright) it shows the repository's recorded
-figures, filters its matrix and shows each case's verdicts."""
+"""The compatibility site (`reprokit site`): rendered in-process it escapes what runs wrote (in its pages, its JSON, its
+Atom feed and its addresses), is byte-identical from the same store and commit, publishes every record as
+`history --json` gives it and the verdict changes between releases; opened in a real browser (headless Chromium through
+Playwright) it shows the repository's recorded figures, restores a shared view from its address, finds a case by its
+issue number, opens a grid permalink on its cell, fits a 390 px screen, and axe-core finds nothing to report."""
+import functools
+import http.server
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import threading
+import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from reprokit.contrib.not_a_bug import screen
 from reprokit.model import corpus
-from reprokit.model.verdict import Verdict, rate_text, reproduce_rate
+from reprokit.model.records import Record
+from reprokit.model.verdict import rate_text, reproduce_rate
 from reprokit.publish import index_page, render, website
+from reprokit.publish.site_case import upstream_refusal
+from reprokit.publish.site_rows import slug
+from reprokit.publish.site_stamp import BuildStamp, from_git
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
-from reprokit.store.views import current, releases
+from reprokit.store.views import current, history_rows, releases
 from support import record
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = "custom-op-unregistered-gemm"
+HOSTILE = "backend='inductor' raised:\n<script>alert(1)</script> & <img src=x onerror=alert(2)>\x1b[31m\x00 \"'"
+HOSTILE_RELEASE = '9.9.9"><svg onload=alert(6)>'
+STAMP = BuildStamp("0123456789abcdef0123456789abcdef01234567", "2026-12-01T12:00:00+00:00")
 
 
 def read_site(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def site_of(root: Path, stamp: BuildStamp = STAMP) -> dict[str, str]:
+    """Every file of the site rendered in-process from root's store, cases and matrix.yaml."""
+    loaded = Store(root / "results").load()
+    return website.pages(render.gather(root, load_root_matrix(root), loaded), history_rows(loaded, [], None), stamp)
+
+
 def hostile_root(tmp_path: Path) -> Path:
-    """A repository of one case whose script and recorded run both carry markup."""
+    """A repository of one case whose case.yaml, script and recorded runs (three releases, one of them named to break
+    out of a path and an attribute) all carry markup."""
     root = tmp_path / "repo"
     shutil.copytree(ROOT / "cases" / CASE, root / "cases" / CASE)
     shutil.copy(ROOT / "matrix.yaml", root / "matrix.yaml")
     repro = root / "cases" / CASE / "repro.py"
     repro.write_text(repro.read_text() + "# </code></pre><script>alert('script')</script>\n")
+    yaml_file = root / "cases" / CASE / "case.yaml"
+    yaml_file.write_text(yaml_file.read_text().replace(
+        "title: A custom op", "title: </script><script>alert(5)</script> A custom op"))
+    bad = dict(verdict="fails-differently", exception="torch._dynamo.exc.Unsupported", message=HOSTILE,
+               stage="dynamo", status="fail", why='<b onmouseover="x">', run_id='r2"</script><script>alert(4)</script>')
     Store(root / "results").merge([
-        record(case=CASE, verdict="fails-differently", exception="torch._dynamo.exc.Unsupported",
-               message="backend='inductor' raised:\n<script>alert(1)</script> & <img src=x onerror=alert(2)>",
-               stage="dynamo", status="fail", why='<b onmouseover="x">'),
-        record(case=CASE, variant="fixed", verdict="fix-works", status="pass", why="ran and exited 0")])
+        record(case=CASE, torch="2.12.1+cpu", verdict="does-not-reproduce", status="pass"),
+        record(case=CASE, variant="fixed", torch="2.12.1+cpu", verdict="fix-works", status="pass"),
+        record(case=CASE, torch="2.13.0+cpu", recorded_at="2026-12-01T00:00:00Z", **bad),
+        record(case=CASE, variant="fixed", torch="2.13.0+cpu", verdict="fix-works", status="pass",
+               why="ran and exited 0")])
     return root
 
 
 def test_site_escapes_what_cases_and_runs_wrote(tmp_path):
     root = hostile_root(tmp_path)
-    site = website.pages(render.gather(root, load_root_matrix(root), Store(root / "results").load()))
+    site = site_of(root)
     page = site[f"cases/{CASE}.html"]
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;img src=x onerror=alert(2)&gt;" in page
     assert "&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;alert(&#39;script&#39;)&lt;/script&gt;" in page
+    assert {"grid-cpu.html", "changes-2.13.0.html", "upstream.html", "feed.xml", "results.json"} <= set(site)
     for name, text in site.items():
-        assert "<script>alert" not in text and "<img src=x" not in text and "<b onmouseover" not in text, name
-    assert "🟠 fails-differently" in site["matrix.html"]  # the symbol and the word, not colour alone
+        if name.endswith((".html", ".xml", ".json")):
+            for raw in ("<script>alert", "<img src=x", "<b onmouseover", "<svg onload", "</script><script>"):
+                assert raw not in text, (name, raw)
+    assert "\\u003c/script\\u003e\\u003cscript\\u003ealert(5)" in site["grid-cpu.html"]  # the search's JSON
+    assert '<span class="verdict v-fails-differently">fails-differently</span>' in site["changes-2.13.0.html"]
+    # a release that is not a torch build never reaches a page: the store refuses the record (it names files too)
+    with pytest.raises(ValueError, match="torch"):
+        record(case=CASE, torch=HOSTILE_RELEASE)
+    assert slug("../../x") == "..-..-x" and "/" not in slug("a/b")
+
+
+def test_the_feed_and_the_json_carry_what_runs_wrote_as_data(tmp_path):
+    site = site_of(hostile_root(tmp_path))
+    records = json.loads(site["results.json"])
+    assert 'r2"</script><script>alert(4)</script>' in {r["run_id"] for r in records}
+    feed = ET.fromstring(site["feed.xml"].encode())  # well-formed although the message holds NUL and ESC
+    atom = "{http://www.w3.org/2005/Atom}"
+    entries = {e.find(f"{atom}title").text.split(":")[0]: e for e in feed.findall(f"{atom}entry")}
+    assert set(entries) == {"cpu, torch 2.13.0"}  # the one change: 2.12.1 -> 2.13.0
+    summary = entries["cpu, torch 2.13.0"].find(f"{atom}summary")
+    assert list(summary) == [] and "<script>alert(1)</script> & <img src=x onerror=alert(2)>" in summary.text
+    feedparser = pytest.importorskip("feedparser")
+    parsed = feedparser.parse(site["feed.xml"])
+    assert not parsed.bozo, parsed.get("bozo_exception")
+    assert f"grid-cpu.html#{CASE}/cpu/2.13.0" in [e.link for e in parsed.entries]
+
+
+def test_a_nightly_has_its_what_changed_page_after_the_releases(tmp_path):
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "cases" / CASE, root / "cases" / CASE)
+    shutil.copy(ROOT / "matrix.yaml", root / "matrix.yaml")
+    Store(root / "results").merge([
+        record(case=CASE, torch="2.13.0+cpu", verdict="does-not-reproduce", status="pass"),
+        record(case=CASE, torch="2.16.0.dev20261201+cpu", verdict="reproduces", status="fail",
+               exception="torch._dynamo.exc.Unsupported", message="fake kernel missing")])
+    site = site_of(root)
+    page = site["changes-2.16.0.dev20261201.html"]
+    assert '<span class="tag">nightly</span>' in page and '<tr class="k-regressed" data-kind="regressed">' in page
+    overview = site["changes.html"]
+    assert overview.index("changes-2.16.0.dev20261201.html") < overview.index("changes-2.13.0.html")  # newest first
+    assert '<th scope="col" data-key="r-2.16.0.dev20261201">2.16.0.dev20261201' in site["grid-cpu.html"]
 
 
 def test_site_is_the_same_bytes_from_the_same_store(tmp_path):
@@ -58,16 +127,141 @@ def test_site_is_the_same_bytes_from_the_same_store(tmp_path):
     assert read_site(tmp_path / "a") == read_site(tmp_path / "b")
 
 
+def test_the_footer_names_the_commit_and_its_date_never_the_clock(tmp_path):
+    stamp = from_git(ROOT)
+    if shutil.which("git") and (ROOT / ".git").exists():
+        done = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%H %cI"], capture_output=True,
+                              text=True, check=True)
+        assert f"{stamp.commit} {stamp.date}" == done.stdout.strip()
+    assert from_git(tmp_path) == BuildStamp()  # no repository: "unknown"
+    page = site_of(hostile_root(tmp_path), from_git(tmp_path))["index.html"]
+    assert 'Built from commit <code title="unknown">unknown</code> of unknown.' in page
+    page = site_of(hostile_root(tmp_path / "again"))["matrix.html"]
+    assert f'<code title="{STAMP.commit}">{STAMP.commit[:12]}</code> of {STAMP.date}' in page
+    assert '<a href="results.json">' in page and '<a href="feed.xml">' in page
+
+
 def test_site_index_shows_the_markdown_reports_figures():
     matrix, loaded = load_root_matrix(ROOT), Store(ROOT / "results").load()
     published = render.gather(ROOT, matrix, loaded)
-    index = website.pages(published)["index.html"]
+    index = website.pages(published, [], STAMP)["index.html"]
     markdown = index_page.render_index(published.views, {c.case.id: c for c in published.cases},
-                                   published.descriptions, published.claims, published.sweeps)
+                                       published.descriptions, published.claims, published.sweeps)
     assert published.views
     for view in published.views.values():
         rate = rate_text(*reproduce_rate(view.records))
         assert rate in index and f"**{rate}**" in markdown
+
+
+# ---------------------------------------------------------------- data for machines and the new pages, in-process
+
+@pytest.fixture(scope="module")
+def repository_site() -> dict[str, str]:
+    return site_of(ROOT)
+
+
+def test_results_json_is_history_json_with_the_case_hash_and_fits_the_records_schema(repository_site):
+    jsonschema = pytest.importorskip("jsonschema")
+    published = json.loads(repository_site["results.json"])
+    record_schema = Record.model_json_schema()  # the records' own schema, cut to the fields history --json gives
+    fields = set(published[0])
+    assert fields <= set(record_schema["properties"])
+    jsonschema.validate(published, {"type": "array", "$defs": record_schema["$defs"], "items": {
+        "type": "object", "additionalProperties": False, "required": sorted(fields),
+        "properties": {f: record_schema["properties"][f] for f in fields}}})
+    schema = json.loads(repository_site["results.schema.json"])
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(published, schema)
+    history = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "history", "--json"], check=True,
+                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
+    assert [{k: v for k, v in r.items() if k != "case_hash"} for r in published] == json.loads(history.stdout)
+    hashes = {(r.target, r.torch, r.device, r.case, r.variant, r.dtype): r.case_hash
+              for r in Store(ROOT / "results").load().records}
+    assert len(published) == len(hashes)
+    assert [r["case_hash"] for r in published] == [
+        hashes[(r["target"], r["torch"], r["device"], r["case"], r["variant"], r["dtype"])] for r in published]
+
+
+def recorded_changes(target: str, old: str, new: str) -> set[tuple[str, str, str]]:
+    """(case/variant@dtype, before, after) between two recorded releases, read from the store (newest record wins)."""
+    newest: dict[str, dict[str, Record]] = {old: {}, new: {}}
+    for rec in Store(ROOT / "results").load(target, "cases").records:
+        release = rec.torch.split("+")[0]
+        if release in newest and (rec.key not in newest[release]
+                                  or newest[release][rec.key].recorded_at <= rec.recorded_at):
+            newest[release][rec.key] = rec
+    cases = {c.case.id for c in corpus.discover(ROOT / "cases")}
+    return {(key, str(rec.verdict), str(newest[new][key].verdict)) for key, rec in newest[old].items()
+            if key in newest[new] and rec.verdict != newest[new][key].verdict and rec.case in cases}
+
+
+def test_the_atom_feed_lists_the_changes_between_two_recorded_releases(repository_site):
+    feedparser = pytest.importorskip("feedparser")
+    feed = feedparser.parse(repository_site["feed.xml"])
+    assert not feed.bozo, feed.get("bozo_exception")
+    assert feed.feed.title.startswith("torch.compile repro corpus")
+    cpu = list(releases(Store(ROOT / "results").load("cpu", "cases"), "cpu", "cases"))
+    assert len(cpu) >= 2
+    found = 0
+    for old, new in zip(cpu, cpu[1:], strict=False):
+        title = re.compile(rf"^cpu, torch {re.escape(new)}: (\S+) (?:fixed|regressed|changed): (\S+) on "
+                           rf"{re.escape(old)} -> (\S+)$")
+        listed = {m.groups() for e in feed.entries if (m := title.match(e.title))}
+        assert listed == recorded_changes("cpu", old, new), (old, new)
+        found += len(listed)
+    assert found > 0
+    assert all(e.updated_parsed and e.id.startswith("urn:uuid:") for e in feed.entries)
+
+
+def test_changes_pages_list_fixed_and_regressed_first(repository_site):
+    pages = [name for name in repository_site if name.startswith("changes-")]
+    assert len(pages) == len({rel for t in ("cpu", "h100") for rel in releases(Store(ROOT / "results").load(t),
+                                                                                 t, "cases")})
+    order = ["fixed", "regressed", "changed"]
+    kinds_seen = set()
+    for name in pages:
+        kinds = re.findall(r'<tr class="k-\w+" data-kind="(\w+)">', repository_site[name])
+        assert kinds == sorted(kinds, key=order.index), name
+        kinds_seen |= set(kinds)
+    assert "fixed" in kinds_seen
+
+
+def test_the_grid_has_a_cell_per_case_and_release_with_the_recorded_verdict(repository_site):
+    grid = repository_site["grid-cpu.html"]
+    assert len(grid.encode()) < 300_000 < len(repository_site["matrix.html"].encode()) // 2
+    cases = {c.case.id for c in corpus.discover(ROOT / "cases")}
+    for release, records in releases(Store(ROOT / "results").load("cpu", "cases"), "cpu", "cases").items():
+        for rec in records:
+            if rec.variant == "repro" and rec.case in cases:
+                cell = re.search(rf'<td id="{re.escape(f"{rec.case}/cpu/{release}")}"[^>]*>(.*?)</td>', grid)
+                assert cell, (rec.case, release)
+                assert f'<span class="verdict v-{rec.verdict}">{rec.verdict}' in cell.group(1)
+    options = re.search(r'<select name="release">(.*?)</select>', repository_site["matrix.html"]).group(1)
+    shown = re.findall(r'<option value="([^"]+)">', options)
+    assert shown[1:] == sorted(shown[1:], key=lambda v: tuple(int(x) for x in v.split(".")))  # 2.8.0 before 2.10.0
+
+
+def test_case_pages_show_the_upstream_command_only_where_upstream_would_file(repository_site):
+    cds = corpus.discover(ROOT / "cases")
+    refused = 0
+    for cd in cds:
+        # upstream's first screen, decided before any run: documented behaviour (publish/ cannot import contrib/)
+        assert bool(upstream_refusal(cd.case)) == bool(cd.case.documented), cd.case.id
+        if cd.case.documented:
+            assert screen(cd.case, None, "", None, False, "").screen == "documented behaviour"
+        page = repository_site[f"cases/{cd.case.id}.html"]
+        if upstream_refusal(cd.case):
+            refused += 1
+            assert "refuses this case" in page and f"reprokit upstream {cd.case.id}</code></pre>" not in page
+        else:
+            assert f"<pre class=\"command\"><code>reprokit upstream {cd.case.id}</code></pre>" in page
+        assert f'<a href="{cd.case.id}/repro.py">' in page and "pip install torch==" in page
+        assert repository_site[f"cases/{cd.case.id}/repro.py"] == (cd.path / "repro.py").read_text()
+    assert 0 < refused < len(cds)
+    flagged = [cd for cd in cds if cd.case.source == "upstream" and cd.case.issue_state == "closed"]
+    assert any("closed upstream, still reproduces on" in repository_site[f"cases/{cd.case.id}.html"]
+               for cd in flagged)
+    assert "closed upstream, still reproduces on" in repository_site["upstream.html"]
 
 
 # ---------------------------------------------------------------- in a real browser
@@ -77,11 +271,24 @@ def browser_or_skip() -> str:
     found = os.environ.get("REPROKIT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     missing = [what for what, ok in (("chromium", found), ("playwright", _has_playwright())) if not ok]
     if missing:
-        reason = f"{' and '.join(missing)} not installed (apt-get install chromium; pip install -e .[test])"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the browser test: {reason}")
-        pytest.skip(reason)
+        _absent(f"{' and '.join(missing)} not installed (apt-get install chromium; pip install -e .[test])")
     return found
+
+
+def axe_or_skip() -> Path:
+    """axe.min.js of the npm package axe-core: $REPROKIT_AXE, else where .ci/run installs it."""
+    found = Path(os.environ.get("REPROKIT_AXE") or
+                 Path.home() / ".cache" / "reprokit" / "axe" / "node_modules" / "axe-core" / "axe.min.js")
+    if not found.is_file():
+        _absent(f"axe-core not found at {found} (npm install --prefix ~/.cache/reprokit/axe axe-core, or set "
+                "REPROKIT_AXE to its axe.min.js)")
+    return found
+
+
+def _absent(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI must run the browser test: {reason}")
+    pytest.skip(reason)
 
 
 def _has_playwright() -> bool:
@@ -101,6 +308,14 @@ def test_a_missing_browser_skips_the_browser_test_except_on_ci(monkeypatch, ci, 
         browser_or_skip()
 
 
+@pytest.mark.parametrize("ci, outcome", [("true", pytest.fail.Exception), ("", pytest.skip.Exception)])
+def test_a_missing_axe_skips_the_browser_test_except_on_ci(monkeypatch, tmp_path, ci, outcome):
+    monkeypatch.setenv("CI", ci)
+    monkeypatch.setenv("REPROKIT_AXE", str(tmp_path / "absent.js"))
+    with pytest.raises(outcome, match="axe-core"):
+        axe_or_skip()
+
+
 def expected_rows(category: str | None = None, target: str | None = None, current_only: bool = False) -> int:
     """Matrix rows (case and dtype per target and release) from the store itself, not from the site's code."""
     matrix, loaded = load_root_matrix(ROOT), Store(ROOT / "results").load()
@@ -116,61 +331,240 @@ def expected_rows(category: str | None = None, target: str | None = None, curren
     return len(keys)
 
 
-@pytest.mark.e2e
-def test_the_site_in_a_browser(tmp_path):
-    chromium = browser_or_skip()
-    from playwright.sync_api import sync_playwright
-
-    out = tmp_path / "site"
+@pytest.fixture(scope="module")
+def built_site(tmp_path_factory) -> Path:
+    """The repository's site, built by the command line as `nox -s site` builds it."""
+    browser_or_skip()
+    out = tmp_path_factory.mktemp("site") / "site"
     subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "site", "--out", str(out)], check=True,
                    env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
-    case_folders = [p for p in (ROOT / "cases").iterdir() if p.is_dir()]
+    return out
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url(built_site):
+    """The built site served on the loopback (as Pages serves it: http, so nothing runs into file://'s rules)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler,
+                                                                                 directory=str(built_site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(built_site):
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(10_000)
-        errors = []
-        page.on("pageerror", lambda err: errors.append(str(err)))
-        page.on("requestfailed", lambda req: errors.append(f"failed {req.url}"))
+        chromium = pw.chromium.launch(executable_path=browser_or_skip(), args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
 
-        page.goto((out / "index.html").as_uri())
-        assert page.inner_text("#case-count") == str(len(case_folders))
-        assert page.locator("#cases-table tbody tr").count() == len(case_folders)
-        page.screenshot(path=tmp_path / "index.png", full_page=True)
 
-        page.goto((out / "matrix.html").as_uri())
-        assert page.locator("#matrix tbody tr:visible").count() == expected_rows()
-        page.select_option("select[name=category]", "ddp")
-        visible = page.locator("#matrix tbody tr:visible")
-        assert visible.count() == expected_rows(category="ddp") > 0
-        assert set(visible.locator("td:nth-child(2)").all_inner_texts()) == {"ddp"}
-        assert page.inner_text("#shown").startswith(f"{visible.count()} of ")
-        page.click("#matrix thead th:nth-child(1) button")  # sort by case, then descending
-        page.click("#matrix thead th:nth-child(1) button")
-        cases_shown = visible.locator("td:nth-child(1)").all_inner_texts()
-        assert cases_shown == sorted(cases_shown, reverse=True)
-
-        page.goto((out / "matrix.html").as_uri() + "?target=cpu&release=current")
-        assert page.locator("#matrix tbody tr:visible").count() == expected_rows(target="cpu", current_only=True)
-        page.screenshot(path=tmp_path / "matrix.png")
-
-        page.goto((out / "cases" / f"{CASE}.html").as_uri())
-        recorded = defaultdict(dict)
-        for rel, records in releases(Store(ROOT / "results").load(target="cpu"), "cpu", "cases").items():
-            for rec in records:
-                if rec.case == CASE:
-                    recorded[(rel, rec.dtype)][rec.variant] = rec.verdict
-        assert recorded, f"no recorded cpu run of {CASE}"
-        for (rel, dtype), variants in recorded.items():
-            for variant, verdict in variants.items():
-                cell = page.locator(f'#verdicts-table tr[data-target="cpu"][data-release="{rel}"]'
-                                    f'[data-dtype="{dtype}"] td[data-variant="{variant}"]')
-                assert cell.inner_text().startswith(f"{Verdict(verdict).symbol} {verdict}")
-        assert f"reprokit upstream {CASE}" in page.inner_text("#upstream + p + pre")
-        page.screenshot(path=tmp_path / "case.png", full_page=True)
-        browser.close()
+@pytest.fixture
+def page(browser):
+    """A page of 1400 x 1000 px that fails its test on any console error, page error or failed request."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(20_000)
+    errors = []
+    page.on("console", lambda msg: errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.on("requestfailed", lambda req: errors.append(f"failed {req.url}"))
+    yield page
+    page.close()
     assert not errors, errors
-    assert all((tmp_path / f"{name}.png").stat().st_size > 10_000 for name in ("index", "matrix", "case"))
-    if os.environ.get("REPROKIT_SITE_SCREENSHOTS"):  # where to keep them (docs/site.png is one)
-        for name in ("index", "matrix", "case"):
-            shutil.copy(tmp_path / f"{name}.png", Path(os.environ["REPROKIT_SITE_SCREENSHOTS"]) / f"{name}.png")
+
+
+def visible_ids(page) -> list[str]:
+    return page.eval_on_selector_all("table[data-filterable] tbody tr", "rows => rows.filter(r => !r.hidden)"
+                                     ".map(r => r.id || r.getAttribute('data-case'))")
+
+
+@pytest.mark.e2e
+def test_the_site_in_a_browser(site_url, page):
+    case_folders = [p for p in (ROOT / "cases").iterdir() if p.is_dir()]
+    page.goto(f"{site_url}/index.html")
+    assert page.inner_text("#case-count") == str(len(case_folders))
+    assert page.locator("#cases-table tbody tr").count() == len(case_folders)
+
+    page.goto(f"{site_url}/matrix.html")
+    assert page.locator("#matrix tbody tr:visible").count() == expected_rows()
+    page.select_option("select[name=category]", "ddp")
+    visible = page.locator("#matrix tbody tr:visible")
+    assert visible.count() == expected_rows(category="ddp") > 0
+    assert set(visible.locator("td:nth-child(2)").all_inner_texts()) == {"ddp"}
+    assert page.inner_text("#shown").startswith(f"{visible.count()} of ")
+    page.click("#matrix thead th:nth-child(1) button")  # sort by case, then descending
+    page.click("#matrix thead th:nth-child(1) button")
+    cases_shown = visible.locator("td:nth-child(1)").all_inner_texts()
+    assert cases_shown == sorted(cases_shown, reverse=True)
+    page.click("#matrix thead th:nth-child(7) button")  # the repro's verdict: in the legend's order
+    ranks = visible.locator("td:nth-child(7)").evaluate_all("cells => cells.map(c => c.getAttribute('data-sort'))")
+    assert ranks == sorted(ranks)
+
+    page.goto(f"{site_url}/matrix.html?target=cpu&release=current")
+    assert page.locator("#matrix tbody tr:visible").count() == expected_rows(target="cpu", current_only=True)
+
+    page.goto(f"{site_url}/cases/{CASE}.html")
+    recorded = defaultdict(dict)
+    for rel, records in releases(Store(ROOT / "results").load(target="cpu"), "cpu", "cases").items():
+        for rec in records:
+            if rec.case == CASE:
+                recorded[(rel, rec.dtype)][rec.variant] = rec.verdict
+    assert recorded, f"no recorded cpu run of {CASE}"
+    for (rel, dtype), variants in recorded.items():
+        for variant, verdict in variants.items():
+            cell = page.locator(f'#verdicts-table tr[data-target="cpu"][data-release="{rel}"]'
+                                f'[data-dtype="{dtype}"] td[data-variant="{variant}"]')
+            assert cell.inner_text().startswith(str(verdict))
+            assert cell.evaluate("c => getComputedStyle(c, '::before').maskImage").startswith('url("data:image/svg')
+    assert "refuses this case" in page.inner_text("#upstream + p")  # the case.yaml says `documented:`
+    assert not re.search("[\U0001F300-\U0001FAFF\u2600-\u27BF]", page.inner_text("body"))  # no emoji anywhere
+
+
+@pytest.mark.e2e
+def test_a_grid_permalink_opens_with_its_cell_in_view(site_url, page):
+    anchor = f"{CASE}/cpu/2.13.0"
+    page.goto(f"{site_url}/grid-cpu.html#{anchor}")
+    page.wait_for_timeout(300)
+    cell = page.locator(f'td[id="{anchor}"]')
+    assert cell.get_attribute("class").startswith("v-")
+    box = cell.bounding_box()
+    assert 0 <= box["y"] and box["y"] + box["height"] <= 1000 and 0 <= box["x"] and box["x"] + box["width"] <= 1400
+    centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    on_top = page.evaluate("([x, y]) => document.elementFromPoint(x, y).closest('td') &&"
+                           " document.elementFromPoint(x, y).closest('td').id", centre)
+    assert on_top == anchor  # in view, not under the sticky case column or header
+    page.focus(f'td[id="{anchor}"] a')
+    tip = cell.locator(".tip")
+    if tip.count():  # the error's first line shows on focus
+        assert tip.bounding_box()["width"] > 100
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", ["matrix.html", "grid-cpu.html"])
+def test_a_filtered_view_reloads_from_its_address_to_the_same_rows(site_url, browser, page, name):
+    page.goto(f"{site_url}/{name}")
+    page.select_option("select[name=category]", "dynamic-shape")
+    page.fill("input[name=q]", "dynamic")
+    page.click("thead th:nth-child(1) button")
+    page.click("thead th:nth-child(1) button")
+    shown = visible_ids(page)
+    assert 0 < len(shown) < page.locator("table[data-filterable] tbody tr").count()
+    cases = [i.split("/")[0] for i in shown]
+    assert cases == sorted(cases, reverse=True)
+    url = page.url
+    assert "category=dynamic-shape" in url and "q=dynamic" in url and "sort=case" in url and "order=desc" in url
+    again = browser.new_page(viewport={"width": 1400, "height": 1000})
+    again.goto(url)
+    assert visible_ids(again) == shown
+    assert again.input_value("input[name=q]") == "dynamic"
+    again.close()
+
+
+@pytest.mark.e2e
+def test_search_finds_a_case_by_its_linked_issue_number(site_url, page):
+    cd = next(c for c in corpus.discover(ROOT / "cases") if c.case.source == "upstream")
+    number = re.search(r"/issues/(\d+)$", next(link for link in cd.case.links if "/issues/" in link)).group(1)
+    for name in ("grid-cpu.html", "matrix.html"):
+        page.goto(f"{site_url}/{name}")
+        page.fill("input[name=q]", f"#{number}")
+        found = {i.split("/")[0] for i in visible_ids(page)}
+        assert found == {cd.case.id}, name
+
+
+def site_pages(out: Path) -> list[Path]:
+    return sorted(p for p in out.rglob("*.html"))
+
+
+@pytest.mark.e2e
+def test_no_page_scrolls_sideways_at_390_px(built_site, site_url, browser):
+    narrow = browser.new_page(viewport={"width": 390, "height": 844})
+    errors, widths = [], {}
+    narrow.on("console", lambda msg: errors.append(f"{msg.type}: {msg.text}") if msg.type == "error" else None)
+    narrow.on("pageerror", lambda err: errors.append(str(err)))
+    for path in site_pages(built_site):
+        narrow.goto(f"{site_url}/{path.relative_to(built_site)}")
+        widths[str(path.relative_to(built_site))] = narrow.evaluate("document.documentElement.scrollWidth")
+    narrow.close()
+    print(f"{len(widths)} pages at 390 px: widest {max(widths.values())} px")
+    assert len(widths) > 90
+    assert {name: w for name, w in widths.items() if w > 390} == {}
+    assert errors == []
+
+
+@pytest.mark.e2e
+def test_without_javascript_every_table_is_complete(site_url, browser):
+    context = browser.new_context(java_script_enabled=False)
+    plain = context.new_page()
+    plain.goto(f"{site_url}/grid-cpu.html")
+    assert plain.locator("#grid tbody tr:visible").count() == len(corpus.discover(ROOT / "cases"))
+    assert not plain.locator("#filters").is_visible()
+    plain.goto(f"{site_url}/matrix.html")
+    assert plain.locator("#matrix tbody tr:visible").count() == expected_rows()
+    context.close()
+
+
+@pytest.mark.e2e
+def test_axe_core_reports_no_violations(site_url, page):
+    axe = axe_or_skip()
+    changes = f"changes-{list(releases(Store(ROOT / 'results').load('cpu'), 'cpu', 'cases'))[-1]}.html"
+    for name in ("index.html", "grid-cpu.html", "matrix.html", f"cases/{CASE}.html", changes, "upstream.html"):
+        page.goto(f"{site_url}/{name}")
+        page.add_script_tag(path=str(axe))
+        found = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+                              ".map(v => `${v.id} (${v.impact}): ${v.nodes.length} nodes, e.g. ${v.nodes[0].html}`)")
+        print(f"axe-core on {name}: {len(found)} violations")
+        assert found == [], (name, found)
+
+
+@pytest.mark.e2e
+def test_what_runs_wrote_stays_text_in_the_browser_and_in_the_address(tmp_path, browser):
+    root = hostile_root(tmp_path)
+    out = tmp_path / "site"
+    website.build(root, out, load_root_matrix(root), Store(root / "results"), STAMP)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    hostile = browser.new_page()
+    fired, errors = [], []
+    hostile.on("dialog", lambda dialog: (fired.append(dialog.message), dialog.dismiss()))
+    hostile.on("pageerror", lambda err: errors.append(str(err)))
+    try:
+        for path in site_pages(out):
+            hostile.goto(f"{base}/{path.relative_to(out)}")
+        query = "?q=%3Cimg%20src%3Dx%20onerror%3Dalert(7)%3E&category=%22%3E%3Cscript%3Ealert(8)%3C%2Fscript%3E"
+        hostile.goto(f"{base}/grid-cpu.html{query}#%22%3E%3Cimg%20src%3Dx%20onerror%3Dalert(9)%3E")
+        assert hostile.input_value("input[name=q]") == "<img src=x onerror=alert(7)>"
+        assert hostile.input_value("select[name=category]") == ""  # not one of its values: ignored
+        hostile.goto(f"{base}/matrix.html")
+        hostile.fill("input[name=q]", "<img src=x onerror=alert(2)>")  # the error's text is searchable, as text
+        assert sorted(visible_ids(hostile)) == [f"{CASE}/cpu/2.13.0@float32"]
+        assert "q=%3Cimg" in hostile.url
+    finally:
+        hostile.close()
+        server.shutdown()
+        server.server_close()
+    assert fired == [] and errors == []
+
+
+@pytest.mark.e2e
+def test_screenshots_of_the_grid(site_url, page, tmp_path):
+    """The README's picture (docs/site.png) is the cpu grid; REPROKIT_SITE_SCREENSHOTS=DIR keeps them."""
+    page.set_viewport_size({"width": 1440, "height": 900})
+    shots = {"grid": "grid-cpu.html?category=type-inference", "matrix": "matrix.html?target=cpu&release=current",
+             "case": f"cases/{CASE}.html"}
+    for shot, name in shots.items():
+        page.goto(f"{site_url}/{name}")
+        page.screenshot(path=tmp_path / f"{shot}.png")
+        assert (tmp_path / f"{shot}.png").stat().st_size > 10_000
+    if os.environ.get("REPROKIT_SITE_SCREENSHOTS"):
+        for shot in shots:
+            shutil.copy(tmp_path / f"{shot}.png", Path(os.environ["REPROKIT_SITE_SCREENSHOTS"]) / f"{shot}.png")

@@ -1,168 +1,202 @@
-"""`reprokit upstream`: a bug report whose error log is what `python repro.py` prints, with collect_env's text."""
+"""`reprokit upstream`: a new-issue report in the fields of PyTorch's torch.compile form for a genuine torch failure,
+refused in one line for what is not a torch bug, and the comment a linked issue needs. Real cases, real runs."""
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import urllib.parse
+import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 from markdown_it import MarkdownIt
-from reprokit.contrib import bug_text, upstream
-from reprokit.model import corpus
-from reprokit.store.store import Store
-from reprokit.store.views import repro_history
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[1]
-CPU_ENV = {"REPRO_DEVICE": "cpu", "REPRO_DTYPE": "float32"}
+FORM = yaml.safe_load((Path(__file__).parent / "fixtures" / "pt2-bug-report-form.yml").read_text())
 
 
-def reprokit(root, *args):
+def reprokit(root, *args, timeout=1200):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
     return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def repo_with(tmp_path, *case_ids, results=True):
     shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    (tmp_path / "cases").mkdir(exist_ok=True)
     for case_id in case_ids:
         shutil.copytree(ROOT / "cases" / case_id, tmp_path / "cases" / case_id)
     if results:
-        shutil.copytree(ROOT / "results" / "cpu", tmp_path / "results" / "cpu")
+        shutil.copytree(ROOT / "results", tmp_path / "results")
+        shutil.copy(ROOT / "issue-states.yaml", tmp_path / "issue-states.yaml")
     return tmp_path
 
 
 def sections(body):
-    """'### heading' -> the text under it, read by a Markdown parser (so a heading inside a fence is no heading)."""
+    """'### heading' -> the fenced blocks and the text under it, read by a Markdown parser (a heading inside a
+    fence is no heading)."""
     tokens = MarkdownIt().parse(body)
     found, current = {}, None
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.tag == "h3":
             current = tokens[i + 1].content
-            found[current] = []
+            found[current] = {"fences": [], "text": []}
         elif current and tok.type == "fence":
-            found[current].append(tok.content)
+            found[current]["fences"].append((tok.info, tok.content))
+        elif current and tok.type == "inline":
+            found[current]["text"].append(tok.content)
     return found
 
 
 def without_paths(text):
-    return re.sub(r"(/[\w.+@-]+)+", "<path>", text)
+    return re.sub(r"(/[\w.+@:()-]+)+", "<path>", text)
 
 
-def test_the_report_shows_what_python_repro_py_prints(tmp_path):
-    repo = repo_with(tmp_path, "custom-op-unregistered-gemm")
-    case = repo / "cases" / "custom-op-unregistered-gemm"
-    proc = reprokit(repo, "upstream", "custom-op-unregistered-gemm", "--force")
-    assert proc.returncode == 0, proc.stderr
-    # What a maintainer sees: the plain interpreter in the case's folder.
-    plain = subprocess.run([sys.executable, "repro.py"], cwd=case, capture_output=True, text=True,
-                           env={**os.environ, **CPU_ENV})
-    assert plain.returncode == 1
-
-    body = (repo / "reports" / "upstream" / "custom-op-unregistered-gemm.md").read_text()
+def check_against_the_form(body):
+    """Field by field against the form's text: its textareas in its order, each required one filled, and what
+    "Describe the bug" asks for (a description, tlparse, an ablation, a minimal reproducer)."""
     found = sections(body)
-    assert list(found) == ["🐛 Describe the bug", "Error logs", "Versions"]
-    (error_log,) = found["Error logs"]
-    assert without_paths(error_log.rstrip()) == without_paths(plain.stderr.rstrip())
+    textareas = [f for f in FORM["fields"] if f["type"] == "textarea"]
+    assert list(found) == [f["label"] for f in textareas]
+    for field in textareas:
+        content = found[field["label"]]
+        assert content["fences"] or content["text"], f"{field['label']} is empty"
+    describe = " ".join(found["🐛 Describe the bug"]["text"])
+    assert "TORCH_TRACE" in describe and "tlparse" in describe  # asks: tlparse
+    assert "Minimal reproducer" in describe  # asks: a minimal reproducer
+    (versions,) = found["Versions"]["fences"]
+    assert "PyTorch version: 2." in versions[1] and "Python version:" in versions[1]  # asks: collect_env output
+    return found
+
+
+def test_a_genuine_torch_failure_gets_a_report_in_the_pt2_form(tmp_path):
+    # TransformerEncoderLayer's fast path, compiled: inductor's own stride assert fails (the fake kernel of
+    # aten._transformer_encoder_layer_fwd disagrees with the real one). No upstream issue links it, nothing documents it.
+    case_id = "type-inference-encoder-fastpath-stride"
+    repo = repo_with(tmp_path, case_id)
+    proc = reprokit(repo, "upstream", case_id)
+    assert proc.returncode == 0, proc.stderr
+    body = (repo / "reports" / "upstream" / f"{case_id}.md").read_text()
+    found = check_against_the_form(body)
+    assert len(body) < 65_536  # what GitHub takes as an issue body
+    describe = " ".join(found["🐛 Describe the bug"]["text"])
+    # the ablation: the script calls torch.compile; the first backend that fails names inductor
+    assert "| `eager` | `pass` |" in body and "| `aot_eager` | `pass` |" in body
+    assert re.search(r"\| `inductor` \| `fail: AssertionError: expected size", body)
+    assert "Releases: regressed in 2.13.0, 2.12.1 works" in describe  # from the store, in one line
+    assert "Suggested labels: `module: inductor`" in describe and "Minified repro" in describe
+    # the script: standalone, constants instead of the corpus's variables, and it fails the same way when run with
+    # `python -I` in an empty folder with nothing but torch
+    (info, script), = [f for f in found["🐛 Describe the bug"]["fences"] if f[0] == "python"]
+    assert "REPRO_" not in script and 'device = "cpu"' in script and "dtype = torch.float32" in script
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "repro.py").write_text(script)
+    plain = subprocess.run([sys.executable, "-I", "repro.py"], cwd=empty, capture_output=True, text=True,
+                           env={"PATH": os.environ["PATH"], "HOME": str(empty)}, timeout=600)
+    assert plain.returncode == 1 and "AssertionError: expected size 2==2, stride 1024==64" in plain.stderr
+    (error_log,) = [c for _, c in found["Error logs"]["fences"]]
     assert "probe.py" not in error_log and "runpy" not in error_log
-    (versions,) = found["Versions"]
-    assert "PyTorch version: 2." in versions and "Python version:" in versions
-    assert (case / "repro.py").read_text() in found["🐛 Describe the bug"]
-    assert "`REPRO_DEVICE=cpu REPRO_DTYPE=float32 python repro.py` exits with status 1" in body
-    assert re.search(r"\| `eager` \| `fail: torch\._dynamo\.exc\.Unsupported: Operator does not support", body)
-    assert "| `aot_eager` |" in body and "| `inductor` |" in body
-    # from the results store: every recorded release's build and verdict, whichever builds the store holds
-    _, history = repro_history(Store(repo / "results").load("cpu", "cases"), "cpu", "custom-op-unregistered-gemm",
-                               ["float32"])
-    assert len(history) >= 8 and ("reproduces" in {v for _, v in history})
-    for build, verdict in history:
-        assert f"| `{build}` | `{verdict}` |" in body
-    trace = repo / "reports" / "upstream" / "custom-op-unregistered-gemm-trace.zip"
-    assert trace.stat().st_size > 0 and f"`{trace.name}`" in body
-    if shutil.which("tlparse"):
-        assert (repo / "reports" / "upstream" / "custom-op-unregistered-gemm-tlparse" / "index.html").exists()
-
-    # The documented behaviour is filed only with --force, and says so.
-    assert "warning: cases/custom-op-unregistered-gemm/case.yaml: documented:" in proc.stderr
-    search, create = (line.strip() for line in proc.stdout.splitlines() if line.strip().startswith("gh "))
-    assert shlex.split(search) == ["gh", "search", "issues", "--repo", "pytorch/pytorch",
-                                   "torch._dynamo.exc.Unsupported: Operator does not support running with fake tensors"]
-    argv = shlex.split(create)
-    assert argv[:5] == ["gh", "issue", "create", "--repo", "pytorch/pytorch"]
-    assert argv[argv.index("--body-file") + 1] == str(repo / "reports" / "upstream" / "custom-op-unregistered-gemm.md")
-    assert argv[argv.index("--title") + 1].startswith("A custom op (torch.ops.mylib.custom_gemm)")
-    assert "oncall: pt2" in argv and "module: custom-operators" in argv
+    assert error_log.rstrip().endswith(plain.stderr.rstrip().splitlines()[-1])
+    # title names the symptom; the duplicate search uses torch's text; filing goes through the form
+    assert "title: torch.compile (inductor): AssertionError: expected size 2==2, stride 1024==64 at dim=0 in " \
+           "torch.ops.aten._transformer_encoder_layer_fwd" in proc.stdout
+    search = next(ln.strip() for ln in proc.stdout.splitlines() if ln.strip().startswith("gh search"))
+    assert shlex.split(search)[-1].startswith("AssertionError expected size stride")
+    link = next(ln.strip() for ln in proc.stdout.splitlines() if ln.strip().startswith("https://"))
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)
+    assert query["template"] == ["pt2-bug-report.yml"] and query["title"][0].startswith("torch.compile (inductor)")
+    assert not any(ln.strip().startswith(("gh issue create", "gh label")) for ln in proc.stdout.splitlines())
+    with zipfile.ZipFile(repo / "reports" / "upstream" / f"{case_id}-trace.zip") as zf:
+        assert zf.namelist()
 
 
-def test_a_documented_case_is_refused_without_force(tmp_path):
-    repo = repo_with(tmp_path, "custom-op-unregistered-gemm")
-    proc = reprokit(repo, "upstream", "custom-op-unregistered-gemm")
-    assert proc.returncode != 0 and proc.stdout == ""
-    assert proc.stderr.count("\n") == 1 and "documented:" in proc.stderr and "--force" in proc.stderr
+NOT_A_BUG = {
+    "backend-fallback-chain": "invalid usage: needs the optional package torch_xla, which is not installed here",
+    "compile-options-rtx4090-example": "invalid usage: an option or API torch does not have: Unexpected optimization "
+                                       "option dynamic_shapes",
+    "compile-options-flag-table": "invalid usage: torch refused a name it does not have (Unexpected optimization "
+                                  "option dynamic_shapes)",
+    "diagnosis-output-graph-hook": "invalid usage: an API torch does not have: AttributeError: 'OutputGraph' object "
+                                   "has no attribute 'debug_print'",
+    "fusion-article-is-fusable": "feature request: torch raised nothing: the failure is the script's own assertion",
+    "fusion-vit-qkv-dynamic-mask": "fundamental graph break: Data-dependent branching under fullgraph=True",
+}
+
+
+@pytest.mark.parametrize("case_id", sorted(NOT_A_BUG))
+def test_what_is_not_a_torch_bug_is_refused_with_its_reason_in_one_line(tmp_path, case_id):
+    repo = repo_with(tmp_path, case_id, results=False)
+    proc = reprokit(repo, "upstream", case_id)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert f"cases/{case_id}: not filed: {NOT_A_BUG[case_id]}" in proc.stderr and "--force" in proc.stderr
     assert not (repo / "reports" / "upstream").exists()
 
 
-def test_a_case_already_filed_upstream_is_refused_without_force(tmp_path):
-    repo = repo_with(tmp_path, "backend-fallback-chain")
-    yml = repo / "cases" / "backend-fallback-chain" / "case.yaml"
-    yml.write_text(yml.read_text() + "links:\n  - https://github.com/pytorch/pytorch/issues/12345\n")
-    proc = reprokit(repo, "upstream", "backend-fallback-chain")
-    assert proc.returncode != 0 and proc.stderr.count("\n") == 1
-    assert "already filed as https://github.com/pytorch/pytorch/issues/12345" in proc.stderr
-
-
-def test_the_minified_repro_is_inlined_and_a_missing_tlparse_is_said(tmp_path):
-    repo = repo_with(tmp_path, "backend-fallback-chain", results=False)
-    assert reprokit(repo, "minify", "backend-fallback-chain").returncode == 0
-    cd = corpus.discover(repo / "cases")[0]
-    filed = upstream.write(cd, "cpu", "cpu", "float32", [], tmp_path / "out", tlparse=None)
-    body = filed.report.read_text()
-    assert (cd.path / "minified_repro.py").read_text().strip() in body
-    assert "Minified repro, written by PyTorch's minifier" in body
-    assert "tlparse was not installed where this report was written" in body
-    assert any("pip install 'reprokit[upstream]'" in note for note in filed.notes)
-    assert [p.name for p in filed.attachments] == ["backend-fallback-chain-trace.zip"]
-    # The wrapper line "backend='openxla' raised:" is followed by the error it wraps.
-    assert re.search(r"BackendCompilerFailed: backend=openxla raised: \w+", shlex.split(filed.commands[0])[-1])
+def test_documented_behaviour_is_refused_and_force_says_which_screen_it_overrode(tmp_path):
+    case_id = "custom-op-unregistered-gemm"
+    repo = repo_with(tmp_path, case_id, results=False)
+    refused = reprokit(repo, "upstream", case_id)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "not filed: documented behaviour: case.yaml documented: https://pytorch.org/tutorials" in refused.stderr
+    proc = reprokit(repo, "upstream", case_id, "--force")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: written with --force over the documented behaviour screen" in proc.stderr
+    body = (repo / "reports" / "upstream" / f"{case_id}.md").read_text()
+    found = check_against_the_form(body)
+    assert "Note: filed with `--force` over the documented behaviour screen" in body
+    # the internal stack the error asks for, collapsed
+    assert "TORCHDYNAMO_VERBOSE=1" in body and "<details><summary>Internal stack" in body
+    # what `python repro.py` prints, the runner's frames taken out
+    (_, script), = [f for f in found["🐛 Describe the bug"]["fences"] if f[0] == "python"]
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "alone" / "repro.py").write_text(script)
+    plain = subprocess.run([sys.executable, "-I", "repro.py"], cwd=tmp_path / "alone", capture_output=True, text=True)
+    (error_log,) = [c for _, c in found["Error logs"]["fences"]]
+    assert without_paths(error_log.rstrip()) == without_paths(plain.stderr.rstrip())
+    assert "Releases: no recorded release gave a verdict" in body  # no store here: nothing claimed
 
 
 HOSTILE = '''import sys
+import torch
 print("```\\n### Versions\\nnot the real versions", file=sys.stderr)
-raise RuntimeError("message with ```` and `ticks` <!-- -->")
+print("\\x1b]0;title\\x07<details>", file=sys.stderr)
+torch.ones(2, 3) @ torch.ones(2, 3)
 '''
 
 
 def test_output_of_the_case_cannot_break_the_markdown(tmp_path):
     repo = repo_with(tmp_path, results=False)
-    (repo / "cases").mkdir()
     (tmp_path / "hostile.py").write_text(HOSTILE)
     assert reprokit(repo, "new-case", "hostile-output", "--from", str(tmp_path / "hostile.py")).returncode == 0
-    proc = reprokit(repo, "upstream", "hostile-output")
+    proc = reprokit(repo, "upstream", "hostile-output", "--force")
     assert proc.returncode == 0, proc.stderr
     body = (repo / "reports" / "upstream" / "hostile-output.md").read_text()
-    found = sections(body)
-    assert list(found) == ["🐛 Describe the bug", "Error logs", "Versions"]
-    plain = subprocess.run([sys.executable, "repro.py"], cwd=repo / "cases" / "hostile-output",
-                           capture_output=True, text=True, env={**os.environ, **CPU_ENV})
-    assert without_paths(found["Error logs"][0].rstrip()) == without_paths(plain.stderr.rstrip())
-    assert "PyTorch version:" in found["Versions"][0]
-    assert "The run under `TORCH_TRACE` wrote no trace log." in body  # the script never compiles
+    check_against_the_form(body)
+    assert "\x1b" not in body and "\x07" not in body
+    assert "The run under `TORCH_TRACE` wrote no trace log" in body  # the script never compiles
+    assert "Ablation" not in body  # ... so there is no ablation to show
 
 
-@pytest.mark.parametrize("text", ["plain", "a ``` fence", "````` five", "`edge`"])
-def test_fences_and_code_spans_hold_any_backticks(text):
-    parsed = MarkdownIt().parse(bug_text.fence(text + "\n### not a heading"))
-    assert [t.type for t in parsed] == ["fence"] and parsed[0].content == text + "\n### not a heading\n"
-    inline = MarkdownIt().parseInline(bug_text.code_span(text))[0].children
-    assert [t.type for t in inline] == ["code_inline"] and inline[0].content == text
-
-
-def test_the_key_line_of_a_torchrun_failure_is_the_ranks_error_not_the_launchers():
-    stderr = ("[rank0]: Traceback (most recent call last):\n[rank0]:   File \"repro.py\", line 59, in <module>\n"
-              "[rank0]: torch._dynamo.exc.Unsupported: Unsupported method call\n[rank0]:   Explanation: ...\n"
-              "Traceback (most recent call last):\n  File \"repro.py\", line 14, in <module>\n"
-              "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n")
-    assert bug_text.key_line(stderr) == "torch._dynamo.exc.Unsupported: Unsupported method call"
+def test_a_closed_issue_that_still_reproduces_gets_a_comment_not_a_new_report(tmp_path):
+    case_id = "export-radd-user-object"  # pytorch/pytorch#136757, closed; reproduces on every recorded release
+    repo = repo_with(tmp_path, case_id)
+    proc = reprokit(repo, "upstream", case_id)
+    assert proc.returncode == 0, proc.stderr
+    comment = repo / "reports" / "upstream" / f"{case_id}-comment.md"
+    text = comment.read_text()
+    assert text.startswith("This still reproduces on torch 2.8.0..2.15.0 (cpu), 2.11.0 (h100)")
+    assert "although the issue is closed" in text
+    assert "Run now on torch 2.14.1" in text and "fail: torch._dynamo.exc.Unsupported" in text
+    assert "| 2.8.0 | 🔴 reproduces | — |" in text and "| 2.11.0 | 🔴 reproduces | 🔴 reproduces |" in text
+    assert "PyTorch version: 2.14.1" in text and "REPRO_" not in text.split("Run now")[0]
+    post = next(ln.strip() for ln in proc.stdout.splitlines() if ln.strip().startswith("gh issue comment"))
+    assert shlex.split(post) == ["gh", "issue", "comment", "136757", "--repo", "pytorch/pytorch", "--body-file",
+                                 str(comment)]
+    assert not (repo / "reports" / "upstream" / f"{case_id}.md").exists()

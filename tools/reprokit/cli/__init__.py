@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from reprokit import __version__
-from reprokit.cli import contrib, history, images, publish, run
+from reprokit.cli import contrib, history, images, publish, run, tracker
 from reprokit.cli.safe_output import LineGuard
 from reprokit.model.schema import InputError
 
@@ -25,6 +26,8 @@ COMMANDS = (
     contrib.add_new_case,
     contrib.add_validate,
     contrib.add_upstream,
+    tracker.add_tracker,
+    tracker.add_tracker_states,
     contrib.add_autofix,
     images.add_images,
     images.add_image,
@@ -52,9 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout, sys.stderr = LineGuard(sys.stdout), LineGuard(sys.stderr)  # lines may hold what a case controls
     try:
         return _dispatch(build_parser().parse_args(argv))
+    except BrokenPipeError:  # `reprokit history --json | head`: the reader left, nothing is wrong
+        return 141
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BrokenPipeError:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
         sys.stdout, sys.stderr = saved
 
 

@@ -13,7 +13,7 @@ from reprokit.model.case import AREAS
 from reprokit.model.schema import CATEGORIES, InputError
 from reprokit.run.request import load_root_matrix, target_of
 from reprokit.store.store import Store
-from reprokit.store.views import current, repro_history
+from reprokit.store.views import current
 
 
 def cmd_new_case(args: argparse.Namespace) -> int:
@@ -81,24 +81,20 @@ def add_validate(sub) -> None:
 
 def cmd_upstream(args: argparse.Namespace) -> int:
     root = root_of(args)
-    cd = case_of(root, args.id)
-    target = target_of(load_root_matrix(root), args.target)
-    dtypes = [d for d in cd.case.requires.dtypes if d in target.dtypes]
-    if not dtypes:
-        raise InputError(f"cases/{args.id}/case.yaml: requires.dtypes: none of them is tested on {args.target}")
-    dtype, history = repro_history(store_of(args, root).load(args.target, "cases"), args.target, args.id, dtypes)
-    filed = upstream.write(cd, args.target, target.device.kind, dtype, history,
-                           Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream",
-                           force=args.force, tlparse=shutil.which("tlparse"))
+    out = Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream"
+    filed = upstream.draft(root, store_of(args, root).folder, load_root_matrix(root), args.id, args.target, out,
+                           force=args.force,
+                           tlparse=shutil.which("tlparse") or shutil.which("tlparse", path=str(Path(sys.executable).parent)))
     for note in filed.notes:
         print(note, file=sys.stderr)
-    print(f"wrote {filed.report}")
+    print(f"wrote {filed.report} (a draft: read and check it before posting)")
+    if filed.title:
+        print(f"title: {filed.title}")
     for attachment in filed.attachments:
         print(f"attach {attachment} (drop it into the issue: gh cannot upload files)")
-    print("search for duplicates first:")
-    print(f"  {filed.commands[0]}")
-    print("then file it:")
-    print(f"  {filed.commands[1]}")
+    for purpose, command in filed.commands:
+        print(purpose)
+        print(f"  {command}")
     return 0
 
 

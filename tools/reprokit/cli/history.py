@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from reprokit.cli.common import OUT_HELP, root_of, store_of
-from reprokit.contrib import bisection
+from reprokit.contrib import bisect_script, bisection, new_case
 from reprokit.model import corpus
 from reprokit.model.schema import InputError
 from reprokit.run.request import RunRequest, load_root_matrix, target_of
@@ -49,22 +49,37 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     if len(versions) < 2:
         raise InputError(f"matrix.yaml: targets.{args.target}.pins.history: needs two releases or more to bisect "
                          "(or pass --versions)")
+    if not args.id and not args.source:
+        raise InputError("bisect: give a case ID or --from SCRIPT")
     req = RunRequest(root=root, target=args.target, where="host", render=False, jobs=args.jobs,
                      out=Path(args.out).resolve() if args.out else None, torch_index=args.torch_index,
                      wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None, force=args.force)
+    log = lambda line: print(line, flush=True)  # noqa: E731
     try:
-        found = bisection.bisect_case(req, args.id, versions, log=lambda line: print(line, flush=True))
+        if args.source:
+            oracle = new_case.oracle_from_flags(args.raises, args.match, args.stdout, args.stderr, args.hang,
+                                                args.wrong_result)
+            done = bisect_script.bisect_from(req, Path(args.source).resolve(), versions, oracle, args.timeout,
+                                             keep_id=(args.id or bisect_script.case_id_for(Path(args.source)))
+                                             if args.keep else None, log=log)
+            found = done.found
+        else:
+            found = bisection.bisect_case(req, args.id, versions, log=log)
     except bisection.BisectionInterrupted as stop:
         print(f"bisect: interrupted while running torch {stop}; what finished is in the store, run it again to go on")
         return 130
-    print(f"{args.id} on {args.target}: {found.summary()}")
+    if args.source:
+        print("\n".join(done.table()))
+        print(f"{args.source} on {args.target}: {done.verdict_line()}")
+        print(f"kept as cases/{done.case_id}/" if done.kept else "not kept (--keep makes it a case)")
+    print(f"{args.id or args.source} on {args.target}: {found.summary()}")
     print(f"runs made: {len(found.ran)} ({', '.join(found.ran) or 'none: all recorded'})")
     return 0
 
 
 def add_bisect(sub) -> None:
     bis = sub.add_parser("bisect", help="find the torch releases where a case's verdict changes (recorded first)")
-    bis.add_argument("id", metavar="ID")
+    bis.add_argument("id", metavar="ID", nargs="?")
     bis.add_argument("--target", required=True)
     bis.add_argument("--versions", nargs="+", metavar="V", help="releases, oldest first (default: pins.history)")
     bis.add_argument("--torch-index", metavar="URL", help="the index to install torch from (e.g. the nightly one)")
@@ -72,6 +87,17 @@ def add_bisect(sub) -> None:
     bis.add_argument("--jobs", type=int, default=2)
     bis.add_argument("--force", action="store_true", help="run even if this machine is not the target's hardware")
     bis.add_argument("--out", help=OUT_HELP)
+    bis.add_argument("--from", dest="source", metavar="SCRIPT.py",
+                     help="bisect this script (your own repro) instead of a case; nothing is added without --keep")
+    bis.add_argument("--keep", action="store_true", help="with --from: add the script as case ID (its runs recorded)")
+    bis.add_argument("--raises", metavar="CLASS", help="with --from: the bug reproduces when this exception is raised")
+    bis.add_argument("--match", metavar="REGEX", help="with --from: ... and its message matches this regex")
+    bis.add_argument("--stdout", metavar="REGEX", help="with --from: the bug reproduces when stdout matches")
+    bis.add_argument("--stderr", metavar="REGEX", help="with --from: the bug reproduces when stderr matches")
+    bis.add_argument("--hang", action="store_true", help="with --from: the bug is a hang (past --timeout)")
+    bis.add_argument("--wrong-result", action="store_true",
+                     help="with --from: the bug is a wrong result (an assertion in the script fails)")
+    bis.add_argument("--timeout", type=int, help="with --from: seconds before a run is killed")
     bis.set_defaults(func=cmd_bisect)
 
 

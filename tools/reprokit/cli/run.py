@@ -21,7 +21,8 @@ def request_of(args: argparse.Namespace) -> RunRequest:
         update_expected=args.update_expected, where=where, base_image=args.base_image, base_python=args.base_python,
         wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None, force=args.force,
         deadline=args.deadline, warm=args.warm, render=not args.no_report, ladder=not args.no_ladder,
-        python=args.python, torch=args.torch, skip_recorded=args.skip_recorded, torch_index=args.torch_index)
+        python=args.python, torch=args.torch, skip_recorded=args.skip_recorded, torch_index=args.torch_index,
+        repeat=args.repeat)
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
@@ -61,6 +62,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--skip-recorded", action="store_true",
                    help="skip runs already recorded for this torch with the same case content (the history)")
     p.add_argument("--python", help="interpreter that runs the cases (needs torch; default: this one; host mode)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run each variant N times; runs that disagree are recorded as flaky (k of N failed as "
+                        "claimed). Without it a verdict that differs from the store's last one is run once more")
 
 
 def cmd_run(args: argparse.Namespace) -> int:

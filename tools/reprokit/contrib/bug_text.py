@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import re
 
+from reprokit.model.untrusted_text import plain
+
 
 def fence(text: str, info: str = "") -> str:
-    """A fenced block that no backtick run inside `text` can close."""
+    """A fenced block that no backtick run inside `text` can close (terminal escapes and control characters out)."""
+    text = plain(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{info}\n{text.rstrip()}\n{ticks}"
@@ -15,7 +18,7 @@ def fence(text: str, info: str = "") -> str:
 
 def code_span(text: str) -> str:
     """One line of untrusted text as inline code, whatever backticks it holds."""
-    text = " ".join(text.split())
+    text = " ".join(plain(text).split())
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""

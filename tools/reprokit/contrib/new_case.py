@@ -7,15 +7,16 @@ import datetime
 import os
 import re
 import shutil
-import subprocess
-import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from reprokit.contrib.script_code import facts
 from reprokit.model.case import load_case
 from reprokit.model.schema import CATEGORIES, ISSUE_URL, CaseId, InputError, conforms
+from reprokit.run import execute
 
 REPRO_TEMPLATE = '''"""{title}
 
@@ -138,39 +139,36 @@ def message_regex(message: str) -> str | None:
 
 
 def observe(script: Path, timeout: float) -> Observed:
-    """Run the script once as an issue's reader would (plain python, CPU) and propose the oracle its failure fits."""
-    env = {**os.environ, "REPRO_DEVICE": os.environ.get("REPRO_DEVICE", "cpu")}
-    try:
-        proc = subprocess.run([sys.executable, script.name], cwd=script.parent, env=env, capture_output=True,
-                              text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
+    """Run the script once as an issue's reader would (plain python, CPU), contained as `reprokit run` contains a case
+    (the script is code from an issue: no secret of this shell reaches it), and propose the oracle its failure fits."""
+    with tempfile.TemporaryDirectory(prefix="reprokit-new-case-") as tmp:
+        copy = Path(tmp) / script.name
+        shutil.copyfile(script, copy)
+        Path(tmp).chmod(0o755)
+        copy.chmod(0o644)
+        seen = execute.observe(copy, env=dict(os.environ), timeout=timeout,
+                         extra_env={"REPRO_DEVICE": os.environ.get("REPRO_DEVICE", "cpu")})
+    if seen.status == "timeout":
         return Observed(None, None, "", {"kind": "hangs"})
-    exception, message = exception_line(proc.stderr)
-    if proc.returncode in (0, 77):
-        last = (proc.stdout.strip().splitlines() or [""])[-1]
-        return Observed(proc.returncode, None, last, None)
+    exception = (seen.exception or "").removeprefix("__main__.") or None
+    message = next((ln.strip() for ln in (seen.message or "").splitlines() if ln.strip()), "")
+    if seen.exit_code in (0, 77):
+        last = (seen.stdout_tail.strip().splitlines() or [""])[-1]
+        return Observed(seen.exit_code, None, last, None)
     if exception is None:
-        return Observed(proc.returncode, None, "", {"kind": "nonzero-exit"})
+        return Observed(seen.exit_code, None, "", {"kind": "nonzero-exit"})
     if exception.rsplit(".", 1)[-1] == "AssertionError":
-        return Observed(proc.returncode, exception, message, {"kind": "wrong-result"})
+        return Observed(seen.exit_code, exception, message, {"kind": "wrong-result"})
     regex = message_regex(message)
-    return Observed(proc.returncode, exception, message,
+    return Observed(seen.exit_code, exception, message,
                     {"kind": "raises", "exception": exception, **({"match": regex} if regex else {})})
 
 
 def infer_requires(text: str) -> dict:
-    """Devices and launcher as the script uses them: REPRO_DEVICE means any device; a hard-coded cuda means CUDA."""
-    requires: dict = {}
-    if "REPRO_DEVICE" in text:
-        requires["devices"] = ["cpu", "cuda"]
-    elif re.search(r"[\"']cuda|\.cuda\(", text):
-        requires["devices"] = ["cuda"]
-    else:
-        requires["devices"] = ["cpu"]
-    if "torchrun" in text or re.search(r"[\"'](LOCAL_)?RANK[\"']", text):
-        m = re.search(r"nproc[-_]per[-_]node[= ]+(\d+)", text)
-        requires.update(world_size=int(m.group(1)) if m else 2, launcher="torchrun")
-    return requires
+    """Devices, launcher, ranks and dtypes as the script's code uses them (script_code.py: its syntax tree, so a
+    comment or a docstring saying "cuda" changes nothing): REPRO_DEVICE means any device, a hard-coded "cuda"
+    device or a .cuda() call means CUDA, a torchrun program gets launcher and world_size."""
+    return facts(text).requires()
 
 
 def docstring_title(text: str) -> str | None:

@@ -1,269 +1,199 @@
-"""Write a PyTorch bug report for one case that a maintainer can take as is (pytorch's pt2-bug-report.yml sections).
+"""`reprokit upstream ID`: what the PyTorch issue tracker should hear about a case.
 
-Everything in the report ran on this machine now: `python repro.py` exactly as a maintainer runs it (the plain
-interpreter, the target's device and dtype in REPRO_DEVICE / REPRO_DTYPE, no harness in the process) for the error
-log, the same run once more under TORCH_TRACE (then tlparse, when installed), the backend ablation (the probe's
-REPROKIT_BACKEND), and `python -m torch.utils.collect_env`. Only the case's history across torch releases comes from
-the caller; this module reads no results file.
+A case that links a pytorch/pytorch issue gets the comment that issue needs (tracker.py: "still reproduces" on a
+closed one, "no longer reproduces" on an open one). Any other case gets a new-issue report in the fields of PyTorch's
+torch.compile form, after the not-a-bug screens (not_a_bug.py), made of runs on this machine now: the case's script
+made standalone (constants for REPRO_DEVICE / REPRO_DTYPE) and run contained exactly as `reprokit run` runs a case
+(upstream_runs.py), again with TORCHDYNAMO_VERBOSE=1 when the error asks for it, under TORCH_TRACE (then tlparse,
+when installed), with each ablation backend, under PyTorch's minifier where it applies; `python -m
+torch.utils.collect_env`. Only the release history comes from the results store.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.child import PROBE
-from reprokit.contrib.bug_text import code_span, fence, key_line
-from reprokit.model.case import Case
-from reprokit.model.corpus import DEVICE_STRING, CaseDir
+from reprokit.contrib import case_files, issue_fields, minify, not_a_bug, trace_bundle, tracker, upstream_runs
+from reprokit.contrib.issue_comment import NO_LONGER, STILL, CommentEvidence
+from reprokit.contrib.issue_fields import Failure
+from reprokit.contrib.pt2_report import Evidence, render
+from reprokit.contrib.release_summary import BAD, ReleaseHistory
+from reprokit.contrib.script_code import facts, torch_calls
+from reprokit.contrib.traceback_text import raised_at, without_harness
+from reprokit.model.corpus import CaseDir
+from reprokit.model.matrix import Matrix
 from reprokit.model.schema import InputError
-from reprokit.run.child_setup import ALLOWED_ENV, FIXED_ENV
-from reprokit.run.execute import observe
+from reprokit.run.execute import Observation
+from reprokit.store.views import repro_history
 
-LABELS = {"ddp": ["oncall: distributed", "module: ddp"], "fsdp": ["oncall: distributed", "module: fsdp"],
-          "dtensor": ["oncall: distributed", "module: dtensor"], "dynamic-shape": ["module: dynamic shapes"],
-          "custom-op": ["module: custom-operators"], "amp": ["module: amp (automated mixed precision)"],
-          "fusion": ["module: inductor"], "backend-fallback": ["module: inductor"],
-          "compile-options": ["module: inductor"], "refactor": ["oncall: export"],
-          "type-inference": ["module: dynamic shapes"], "memory-lifecycle": ["oncall: distributed"],
-          "graph-partition": ["oncall: distributed"], "diagnosis": ["module: dynamo"]}
-ABLATION = ("eager", "aot_eager", "inductor")  # pt2's ladder: the first backend that fails names the faulty stage
-PYTORCH_ISSUE = re.compile(r"^https://github\.com/pytorch/pytorch/issues/\d+")
-LOG_LIMIT = 30_000  # characters of stderr in the body; GitHub refuses an issue body over 65,536
-INSTALL_TLPARSE = "pip install 'reprokit[upstream]'  (or: pip install tlparse)"
-# Run before `python repro.py` replaces it (exec): confine writes with Landlock as the runner does (probe.py's
-# stdlib-only function), then become the plain interpreter, so no frame of it is left in the process.
-_EXEC_CONFINED = ("import os, sys; sys.path.insert(0, sys.argv[1]); import probe; "
-                  "abi = probe.confine_writes(sys.argv[2].split(os.pathsep)); "
-                  "open(os.path.join(sys.argv[2].split(os.pathsep)[0], 'confined'), 'w').write(str(abi)); "
-                  "os.execv(sys.executable, [sys.executable, *sys.argv[3:]])")
-
-
-@dataclass(frozen=True)
-class PlainRun:
-    """What `python repro.py` did on this machine."""
-
-    command: str  # the line a maintainer types in the case's folder
-    exit_code: int | None  # None: killed at the case's timeout
-    seconds: float
-    stdout: str
-    stderr: str
-    confined: str  # the Landlock ABI that confined its writes, or "None"
+MINIFY_TIMEOUT = 600
 
 
 @dataclass(frozen=True)
 class Filed:
-    """What `write` made: the report, what to attach to the issue, the commands to run, and notes for the user."""
+    """What `upstream` made: the draft, what to attach, the commands to run (in order), notes for the user."""
 
     report: Path
     attachments: list[Path]
-    commands: list[str]
+    commands: list[tuple[str, str]]  # (what it is for, the command or link)
     notes: list[str]
+    title: str | None = None
 
 
-def labels_for(category: str) -> list[str]:
-    return ["oncall: pt2", *LABELS.get(category, [])]
+def _refuse(case_id: str, why: str) -> InputError:
+    return InputError(f"cases/{case_id}: not filed: {why}; --force writes the report anyway")
 
 
-def refusal(case: Case) -> str | None:
-    """Why this case should not be filed as a new PyTorch bug, or None."""
-    if case.documented:
-        return (f"cases/{case.id}/case.yaml: documented: PyTorch documents this behaviour, a bug report would be "
-                f"closed as expected: {case.documented}")
-    filed = [url for url in case.links if PYTORCH_ISSUE.match(url)]
-    if filed:
-        return f"cases/{case.id}/case.yaml: links: already filed as {filed[0]} (comment there instead)"
-    return None
+def _plain(cd: CaseDir, setting: upstream_runs.Setting, folder: Path, force: bool) -> tuple[Path, Observation]:
+    """The standalone script and its contained plain run; refused when it does not fail here."""
+    script = upstream_runs.write_standalone(case_files.read_text(cd.path, "repro.py"), setting, folder)
+    plain = upstream_runs.contained(setting, script)
+    if plain.status == "pass" and not force:
+        raise _refuse(cd.case.id, "`python repro.py` exited 0 on this machine: the bug does not reproduce here")
+    if plain.exit_code == 77 and not force:
+        last = (plain.stdout_tail.strip().splitlines() or ["no reason printed"])[-1]
+        raise _refuse(cd.case.id, f"the script skips itself here (exit 77): {last}")
+    return script, plain
 
 
-# ---------------------------------------------------------------- Markdown for untrusted text
+def _minified(cd: CaseDir, setting, script: Path, failure: Failure, script_text: str) -> tuple[str | None, str]:
+    """The minified repro when smaller than the script, and the sentence that says what the minifier did."""
+    kept = case_files.read_optional(cd.path, "minified_repro.py")
+    if kept is not None:
+        found = minify.Minified(kept, "kept beside the case (minified_repro.py)")
+    else:
+        level = minify.level_for(failure.obs, failure.obs.stage, failure.own_check and failure.compiles)
+        if level is None or not failure.compiles:
+            return None, (f"Minified repro: none; PyTorch's minifier replays backend (inductor) compile and accuracy "
+                          f"failures, and this one is raised in {failure.component}.")
+        found = minify.run_minifier(script, {"REPRO_DEVICE": setting.device, "REPRO_DTYPE": setting.dtype}, level,
+                                    min(MINIFY_TIMEOUT, 3 * setting.timeout), setting.python)
+    if found.text is None:
+        return None, f"Minified repro: none; {found.why}."
+    mine, theirs = len(script_text.splitlines()), len(found.text.splitlines())
+    if theirs >= mine:
+        return None, (f"Minified repro: not attached; PyTorch's minifier ({found.why}) wrote {theirs} lines, not "
+                      f"fewer than the script's {mine}.")
+    return found.text, f"The minifier's repro has {theirs} lines against the script's {mine} ({found.why})."
 
 
-# ---------------------------------------------------------------- runs on this machine
-
-def _env(workdir: Path, device_kind: str, dtype: str, extra: dict[str, str]) -> dict[str, str]:
-    """A maintainer's shell without secrets or torch switches of the caller's: a fresh HOME, cold compile caches."""
-    env = {k: v for k, v in os.environ.items() if k in ALLOWED_ENV}
-    env.update(FIXED_ENV)
-    for name in ("home", "tmp"):
-        (workdir / name).mkdir(exist_ok=True)
-    env.update(HOME=str(workdir / "home"), TMPDIR=str(workdir / "tmp"), TEMP=str(workdir / "tmp"),
-               TORCHINDUCTOR_CACHE_DIR=str(workdir / "inductor"), TRITON_CACHE_DIR=str(workdir / "triton"),
-               REPRO_DEVICE=DEVICE_STRING[device_kind], REPRO_DTYPE=dtype, **extra)
-    return env
+def _failure(plain: Observation, raised, text: str, ladder) -> Failure:
+    code = facts(text)
+    own = raised.raised_by_script(plain.exception) and plain.exception == "AssertionError"
+    return Failure(plain, own, issue_fields.component(plain.stage, ladder), code.compiles,
+                   any(c.startswith("torch.export") for c in torch_calls(text)))
 
 
-def run_plain(cd: CaseDir, device_kind: str, dtype: str, workdir: Path, python: str = sys.executable,
-              extra_env: dict[str, str] | None = None) -> PlainRun:
-    """`REPRO_DEVICE=.. REPRO_DTYPE=.. python repro.py` in a fresh process group, killed at the case's timeout."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    env = _env(workdir, device_kind, dtype, extra_env or {})
-    writable = [str(workdir), "/dev", *(["/proc"] if device_kind != "cpu" else [])]
-    script = str(cd.script("repro"))
-    command = [python, "-c", _EXEC_CONFINED, str(PROBE.parent), os.pathsep.join(writable), script]
-    out, err = workdir / "stdout.txt", workdir / "stderr.txt"
-    start = time.monotonic()
-    with open(out, "wb") as out_fh, open(err, "wb") as err_fh:
-        proc = subprocess.Popen(command, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=out_fh,
-                                stderr=err_fh, start_new_session=True)
-        try:
-            code: int | None = proc.wait(timeout=cd.case.requires.timeout)
-        except subprocess.TimeoutExpired:
-            code = None
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the script's leftovers (compile workers, ranks)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-    shown = {k: env[k] for k in ("REPRO_DEVICE", "REPRO_DTYPE")}
-    confined = (workdir / "confined").read_text() if (workdir / "confined").exists() else "None"
-    return PlainRun(command=" ".join(f"{k}={v}" for k, v in shown.items()) + " python repro.py", exit_code=code,
-                    seconds=round(time.monotonic() - start, 1), stdout=out.read_text(errors="replace"),
-                    stderr=err.read_text(errors="replace"), confined=confined)
+def _torch_version(versions: str) -> str:
+    return next((ln.split(":", 1)[1].strip() for ln in versions.splitlines() if ln.startswith("PyTorch version:")),
+                "?")
 
 
-def ablation(cd: CaseDir, device_kind: str, dtype: str) -> dict[str, str]:
-    """backend -> what the repro did with every torch.compile call's backend replaced (and mode/options dropped)."""
-    found = {}
-    for backend in ABLATION:
-        obs = observe(cd.script("repro"), env=dict(os.environ), timeout=cd.case.requires.timeout,
-                      extra_env={"REPRO_DEVICE": DEVICE_STRING[device_kind], "REPRO_DTYPE": dtype,
-                                 "REPROKIT_BACKEND": backend},
-                      launcher=cd.case.requires.launcher, world_size=cd.case.requires.world_size)
-        headline = next((ln.strip() for ln in (obs.message or "").splitlines() if ln.strip()), "")
-        found[backend] = obs.status + (f": {obs.exception}: {headline}"[:200] if obs.exception else "")
-    return found
+def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history: list[tuple[str, str]], out: Path, *,
+              force: bool = False, tlparse: str | None = None) -> Filed:
+    """Long: one report's runs in order, each deciding whether the next is needed (screens, ablation, minifier).
 
-
-def collect_env(python: str = sys.executable) -> str:
-    """The text PyTorch's bug templates ask for: `python -m torch.utils.collect_env`, with the same interpreter."""
-    try:
-        proc = subprocess.run([python, "-m", "torch.utils.collect_env"], capture_output=True, text=True,
-                              timeout=300, stdin=subprocess.DEVNULL, check=False)
-    except subprocess.TimeoutExpired:
-        return "(python -m torch.utils.collect_env did not finish in 300 s)"
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return f"(python -m torch.utils.collect_env failed: {last})"
-    return proc.stdout.strip()
-
-
-def bundle_trace(trace_dir: Path, out: Path, case_id: str, tlparse: str | None) -> tuple[list[Path], str]:
-    """Zip the TORCH_TRACE logs (and tlparse's output, when installed) next to the report; a sentence for it."""
-    logs = sorted(p for p in trace_dir.glob("*") if p.is_file()) if trace_dir.is_dir() else []
-    if not logs:
-        return [], "The run under `TORCH_TRACE` wrote no trace log."
-    zips = [Path(shutil.make_archive(str(out / f"{case_id}-trace"), "zip", trace_dir))]
-    sentence = f"Attached: `{zips[0].name}`, the raw `TORCH_TRACE` logs of the same run ({len(logs)} file(s))"
-    if tlparse is None:
-        return zips, sentence + "; tlparse was not installed where this report was written."
-    html = out / f"{case_id}-tlparse"
-    # One log: that file (tlparse 0.4.3's --latest refuses the file it picks); ranks: one report over all of them.
-    source = [str(logs[0])] if len(logs) == 1 else [str(trace_dir), "--all-ranks-html"]
-    proc = subprocess.run([tlparse, *source, "-o", str(html), "--overwrite", "--no-browser"],
-                          capture_output=True, text=True, timeout=300, check=False)
-    if proc.returncode != 0 or not html.is_dir():
-        said = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()
-        return zips, sentence + f"; tlparse failed on it: {code_span(next(iter(said)))}."
-    zips.append(Path(shutil.make_archive(str(html), "zip", html)))
-    return zips, sentence + f", and `{zips[1].name}`, the whole tlparse output (open `index.html`)."
-
-
-# ---------------------------------------------------------------- the report
-
-def render(cd: CaseDir, target: str, device_kind: str, run: PlainRun, ladder: dict[str, str], versions: str,
-           history: list[tuple[str, str]], trace_sentence: str, full_log: Path | None) -> str:
-    case = cd.case
-    key = key_line(run.stderr)
-    ended = f"exits with status {run.exit_code}" if run.exit_code is not None else \
-        f"was still running at {case.requires.timeout} s (killed)"
-    torch_now = next((ln.split(":", 1)[1].strip() for ln in versions.splitlines()
-                      if ln.startswith("PyTorch version:")), "?")
-    lines = ["### 🐛 Describe the bug", "", case.title + ("" if case.title[-1] in ".?!" else "."), ""]
-    if case.notes:
-        lines += ["Notes from the repro corpus this case comes from: " + " ".join(case.notes.split()), ""]
-    lines += [f"On {DEVICE_STRING[device_kind]} with torch {torch_now}, `{run.command}` {ended} after "
-              f"{run.seconds} s" + (f": {code_span(key[:300])}" if key else "."), "",
-              "```sh", run.command, "```", "", fence(cd.script("repro").read_text(encoding="utf-8"), "python"), ""]
-    minified = cd.path / "minified_repro.py"
-    if minified.exists():
-        lines += ["Minified repro, written by PyTorch's minifier (`TORCHDYNAMO_REPRO_AFTER`) from the script above:",
-                  "", fence(minified.read_text(encoding="utf-8"), "python"), ""]
-    lines += ["Backend ablation (the same script with the backend of every `torch.compile` call replaced, its "
-              "`mode` and `options` dropped):", "", "| backend | result |", "| --- | --- |",
-              *[f"| `{b}` | {code_span(ladder[b])} |" for b in ABLATION], ""]
-    lines += [trace_sentence, ""]
-    if history:
-        lines += [f"Torch releases tested on target `{target}` ({DEVICE_STRING[device_kind]}):", "",
-                  "| torch | this repro |", "| --- | --- |", *[f"| {code_span(v)} | {code_span(w)} |"
-                                                           for v, w in history], ""]
-    if case.links:
-        lines += ["Related: " + ", ".join(f"<{url}>" for url in case.links), ""]
-    log = run.stderr.rstrip()
-    lines += ["### Error logs", ""]
-    if len(log) > LOG_LIMIT:
-        log = log[-LOG_LIMIT:].split("\n", 1)[-1]
-        lines += [f"The last {LOG_LIMIT // 1000}k characters of stderr; the whole log is attached as "
-                  f"`{full_log.name if full_log else 'stderr.txt'}`.", ""]
-    lines += [fence(log or "(nothing on stderr)"), ""]
-    if run.stdout.strip():
-        lines += ["stdout:", "", fence(run.stdout[-5000:]), ""]
-    lines += ["### Versions", "", fence(versions), ""]
-    return "\n".join(lines)
-
-
-def write(cd: CaseDir, target: str, device_kind: str, dtype: str, history: list[tuple[str, str]], out: Path, *,
-          force: bool = False, tlparse: str | None = None, python: str = sys.executable) -> Filed:
-    """Run the case here as a maintainer would and write out/ID.md with its attachments.
-
-    history: (torch version, repro verdict) of this case on `target` from recorded runs, oldest first.
-    """
-    reason = refusal(cd.case)
-    if reason and not force:
-        raise InputError(f"{reason}; --force writes the report anyway")
-    notes = [f"warning: {reason}"] if reason else []
-    out.mkdir(parents=True, exist_ok=True)
-    case_id = cd.case.id
+    history: (torch build, repro verdict) of this case on `target` from recorded runs, oldest first."""
+    case_id, notes = cd.case.id, []
     workdir = Path(tempfile.mkdtemp(prefix="reprokit-upstream-"))
     try:
-        run = run_plain(cd, device_kind, dtype, workdir / "plain", python)
-        if run.exit_code == 0 and not force:
-            raise InputError(f"{case_id}: `{run.command}` exited 0 on this machine: the bug does not reproduce "
-                             "here, nothing to file (--force writes the report anyway)")
-        trace_dir = workdir / "traced" / "trace"
-        trace_dir.mkdir(parents=True)
-        run_plain(cd, device_kind, dtype, workdir / "traced", python, {"TORCH_TRACE": str(trace_dir)})
-        attachments, trace_sentence = bundle_trace(trace_dir, out, case_id, tlparse)
+        script, plain = _plain(cd, setting, workdir / "script", force)
+        text = script.read_text(encoding="utf-8")
+        error_log, stdout = without_harness(plain.stderr_tail), plain.stdout_tail
+        raised = raised_at(error_log, str(script))
+        screened = not_a_bug.screen(cd.case, plain, stdout + "\n" + error_log, raised, facts(text).compiles,
+                                    setting.python)
+        if screened and not force:
+            raise _refuse(case_id, screened.line())
+        if screened:
+            notes.append(f"warning: written with --force over the {screened.screen} screen: {screened.reason}")
+        ladder = upstream_runs.ablation(setting, script) if facts(text).compiles else None
+        failure = _failure(plain, raised, text, ladder)
+        verbose = None
+        if "TORCHDYNAMO_VERBOSE=1" in error_log:
+            verbose = without_harness(upstream_runs.verbose(setting, script).stderr_tail)
+        out.mkdir(parents=True, exist_ok=True)
+        upstream_runs.traced(setting, script, workdir / "trace")
+        attachments, trace_note = trace_bundle.bundle(workdir / "trace", out, case_id, tlparse)
+        minified, minified_note = _minified(cd, setting, script, failure, text)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    if run.confined == "None":
-        notes.append("note: the plain run's writes were not confined (no Landlock in this kernel)")
-    full_log = None
-    if len(run.stderr) > LOG_LIMIT:
-        full_log = out / f"{case_id}-stderr.txt"
-        full_log.write_text(run.stderr, encoding="utf-8")
-        attachments.append(full_log)
-    ladder = ablation(cd, device_kind, dtype)
-    versions = collect_env(python)
+    versions = upstream_runs.collect_env(setting.python)
+    labels = issue_fields.labels(failure, cd.case.area, cd.case.category)
+    ev = Evidence(failure=failure, script=text, error_log=error_log, stdout=stdout, device=setting.device,
+                  torch_version=_torch_version(versions), target=target, history=ReleaseHistory.of(history),
+                  ladder=ladder, verbose_log=verbose, minified=minified, minified_note=minified_note,
+                  trace_note=trace_note, versions=versions, labels=labels, overridden=screened)
     report = out / f"{case_id}.md"
-    report.write_text(render(cd, target, device_kind, run, ladder, versions, history, trace_sentence, full_log),
-                      encoding="utf-8")
-    if (out / f"{case_id}-tlparse" / "index.html").exists():
-        notes.append(f"tlparse's report: {out / f'{case_id}-tlparse' / 'index.html'}")
+    report.write_text(render(ev), encoding="utf-8")
     if tlparse is None:
-        notes.append(f"tlparse is not installed, the report attaches the raw trace only; install it: {INSTALL_TLPARSE}")
-    key = key_line(run.stderr) or cd.case.title
-    search = ["gh", "search", "issues", "--repo", "pytorch/pytorch", re.sub(r"['\"]", "", key)[:200]]
-    create = ["gh", "issue", "create", "--repo", "pytorch/pytorch", "--title", cd.case.title,
-              "--body-file", str(report), *[x for label in labels_for(cd.case.category) for x in ("--label", label)]]
-    return Filed(report=report, attachments=attachments, commands=[shlex.join(search), shlex.join(create)],
-                 notes=notes)
+        notes.append(f"tlparse is not installed, the report attaches the raw trace only; install it: "
+                     f"{trace_bundle.INSTALL_TLPARSE}")
+    title = issue_fields.title(failure)
+    key = re.sub(r"['\"]", "", issue_fields.search_key(failure, torch_calls(text)))[:200]
+    steps = [("search for duplicates first (torch's own exception text):", issue_fields.search_command(key)),
+             ("then file it through PyTorch's torch.compile form (title filled in; paste each section of the draft "
+              "into the field of the same name, attach the files; labels a non-member gives on the command line are "
+              "dropped, the form labels it):", issue_fields.form_link(title))]
+    return Filed(report=report, attachments=attachments, title=title, notes=notes, commands=steps)
+
+
+def setting_for(cd: CaseDir, device_kind: str, dtype: str, python: str = sys.executable) -> upstream_runs.Setting:
+    req = cd.case.requires
+    return upstream_runs.Setting(python, device_kind, dtype, req.timeout, req.launcher, req.world_size)
+
+
+def linked_comment(item: tracker.Linked, setting: upstream_runs.Setting, out: Path, force: bool = False) -> Filed:
+    """The comment a linked issue needs, its evidence from a contained run of the standalone repro made now."""
+    kind = item.kind
+    if kind is None:
+        newest = {t: h.decisive()[-1] for t, h in item.histories.items() if h.decisive()}
+        if not force or not newest:
+            raise InputError(f"cases/{item.cd.case.id}: links {item.url} ({item.state}, checked {item.checked}) and "
+                             "the recorded runs agree with that state: nothing to comment (--force writes what they "
+                             "show anyway)")
+        kind = STILL if any(v == BAD for _, v in newest.values()) else NO_LONGER
+    workdir = Path(tempfile.mkdtemp(prefix="reprokit-upstream-"))
+    try:
+        script = upstream_runs.write_standalone(case_files.read_text(item.cd.path, "repro.py"), setting, workdir)
+        text = script.read_text(encoding="utf-8")
+        plain = upstream_runs.contained(setting, script)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    versions = upstream_runs.collect_env(setting.python)
+    ran = (f"Run now on torch {_torch_version(versions)} ({setting.device}), contained as the corpus runs its cases: "
+           f"{upstream_runs.summary(plain)}.")
+    evidence = CommentEvidence(kind, item.histories, text, ran, without_harness(plain.stderr_tail), versions)
+    path, command = tracker.write(item, evidence, out)
+    notes = [] if plain.status != "pass" else [f"note: the repro exits 0 here now, while the store's newest "
+                                               f"record says otherwise; check before posting ({path})"]
+    return Filed(report=path, attachments=[], commands=[(f"post it on {item.url}:", command)], notes=notes)
+
+
+
+def draft(root: Path, store_dir: Path, matrix: Matrix, case_id: str, target: str, out: Path, *, force: bool = False,
+          tlparse: str | None = None, python: str = sys.executable) -> Filed:
+    """`reprokit upstream ID`: the comment a linked issue needs, else a new-issue report (screened first)."""
+    data = tracker.Corpus.read(root, store_dir, matrix)
+    cd = next((c for c in data.cases if c.case.id == case_id), None)
+    if cd is None:
+        raise InputError(f"{case_id!r}: no such case (see `reprokit list`)")
+    for name in ("repro.py", *case_files.EXTRA_FILES):  # before anything runs: a planted link stops here
+        if why := case_files.problem(cd.path, name):
+            raise InputError(why)
+    if target not in matrix.targets:
+        raise InputError(f"--target {target!r}: no such target in matrix.yaml")
+    dtypes = [d for d in cd.case.requires.dtypes if d in matrix.targets[target].dtypes]
+    if not dtypes:
+        raise InputError(f"cases/{case_id}/case.yaml: requires.dtypes: none of them is tested on {target}")
+    dtype, history = repro_history(data.loaded[target], target, case_id, dtypes)
+    setting = setting_for(cd, matrix.targets[target].device.kind, dtype, python)
+    item = next((i for i in tracker.linked(data) if i.cd.case.id == case_id), None)
+    if item is not None:
+        return linked_comment(item, setting, out, force)
+    return new_issue(cd, target, setting, history, out, force=force, tlparse=tlparse)

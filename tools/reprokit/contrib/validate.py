@@ -16,6 +16,8 @@ import importlib.util
 import re
 from pathlib import Path
 
+from reprokit.contrib import case_files
+from reprokit.contrib.oracle_checks import oracle_problems
 from reprokit.model.case import load_case
 from reprokit.model.claims import Claims, load_claims
 from reprokit.model.matrix import Matrix, load_matrix
@@ -154,6 +156,7 @@ def validate(root: Path, resolve_exceptions: bool = True) -> list[str]:
         ids[case.id] = yml
         if not (yml.parent / "repro.py").exists():
             problems.append(f"{yml.parent}: repro.py is missing")
+        problems += [p for name in case_files.EXTRA_FILES if (p := case_files.problem(yml.parent, name))]
         for script in sorted(yml.parent.glob("*.py")):
             problems += script_problems(script)
         oracles = [case.expect.repro, *(e.repro for e in case.overrides.values())]
@@ -165,6 +168,7 @@ def validate(root: Path, resolve_exceptions: bool = True) -> list[str]:
                 for line, name in compared_class_names(script):
                     if p := bare_exception_problem(f"{script}:{line}: compares a class name with", name):
                         problems.append(p)
+        problems += oracle_problems(yml, case)
         article = case.article
         if article and article.stance == "measures" and not article.no_fix and not (yml.parent / "fixed.py").exists():
             problems.append(f"{yml}: article.stance: measures needs fixed.py or article.no_fix (why no fix applies)")

@@ -122,6 +122,15 @@ class Expect(Strict):
     fix: Literal["passes"] = "passes"
 
 
+class OutsideCompile(Strict):
+    """Why a failure of this case, however it reproduces, is not torch.compile's: it never enters the compile rate."""
+
+    # invalid-usage: an option or API torch does not have; missing-package: an optional package not installed;
+    # article-code: the article's own code fails before (or without) anything torch.compile does.
+    kind: Literal["invalid-usage", "missing-package", "article-code"]
+    why: OneLine
+
+
 class Case(Strict):
     id: CaseId
     title: OneLine
@@ -133,6 +142,7 @@ class Case(Strict):
     links: list[Url] = []
     notes: str | None = None
     documented: OneLine | None = None  # where PyTorch documents this behaviour (URL or sentence): not a bug to file
+    outside_compile: OutsideCompile | None = None  # its failure is not torch.compile's (the compile rate leaves it out)
     source: Source = "article"
     # For source: upstream, from the issue page: the torch version it reports, its state on `issue_checked`.
     reported_on: Version | None = None

@@ -86,6 +86,9 @@ class Record(Strict):
     recorded_at: str  # ISO 8601, UTC
     reprokit: str  # the harness version that recorded it
     case_hash: str | None = None  # the case folder's content when it ran (None: recorded before hashes were kept)
+    # Runs of this variant and how many failed as claimed (repro) or broke (fix), when it ran more than once
+    # (`--repeat N`, or a changed verdict re-run): {"runs": N, "failed": k}. Left out of the store when None.
+    repeats: dict[str, int] | None = None
 
     @property
     def key(self) -> str:
@@ -163,4 +166,13 @@ def dump(model: BaseModel) -> str:
     """One line of JSON with sorted keys: what the store writes, so that a pull request's diff is one line a record."""
     import json
 
-    return json.dumps(model.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    return json.dumps(stored_fields(model), sort_keys=True, ensure_ascii=False)
+
+
+def stored_fields(model: BaseModel) -> dict:
+    """The fields the store keeps of a model: a record's `repeats` only when it ran more than once (the lines of
+    every record before it stay as they were)."""
+    data = model.model_dump(mode="json")
+    if data.get("repeats", 0) is None:
+        del data["repeats"]
+    return data

@@ -20,6 +20,9 @@ class Verdict(str, Enum):
     FIX_WORKS = "fix-works"
     FIX_BROKEN = "fix-broken"
     SKIPPED = "skipped"
+    # Runs of the same variant disagreed (`--repeat N`, or a change re-run): "k of N failed as claimed". Never a fix,
+    # never a regression; it needs attention until the case is made deterministic.
+    FLAKY = "flaky"
 
     # The member is its value as a str: str's own methods print it (Enum's value lookup took most of the time of
     # rendering 25,000 records).
@@ -55,9 +58,10 @@ class Verdict(str, Enum):
 _RAN = frozenset(v for v in Verdict if v is not Verdict.SKIPPED)
 _FAILED_AS_CLAIMED = frozenset({Verdict.REPRODUCES})
 _COMPILE_FAILURE = frozenset({Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT})
-_NEEDS_ATTENTION = frozenset({Verdict.FIX_BROKEN, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT})
+_NEEDS_ATTENTION = frozenset({Verdict.FIX_BROKEN, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT, Verdict.FLAKY})
 SYMBOL = {Verdict.REPRODUCES: "🔴", Verdict.DOES_NOT_REPRODUCE: "🟢", Verdict.FAILS_DIFFERENTLY: "🟠",
-          Verdict.TIMEOUT: "⏱", Verdict.SKIPPED: "⚪", Verdict.FIX_WORKS: "✅", Verdict.FIX_BROKEN: "❌"}
+          Verdict.TIMEOUT: "⏱", Verdict.SKIPPED: "⚪", Verdict.FIX_WORKS: "✅", Verdict.FIX_BROKEN: "❌",
+          Verdict.FLAKY: "🟡"}
 
 
 class Role(str, Enum):
@@ -96,6 +100,7 @@ class Tally:
     article_fixes_work: int = 0
     article_fixes_broken: int = 0
     article_fixes_skipped: int = 0
+    flaky: int = 0  # runs of one variant that disagreed (repros and fixes): none of the counts above
 
     @property
     def fixes_run(self) -> int:
@@ -118,6 +123,9 @@ def tally(records: Iterable[HasVerdict]) -> Tally:
     for rec in records:
         counts["runs"] += 1
         role, verdict = Role.of(rec.variant), rec.verdict
+        if verdict is Verdict.FLAKY:
+            counts["flaky"] += 1
+            continue
         if role is Role.REPRO:
             if verdict is Verdict.SKIPPED:
                 counts["repros_skipped"] += 1
@@ -139,8 +147,9 @@ _FIX_FIELD = {role: {Verdict.FIX_WORKS: f"{prefix}_work", Verdict.FIX_BROKEN: f"
 
 
 def reproduce_rate(records: Iterable[HasVerdict]) -> tuple[int, int]:
-    """(repros that failed as claimed, repros that ran): the failure rate of the cases."""
-    ran = [r for r in records if Role.of(r.variant) is Role.REPRO and r.verdict.ran]
+    """(repros that failed as claimed, repros that ran): the failure rate of the cases. A flaky repro is in neither
+    (its runs disagreed: it decides nothing until it is made deterministic)."""
+    ran = [r for r in records if Role.of(r.variant) is Role.REPRO and r.verdict.ran and r.verdict is not Verdict.FLAKY]
     return sum(r.verdict.failed_as_claimed for r in ran), len(ran)
 
 

@@ -51,4 +51,5 @@ def summary_line(t: Tally) -> str:
             f"{t.do_not_reproduce} do not reproduce, {t.fail_differently} fail differently, "
             f"{t.timeout} timed out; {t.repros_skipped} skipped. "
             f"Our fixes: {t.fixes_text()} ({t.fixes_broken} broken, {t.fixes_skipped} skipped). "
-            f"The article's own fixes: {t.article_fixes_text()}.")
+            f"The article's own fixes: {t.article_fixes_text()}."
+            + (f" Flaky (runs of one variant disagreed): {t.flaky}." if t.flaky else ""))

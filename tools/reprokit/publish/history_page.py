@@ -10,7 +10,7 @@ from reprokit.publish.markdown import table
 
 HISTORY_MARK = {Verdict.REPRODUCES: "✖ reproduces", Verdict.DOES_NOT_REPRODUCE: "○ does not",
                 Verdict.FAILS_DIFFERENTLY: "△ differently", Verdict.TIMEOUT: "⧗ timeout", Verdict.SKIPPED: "· skipped",
-                Verdict.FIX_WORKS: "✓ works", Verdict.FIX_BROKEN: "✗ broken"}
+                Verdict.FIX_WORKS: "✓ works", Verdict.FIX_BROKEN: "✗ broken", Verdict.FLAKY: "◐ flaky"}
 
 
 def _history_cell(rec: Record | None, now: dict[str, str]) -> str:

@@ -51,16 +51,22 @@ class Standing:
             previous = verdict is Verdict.REPRODUCES
         return out
 
-    def flag(self) -> str:
+    def disagreement(self) -> str:
+        """Where the issue's state and the newest recorded verdict disagree, in words; "" where they do not."""
         state, newest = self.case.case.issue_state, self.newest
         if newest is None:
             return ""
         rel, verdict = newest
         if state == "closed" and verdict is Verdict.REPRODUCES:
-            return f"⚑ closed upstream, still reproduces on {rel}"
+            return f"closed upstream, still reproduces on {rel}"
         if state == "open" and verdict is Verdict.DOES_NOT_REPRODUCE:
-            return f"⚑ open upstream, does not reproduce on {rel}"
+            return f"open upstream, does not reproduce on {rel}"
         return ""
+
+    def flag(self) -> str:
+        """The disagreement as the Markdown page flags it."""
+        found = self.disagreement()
+        return f"⚑ {found}" if found else ""
 
 
 def release_verdict(records: list[Record]) -> Verdict | None:
@@ -81,21 +87,31 @@ def standings(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]
     out = []
     for case_id in sorted(upstream):
         for target, every in histories.items():
-            verdicts = []
-            for release, records in every.items():
-                mine = sorted((r for r in records if r.case == case_id and Role.of(r.variant) is Role.REPRO),
-                              key=lambda r: r.dtype)
-                verdict = release_verdict(mine)
-                if verdict is not None:
-                    verdicts.append((release, verdict))
-            if verdicts:
-                out.append(Standing(upstream[case_id], target, verdicts))
+            found = standing_of(upstream[case_id], target, every)
+            if found.verdicts:
+                out.append(found)
     return out
 
 
+def standing_of(case: CaseDir, target: str, every: dict[str, list[Record]]) -> Standing:
+    """One case (of any source) on one target: its repro's verdict on each release that recorded it."""
+    verdicts = []
+    for release, records in every.items():
+        mine = sorted((r for r in records if r.case == case.case.id and Role.of(r.variant) is Role.REPRO),
+                      key=lambda r: r.dtype)
+        verdict = release_verdict(mine)
+        if verdict is not None:
+            verdicts.append((release, verdict))
+    return Standing(case, target, verdicts)
+
+
+def issue_links(case: CaseDir) -> list[tuple[str, str]]:
+    """(number, URL) of each pytorch/pytorch issue the case links."""
+    return [(m.group(1), link) for link in case.case.links if (m := ISSUE_NUMBER.match(link))]
+
+
 def _issues(case: CaseDir) -> str:
-    links = [(m.group(1), link) for link in case.case.links if (m := ISSUE_NUMBER.match(link))]
-    return ", ".join(f"[#{number}]({link})" for number, link in links)
+    return ", ".join(f"[#{number}]({link})" for number, link in issue_links(case))
 
 
 def _stretches_text(standing: Standing) -> str:
@@ -129,7 +145,9 @@ def render(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]]) 
         "for this corpus from the issue's description. Per case and target: the releases on which the repro "
         "reproduces the issue's failure (its oracle in case.yaml), out of the recorded releases "
         f"({', '.join(sorted(recorded, key=release_order))}). A case that does not reproduce says only that this repro "
-        "did not fail as the issue describes on that release.", "",
+        "did not fail as the issue describes on that release. An issue's state is as read from GitHub on the date "
+        "beside it ([`issue-states.yaml`](../issue-states.yaml), refreshed by the issue-states workflow); "
+        "`reprokit tracker` drafts the comment each flagged issue needs.", "",
         f"Flagged: {len({f.case.case.id for f in closed})} closed issues whose repro still reproduces on the newest "
         f"recorded release of a target ({len(closed)} case-target rows), {len({f.case.case.id for f in still_open})} "
         f"open issues whose repro does not ({len(still_open)} rows).", "",

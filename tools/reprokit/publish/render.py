@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.model import corpus
+from reprokit.model import corpus, issue_states
 from reprokit.model.claims import Claims, load_claims
 from reprokit.model.corpus import CaseDir
 from reprokit.model.matrix import Matrix
@@ -34,7 +34,7 @@ class Published:
 
 def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
     pins = {name: t.pins.torch for name, t in matrix.targets.items()}
-    cases = corpus.discover(root / "cases")
+    cases = issue_states.applied(corpus.discover(root / "cases"), issue_states.load(root))  # the tracker's states
     claims_file = root / "claims.yaml"
     claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
     views = {name: shown(loaded, v, claims) for name in matrix.targets

@@ -1,226 +1,147 @@
 """The compatibility site: static HTML rendered from the results store with the Jinja templates in templates/site/.
 
-    index.html        targets: torch shown, hardware, rates with denominators; every case
-    matrix.html       case x target x torch release, filterable and sortable (site.js; a plain table without it)
-    cases/<id>.html   one case: its claim, scripts and every recorded verdict per target and release
-    ledger.html       the claims ledger per target (ledger.judge, as reports/README.md)
-    sweeps.html       the model sweep's failure rates per target
+    index.html             targets: torch shown, hardware, rates with denominators; every case
+    grid-<target>.html     a target's cases x recorded torch releases, a permalink per cell (site_grid.py)
+    matrix.html            every record: case x target x torch release x dtype (site_rows.py)
+    changes.html           verdict changes per release; changes-<release>.html one release's (site_changes.py)
+    upstream.html          the upstream issues: state, flags, where each repro reproduces (issue_status.py)
+    cases/<id>.html        one case: claim, issue, first bad / good releases, reproduce locally, every verdict
+    cases/<id>/<file>      the case folder's scripts and case.yaml as plain files (site_case.py)
+    ledger.html            the claims ledger per target (ledger.judge, as reports/README.md)
+    sweeps.html            the model sweep's failure rates per target
+    results.json           every record as `reprokit history --json` gives it, with its schema (site_data.py)
+    feed.xml               an Atom feed of the verdict changes (site_feed.py)
 
-Pure like report.py: the figures are the same tallies and rates the Markdown prints, nothing but recorded times is
-shown, and the same store gives the same bytes. Everything a case or a run wrote is escaped (autoescape).
+Search, filters and sorting (site.js) keep their state in the page's address; without JavaScript every table is
+complete. Pure like report.py: the same store at the same commit (site_stamp.py) gives the same bytes. Everything a
+case or a run wrote is escaped (autoescape, in the Atom feed too; JSON by json.dumps and `tojson`).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import jinja2
 
-from reprokit.model.corpus import CaseDir
 from reprokit.model.matrix import Matrix
 from reprokit.model.records import Record
-from reprokit.model.verdict import Verdict, rate_text, reproduce_rate
-from reprokit.publish import ledger, sweep_report
+from reprokit.model.untrusted_text import xml_text
+from reprokit.model.verdict import Verdict
+from reprokit.publish import issue_status, ledger
 from reprokit.publish.render import Published, gather
-from reprokit.publish.report import recorded_before_change
-from reprokit.publish.run_facts import finished_text, jobs_text, machine_text
+from reprokit.publish.site_case import case_facts, published_files
+from reprokit.publish.site_changes import release_changes
+from reprokit.publish.site_data import results_json, results_schema
+from reprokit.publish.site_feed import FEED_ID, entries, feed_updated
+from reprokit.publish.site_grid import grids
+from reprokit.publish.site_rows import VERDICT_RANK, Cell, record_filters, rows, shortened, slug, source_of
+from reprokit.publish.site_stamp import BuildStamp, from_git
+from reprokit.publish.site_summaries import (
+    LEDGER_CLASS,
+    case_claims,
+    category_rates,
+    ledger_rows,
+    sweep_sections,
+    target_rows,
+)
 from reprokit.store.store import Loaded, Store
-from reprokit.store.views import release_of
+from reprokit.store.views import history_rows, release_order
 
-STATIC = ("site.css", "site.js")
-LEDGER_CLASS = {v: v.replace(" ", "-") for v in ledger.SYMBOL}
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One verdict as every cell shows it: symbol and word (never colour alone), and what went wrong."""
-
-    word: str
-    symbol: str
-    detail: str = ""
-
-    @classmethod
-    def of(cls, rec: Record | None) -> Cell | None:
-        if rec is None:
-            return None
-        detail = ""
-        if not rec.verdict.ran or (rec.verdict.needs_attention and not rec.exception):
-            detail = rec.why
-        elif rec.exception and rec.verdict not in (Verdict.DOES_NOT_REPRODUCE, Verdict.FIX_WORKS):
-            detail = f"{rec.exception.rsplit('.', 1)[-1]}: {rec.headline()}"
-        return cls(str(rec.verdict), rec.verdict.symbol, detail)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One case and dtype on one target and torch release: its variants' verdicts and what the repro did."""
-
-    case: str
-    category: str
-    source: str
-    target: str
-    release: str
-    builds: str
-    current: bool  # the release the target's reports show
-    dtype: str
-    repro: Cell | None
-    fixed: Cell | None
-    article_fix: Cell | None
-    stage: str
-    graph_breaks: str
-    error: str  # the repro's exception, with its message's headline
-    since: str  # 'since 2.9.1' / 'fixed in 2.12.1', on the current release only
-    version: str = ""  # "earlier case version" / "case version unknown": the records are not of the case as it is now
-
-    @property
-    def verdicts(self) -> str:
-        return " ".join(c.word for c in (self.repro, self.fixed, self.article_fix) if c)
-
-
-def source_of(cd: CaseDir) -> str:
-    """Where a case comes from: its `source` field when cases grow one, else the article or upstream."""
-    return getattr(cd.case, "source", None) or ("article" if cd.case.article else "upstream")
-
-
-def rows(p: Published) -> list[Row]:
-    cases = {c.case.id: c for c in p.cases}
-    out = []
-    for target, every in p.histories.items():
-        shown = p.views[target].release
-        for release, records in every.items():
-            grouped: dict[tuple[str, str], dict[str, Record]] = defaultdict(dict)
-            for rec in records:
-                if rec.case in cases:
-                    grouped[(rec.case, rec.dtype)][rec.variant] = rec
-            builds = ", ".join(sorted({r.torch for r in records}))
-            earlier, unknown = recorded_before_change(records, cases)
-            for (case_id, dtype), variants in sorted(grouped.items()):
-                repro = variants.get("repro")
-                breaks = (repro.dynamo or {}).get("graph_breaks") if repro else None
-                out.append(Row(
-                    case_id, cases[case_id].case.category, source_of(cases[case_id]), target, release, builds,
-                    release == shown, dtype, Cell.of(repro), Cell.of(variants.get("fixed")),
-                    Cell.of(variants.get("article_fix")), (repro.stage or "") if repro else "",
-                    "" if breaks is None else str(breaks),
-                    f"{repro.exception}: {repro.headline()}" if repro and repro.exception else "",
-                    p.since.get(target, {}).get(f"{case_id}/repro@{dtype}", "") if release == shown else "",
-                    "earlier case version" if (case_id, dtype) in earlier
-                    else "case version unknown" if (case_id, dtype) in unknown else ""))
-    targets = list(p.histories)
-    return sorted(out, key=lambda r: (r.case, targets.index(r.target), list(p.histories[r.target]).index(r.release),
-                                      r.dtype))
-
-
-def target_rows(p: Published) -> list[dict]:
-    out = []
-    for name, view in p.views.items():
-        out.append({"name": name, "hardware": p.descriptions.get(name, ""), "on": machine_text(view.environment),
-                    "release": view.release, "pin": view.pin, "off_pin": view.off_pin, "builds": view.builds,
-                    "history": view.history, "tally": view.counts,
-                    "rate": rate_text(*view.rate),
-                    "finished": finished_text(view.header) if view.header else ""})
-    return out
-
-
-def category_rates(p: Published) -> list[tuple[str, list[str]]]:
-    """Per category and target, repros failing as claimed out of those run (report.render_index's figures)."""
-    cases = {c.case.id: c for c in p.cases}
-    by_category = {name: defaultdict(list) for name in p.views}
-    for name, view in p.views.items():
-        for r in view.records:
-            if r.case in cases:
-                by_category[name][cases[r.case].case.category].append(r)
-    return [(category, [rate_text(*reproduce_rate(by_category[name][category]), digits=0) for name in p.views])
-            for category in sorted({c.case.category for c in p.cases})]
-
-
-def ledger_rows(p: Published) -> tuple[list[dict], dict[str, dict[str, int]]]:
-    cases = {c.case.id: c for c in p.cases}
-    out, totals = [], {t: defaultdict(int) for t in p.views}
-    for claim in p.claims.claims if p.claims else []:
-        cells = []
-        for target, view in p.views.items():
-            verdict, detail = ledger.judge(claim, cases, view.records, p.sweeps.get(target), target=target)
-            totals[target][verdict] += 1
-            cells.append({"target": target, "verdict": verdict, "label": ledger.SYMBOL[verdict],
-                          "css": LEDGER_CLASS[verdict], "detail": detail})
-        out.append({"claim": claim, "cells": cells})
-    return out, {t: dict(sorted(c.items())) for t, c in totals.items()}
-
-
-def sweep_sections(p: Published) -> list[dict]:
-    out = []
-    for name, res in p.sweeps.items():
-        by_column = defaultdict(list)
-        for r in res.records:
-            by_column[sweep_report.column(r)].append(r)
-        out.append({"name": name, "hardware": p.descriptions.get(name, ""), "on": machine_text(res.environment),
-                    "release": res.release, "run": res.header, "jobs": jobs_text(res.header) if res.header else "",
-                    "finished": finished_text(res.header) if res.header else "", "cells": len(res.records),
-                    "summary": sweep_report.summary_rows(res),
-                    "columns": [(c, sweep_report.rate(rs)) for c, rs in sorted(by_column.items())],
-                    "failing": sum(r.verdict.compile_failure for r in res.records)})
-    return out
-
-
-def case_claims(p: Published) -> dict[str, list]:
-    found = defaultdict(list)
-    for claim in p.claims.claims if p.claims else []:
-        for case_id in claim.cases:
-            found[case_id].append(claim)
-    return found
+STATIC = ("site.css", "site.js", "favicon.svg")
 
 
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("reprokit.publish", "templates/site"), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                              keep_trailing_newline=True)
+    env = jinja2.Environment(loader=jinja2.PackageLoader("reprokit.publish", "templates/site"), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    env.filters.update(short=shortened, slug=slug, xml=xml_text)
+    return env
 
 
-def pages(p: Published) -> dict[str, str]:
-    """Relative path -> page text: every page and static file of the site."""
+def search_facts(p: Published) -> dict[str, str]:
+    """What the search box matches beyond a row's own text: each case's title, category and issue numbers."""
+    return {cd.case.id: " ".join([cd.case.title, cd.case.category, *(f"#{n}" for n, _ in
+                                                                       issue_status.issue_links(cd))])
+            for cd in p.cases}
+
+
+def pages(p: Published, records: list[Record], stamp: BuildStamp) -> dict[str, str]:
+    """Long: relative path -> text of every page, data file and static file of the site, each rendered once from
+    the same rows; `records` are every record of the store in `history` order (results.json)."""
     env = environment()
-    legend = [Cell(str(v), v.symbol) for v in Verdict]
-    common = {"legend": legend, "targets": list(p.views), "ledger_symbols": ledger.SYMBOL, "ledger_css": LEDGER_CLASS}
-    every = rows(p)
+    every, changed = rows(p), release_changes(p)
+    target_grids = grids(p, every)
+    common = {"legend": [Cell(str(v), VERDICT_RANK[v]) for v in Verdict], "targets": list(p.views),
+              "ledger_symbols": ledger.SYMBOL, "ledger_css": LEDGER_CLASS, "grids": target_grids, "stamp": stamp,
+              "up": ""}
+    facts = search_facts(p)
     out = {
         "index.html": env.get_template("index.html.j2").render(
-            **common, up="", targets_table=target_rows(p), categories=category_rates(p), cases=p.cases,
+            **common, targets_table=target_rows(p), categories=category_rates(p), cases=p.cases,
             source_of=source_of, article_cases=sum(c.case.article is not None for c in p.cases),
-            sweeps=sweep_sections(p)),
+            newest_changes=changed[-1] if changed else None),
         "matrix.html": env.get_template("matrix.html.j2").render(
-            **common, up="", rows=every, filters=matrix_filters(every)),
-        "sweeps.html": env.get_template("sweeps.html.j2").render(**common, up="", sweeps=sweep_sections(p)),
+            **common, rows=every, filters=record_filters(every), facts=facts),
+        "sweeps.html": env.get_template("sweeps.html.j2").render(**common, sweeps=sweep_sections(p)),
+        "changes.html": env.get_template("changes.html.j2").render(**common, releases=changed),
+        "upstream.html": upstream_page(env, {**common, "facts": facts}, p),
+        "results.json": results_json(records),
+        "results.schema.json": results_schema(),
     }
+    for grid in target_grids:
+        filters = [("category", "category", sorted({r.category for r in grid.rows})),
+                   ("source", "source", sorted({r.source for r in grid.rows})),
+                   ("verdict", f"verdict on {grid.current}", grid.verdicts)]
+        out[grid.file] = env.get_template("grid.html.j2").render(
+            **common, grid=grid, filters=filters, facts=facts, hardware=p.descriptions.get(grid.target, ""),
+            changes_files={rc.release: rc.file for rc in changed},
+            several_dtypes=any(len(c.lines) > 1 for r in grid.rows for c in r.cells if c))
+    for rc in changed:
+        out[rc.file] = env.get_template("release.html.j2").render(**common, rc=rc, releases=changed)
+    found = entries(changed)
+    out["feed.xml"] = env.get_template("feed.xml.j2").render(
+        entries=found, updated=feed_updated(found, stamp), stamp=stamp, feed_id=FEED_ID)
     claim_rows, totals = ledger_rows(p)
     out["ledger.html"] = env.get_template("ledger.html.j2").render(
-        **common, up="", claims=claim_rows, totals=totals, has_claims=p.claims is not None,
+        **common, claims=claim_rows, totals=totals, has_claims=p.claims is not None,
         case_ids={c.case.id for c in p.cases})
-    claims_of, case_page = case_claims(p), env.get_template("case.html.j2")
-    for cd in p.cases:
-        scripts = [(f"{variant}.py" if variant != "repro" else "repro.py", cd.script(variant).read_text("utf-8"))
-                   for variant in cd.variants()]
-        out[f"cases/{cd.case.id}.html"] = case_page.render(
-            **common, up="../", cd=cd, case=cd.case, source=source_of(cd), scripts=scripts,
-            rows=[r for r in every if r.case == cd.case.id], claims=claims_of.get(cd.case.id, []))
+    out.update(case_pages(env, {**common, "up": "../"}, p, every))
     for name in STATIC:
         out[name] = resources.files("reprokit.publish").joinpath("templates", "site", name).read_text("utf-8")
     return dict(sorted(out.items()))
 
 
-def matrix_filters(every: list[Row]) -> list[tuple[str, str, list[str]]]:
-    """(data attribute, label, values) of each filter of matrix.html, values in a stable order."""
-    releases = sorted({r.release for r in every}, key=lambda rel: (release_of(rel), rel))
-    return [("category", "category", sorted({r.category for r in every})),
-            ("source", "source", sorted({r.source for r in every})),
-            ("target", "target", list(dict.fromkeys(r.target for r in every))),
-            ("release", "torch release", ["current", *releases]),
-            ("dtype", "dtype", sorted({r.dtype for r in every})),
-            ("stage", "stage", sorted({r.stage for r in every if r.stage})),
-            ("verdict", "verdict", [str(v) for v in Verdict if any(str(v) in r.verdicts.split() for r in every)])]
+def case_pages(env: jinja2.Environment, common: dict, p: Published, every: list) -> dict[str, str]:
+    """cases/<id>.html for every case, and its folder's published files beside it (cases/<id>/<file>)."""
+    claims_of, case_page, out = case_claims(p), env.get_template("case.html.j2"), {}
+    grid_files = {g.target: g.file for g in common["grids"]}
+    by_case: dict[str, list] = {}
+    for row in every:
+        by_case.setdefault(row.case, []).append(row)
+    for cd in p.cases:
+        scripts = [(cd.script(variant).name, cd.script(variant).read_text("utf-8")) for variant in cd.variants()]
+        out[f"cases/{cd.case.id}.html"] = case_page.render(
+            **common, cd=cd, case=cd.case, source=source_of(cd), scripts=scripts, rows=by_case.get(cd.case.id, []),
+            claims=claims_of.get(cd.case.id, []), facts=case_facts(cd, p.histories), grid_files=grid_files)
+        for path in published_files(cd):
+            out[f"cases/{cd.case.id}/{path.name}"] = path.read_text("utf-8")
+    return out
+
+
+def upstream_page(env: jinja2.Environment, common: dict, p: Published) -> str:
+    found = issue_status.standings(p.cases, p.histories)
+    flagged = [s for s in found if s.disagreement()]
+    filters = [("target", "target", list(dict.fromkeys(s.target for s in found))),
+               ("state", "issue state", sorted({s.case.case.issue_state or "" for s in found})),
+               ("area", "area", sorted({s.case.case.area for s in found if s.case.case.area})),
+               ("flag", "flag", ["flagged", "none"])]
+    return env.get_template("upstream.html.j2").render(
+        **common, standings=found, filters=filters, case_count=len({s.case.case.id for s in found}),
+        issues={s.case.case.id: issue_status.issue_links(s.case) for s in found},
+        recorded=sorted({rel for every in p.histories.values() for rel in every}, key=release_order),
+        closed_flagged=len({s.case.case.id for s in flagged if s.case.case.issue_state == "closed"}),
+        open_flagged=len({s.case.case.id for s in flagged if s.case.case.issue_state != "closed"}))
 
 
 def write(out: Path, site: dict[str, str]) -> list[Path]:
@@ -233,9 +154,11 @@ def write(out: Path, site: dict[str, str]) -> list[Path]:
     return written
 
 
-def build(root: Path, out: Path, matrix: Matrix, store: Store) -> list[Path]:
-    """`reprokit site`: every page from the store (matrix.yaml's targets) and root's cases, written under out."""
+def build(root: Path, out: Path, matrix: Matrix, store: Store, stamp: BuildStamp | None = None) -> list[Path]:
+    """`reprokit site`: every page from the store (matrix.yaml's targets) and root's cases, written under out; the
+    footer names root's git commit unless `stamp` says otherwise."""
     loaded = Loaded()
     for name in matrix.targets:
         loaded.add(store.load(name, outputs=False))
-    return write(out, pages(gather(root, matrix, loaded)))
+    published = gather(root, matrix, loaded)
+    return write(out, pages(published, history_rows(loaded, [], None), stamp or from_git(root)))

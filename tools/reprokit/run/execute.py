@@ -65,9 +65,10 @@ def _confined(probes: list[dict]) -> int | None:
 class Capture:
     """A child's stdout or stderr through a pipe: the byte count and the tail, kept in memory (never on disk)."""
 
-    def __init__(self):
+    def __init__(self, tail_bytes: int = TAIL_BYTES):
         import threading
 
+        self.tail_bytes = tail_bytes
         self.read_fd, self.write_fd = os.pipe()
         self.size, self._tail, self._done = 0, b"", threading.Event()
         self._thread = threading.Thread(target=self._pump, daemon=True)
@@ -86,7 +87,7 @@ class Capture:
             if not chunk:
                 return
             self.size += len(chunk)
-            self._tail = (self._tail + chunk)[-2 * TAIL_BYTES:]
+            self._tail = (self._tail + chunk)[-2 * self.tail_bytes:]
 
     def close_writer(self) -> None:
         os.close(self.write_fd)
@@ -95,7 +96,7 @@ class Capture:
         self._done.set()
         self._thread.join()
         os.close(self.read_fd)
-        return tail_text(self._tail, self.size), self.size
+        return tail_text(self._tail, self.size, self.tail_bytes), self.size
 
 
 def command_for(script: Path, launcher: str, world_size: int, python: str) -> list[str]:
@@ -114,9 +115,11 @@ def _key_pipe(key: str) -> int:
 
 def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], timeout: float, launcher: str = "python",
             world_size: int = 1, python: str = sys.executable, threads: int = 1,
-            writable: tuple[Path, ...] = (), stopper: Stopper | None = None) -> Observation:
+            writable: tuple[Path, ...] = (), stopper: Stopper | None = None,
+            tail_bytes: int = TAIL_BYTES) -> Observation:
     """Run `script` once in a fresh process and return what happened. Never raises for the script's faults; raises
-    Interrupted when the stopper killed it."""
+    Interrupted when the stopper killed it. `tail_bytes`: how much of each output stream is kept (a bug report
+    quotes more of it than a record keeps)."""
     workdir = Path(tempfile.mkdtemp(prefix="reprokit-"))
     private = Path(tempfile.mkdtemp(prefix="reprokit-report-"))  # outside what the case may write (Landlock)
     stopper = stopper or Stopper()
@@ -127,7 +130,7 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
         full_env.update(REPROKIT_REPORT_DIR=str(private / "reports"))
         key_fd = _key_pipe(key)  # the key on a descriptor: never in an environment a case process could read
         config.update(key_fd=key_fd, parent=os.getpid())
-        out, err = Capture(), Capture()
+        out, err = Capture(tail_bytes), Capture(tail_bytes)
         start = time.monotonic()
         try:
             command = [python, str(CONTAIN), json.dumps(config), "--", *command_for(script, launcher, world_size, python)]

@@ -57,9 +57,11 @@ def run_here(req: RunRequest, target: Target, log) -> Ran:
         interpreter="warm (forked from a zygote)" if req.warm else "cold", selection=req.cases, shard=req.shard,
         smoke=req.smoke, planned=previous.planned if previous else len(runs), not_started=len(todo),
         sittings=[*(previous.sittings if previous else []), sitting], reprokit=__version__)
+    previous = {r.key: r.verdict for r in loaded.records if (r.torch, r.device) == (torch, device)}
     executed = _execute(req, todo, header, store, RunOptions(
         device_kind=kind, jobs=req.jobs, timeout=req.timeout, python=req.interpreter, ladder=req.ladder,
-        cache_dir=req.cache.resolve() if req.cache else None, devices=ids, jobs_per_device=per_device), log)
+        cache_dir=req.cache.resolve() if req.cache else None, devices=ids, jobs_per_device=per_device,
+        repeat=req.repeat, previous=previous), log)
     loaded.records = merge_in_memory(loaded.records, executed.outcome.records)
     loaded.runs[run_id] = executed.header
     return Ran(executed.outcome, loaded, [r for r in loaded.records if r.run_id == run_id], mismatch,

@@ -68,6 +68,11 @@ class RunOptions:
     stopper: Stopper = field(default_factory=Stopper)
     devices: tuple[str, ...] = ()  # the accelerator ids runs are placed on (devices.host_devices); () for the CPU
     jobs_per_device: int = 1  # runs at once on one device
+    repeat: int = 1  # runs of each variant (--repeat N); runs that disagree make the verdict flaky
+    # The store's last verdict of each run key under this torch and device: a verdict that differs from it is run
+    # once more before it is recorded as a change (as PyTorch's CI re-runs a failing test before calling it a
+    # regression).
+    previous: dict[str, Verdict] = field(default_factory=dict)
 
 
 def now_iso() -> str:
@@ -75,11 +80,12 @@ def now_iso() -> str:
 
 
 def make_record(ident: Identity, run: CaseRun, verdict: Verdict, why: str, obs: Observation | None = None,
-                ladder: dict | None = None) -> Record:
+                ladder: dict | None = None, repeats: dict[str, int] | None = None) -> Record:
     observed = obs.record_fields() if obs is not None else {}
     return Record(target=ident.target, suite=ident.suite, torch=ident.torch, device=ident.device, case=run.case.id,
                   variant=run.variant, dtype=run.dtype, verdict=verdict, why=why, ladder=ladder, run_id=ident.run_id,
-                  recorded_at=now_iso(), reprokit=__version__, case_hash=run.content or None, **observed)
+                  recorded_at=now_iso(), reprokit=__version__, case_hash=run.content or None, repeats=repeats,
+                  **observed)
 
 
 def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
@@ -111,20 +117,40 @@ def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
 
     try:
         obs = go({})
-        if run.variant in FIX_VARIANTS:
-            return make_record(ident, run, *fix_verdict(oracle, obs), obs)
-        verdict, why = repro_verdict(oracle, obs)
+        judge = fix_verdict if run.variant in FIX_VARIANTS else repro_verdict
+        verdict, why = judge(oracle, obs)
         ladder = None
         # A failure whose traceback names no compiler stage (a wrong result, an error raised at run time) is placed
         # by re-running it on the simpler backends.
-        if (opts.ladder and verdict is not Verdict.SKIPPED and obs.status == "fail"
+        if (judge is repro_verdict and opts.ladder and verdict is not Verdict.SKIPPED and obs.status == "fail"
                 and obs.stage in ("runtime", None) and obs.dynamo):
             ladder = {backend: go({"REPROKIT_BACKEND": backend}).status for backend in LADDER}
             ladder["default"] = obs.status
             obs.stage = ladder_stage(ladder)
-        return make_record(ident, run, verdict, why, obs, ladder)
+        verdicts = [verdict] + [judge(oracle, go({}))[0] for _ in range(_more_runs(run, verdict, opts))]
+        if len(verdicts) == 1:
+            return make_record(ident, run, verdict, why, obs, ladder)
+        failed = sum(v in (Verdict.REPRODUCES, Verdict.FIX_BROKEN) for v in verdicts)
+        repeats = {"runs": len(verdicts), "failed": failed}
+        if len(set(verdicts)) > 1:
+            others = ", ".join(sorted({v.value for v in verdicts} - {verdict.value}))
+            why = (f"flaky: {'reproduced' if judge is repro_verdict else 'broke'} in {failed} of {len(verdicts)} "
+                   f"runs (first: {verdict.value}; also: {others})")
+            verdict = Verdict.FLAKY
+        return make_record(ident, run, verdict, why, obs, ladder, repeats)
     except Interrupted:
         return None
+
+
+def _more_runs(run: CaseRun, verdict: Verdict, opts: RunOptions) -> int:
+    """Further runs of this variant: --repeat N asks for N - 1; else one when the verdict differs from the store's
+    last one for this torch (a change is confirmed before it is recorded). A skip is not run again."""
+    if verdict is Verdict.SKIPPED:
+        return 0
+    if opts.repeat > 1:
+        return opts.repeat - 1
+    before = opts.previous.get(run.key)
+    return int(before is not None and before.ran and before is not Verdict.FLAKY and before != verdict)
 
 
 def run_all(runs: list[CaseRun], ident: Identity, opts: RunOptions,

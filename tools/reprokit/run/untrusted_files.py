@@ -13,10 +13,10 @@ from reprokit.model.untrusted_text import recordable, recordable_value
 TAIL_BYTES = 6000  # the bytes of each output stream a record keeps
 
 
-def tail_text(data: bytes, size: int) -> str:
-    text = data[-TAIL_BYTES:].decode("utf-8", "replace")
-    if size > TAIL_BYTES:
-        text = f"[... {size - TAIL_BYTES} earlier bytes truncated ...]\n" + text.split("\n", 1)[-1]
+def tail_text(data: bytes, size: int, cap: int = TAIL_BYTES) -> str:
+    text = data[-cap:].decode("utf-8", "replace")
+    if size > cap:
+        text = f"[... {size - cap} earlier bytes truncated ...]\n" + text.split("\n", 1)[-1]
     return recordable(text)
 
 

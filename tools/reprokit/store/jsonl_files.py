@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from reprokit.model.records import Record, dump, parse_record
+from reprokit.model.records import Record, dump, parse_record, stored_fields
 from reprokit.model.schema import InputError
 
 OUTPUT_FIELDS = ("stderr_tail", "stdout_tail")
@@ -65,7 +65,7 @@ def write_records(records_file: Path, output_file: Path, records: list[Record]) 
     """The records without their tails, and the tails (of the records that have any) in the output file."""
     lines, outputs = [], []
     for rec in records:
-        data = rec.model_dump(mode="json")
+        data = stored_fields(rec)
         tails = {f: data.pop(f) for f in OUTPUT_FIELDS}
         lines.append(json.dumps(data, sort_keys=True, ensure_ascii=False))
         if any(tails.values()):

@@ -114,8 +114,9 @@ def version_changes(loaded: Loaded, target: str, suite: str) -> list[tuple[str, 
     out = []
     for (old_rel, old), (new_rel, new) in zip(every, every[1:], strict=False):
         before = {r.key: r.verdict for r in old}
-        for rec in new:
-            if rec.key in before and before[rec.key] != rec.verdict:
+        for rec in new:  # a flaky run on either side is noise, not a change (it shows as flaky where it is listed)
+            if rec.key in before and before[rec.key] != rec.verdict and Verdict.FLAKY not in (before[rec.key],
+                                                                                                rec.verdict):
                 out.append((rec.key, old_rel, new_rel, before[rec.key], rec.verdict))
     return out
 

@@ -1,0 +1,62 @@
+"""`reprokit bisect --from SCRIPT`: a user's own script across torch releases, without adding a case.
+
+The script is this test's own: compiled, a float16 @ float32 batched matmul that eager refuses returned a result on
+torch 2.11.0, and raises as eager does from 2.12.1 on (measured on both releases). Each release runs in its own
+environment (run/torch_envs.py); the test needs those two built (`reprokit run --torch 2.11.0`, ~4 GB each), and says
+so when they are not."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASES = ("2.11.0", "2.12.1")
+SCRIPT = '''"""Compiled, a float16 @ float32 batched matmul that eager refuses with a dtype error."""
+import torch
+
+
+def mix(a, b):
+    return torch.softmax(a, dim=-1).half() @ b
+
+
+a, b = torch.randn(2, 3, 8, 8), torch.randn(2, 3, 8, 8)
+try:
+    mix(a, b)
+except RuntimeError:
+    pass
+else:
+    raise SystemExit("eager accepts the mix on this torch: nothing to compare")
+try:
+    out = torch.compile(mix)(a, b)
+except Exception:  # the compiled function refuses it as eager does
+    print("compiled refuses too")
+else:
+    raise AssertionError(f"compiled returned a {out.dtype} result where eager raised")
+'''
+
+
+def built(version):
+    cache = Path(os.environ.get("REPROKIT_CACHE", Path.home() / ".cache" / "reprokit"))
+    return (cache / "envs" / f"torch-{version}" / ".complete").exists()
+
+
+@pytest.mark.skipif(not all(built(v) for v in RELEASES), reason="needs the torch 2.11.0 and 2.12.1 environments")
+def test_a_script_fixed_in_a_known_release_is_bisected_to_that_release_and_nothing_is_added(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "cases").mkdir(parents=True)
+    (repo / "matrix.yaml").write_bytes((ROOT / "matrix.yaml").read_bytes())
+    script = tmp_path / "half_matmul.py"
+    script.write_text(SCRIPT)
+    proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(repo), "bisect", "--target", "cpu",
+                           "--from", str(script), "--wrong-result", "--versions", *RELEASES],
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "tools")}, capture_output=True, text=True,
+                          timeout=1200)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "| 2.11.0 | 🔴 reproduces |" in proc.stdout and "| 2.12.1 | 🟢 does-not-reproduce |" in proc.stdout
+    assert "fixed in 2.12.1: last bad 2.11.0, first good 2.12.1" in proc.stdout
+    assert "not kept (--keep makes it a case)" in proc.stdout
+    assert not any((repo / "cases").iterdir()) and not (repo / "results").exists()

@@ -1,0 +1,99 @@
+"""The pieces of a bug report that need no run: the standalone script, tracebacks without the runner's frames and
+where a failure was raised, what a script's code says, the one-line release history, the title."""
+import pytest
+from reprokit.contrib.issue_fields import Failure, title
+from reprokit.contrib.release_summary import ReleaseHistory
+from reprokit.contrib.script_code import facts, torch_calls
+from reprokit.contrib.standalone import standalone
+from reprokit.contrib.traceback_text import raised_at, without_harness
+from reprokit.model.schema import InputError
+from reprokit.run.execute import Observation
+
+SCRIPT = '''"""A repro.
+
+Run: python repro.py   (REPRO_DEVICE=cuda REPRO_DTYPE=bfloat16 to change device / dtype)
+"""
+import os
+
+import torch
+
+device = os.environ.get("REPRO_DEVICE", "cpu")
+dtype = getattr(torch, os.environ.get("REPRO_DTYPE", "float32"))
+other = os.getenv("REPRO_DEVICE") + os.environ["REPRO_DTYPE"]
+'''
+
+
+def test_the_standalone_script_has_constants_and_no_word_of_the_corpus_variables():
+    out = standalone(SCRIPT, "cuda", "bfloat16")
+    assert "REPRO_" not in out and "import os" not in out
+    assert 'device = "cuda"' in out and "dtype = torch.bfloat16" in out and 'other = "cuda" + "bfloat16"' in out
+    assert out.startswith('"""A repro.\n') and "Run: python repro.py\n" in out
+
+
+def test_a_read_that_cannot_become_a_constant_is_refused():
+    with pytest.raises(InputError, match="cannot be replaced"):
+        standalone('import os\nd = dict(os.environ)["REPRO_DEVICE"]\n', "cpu", "float32")
+    keeps_os = standalone('import os\nd = os.environ.get("REPRO_DEVICE", "cpu")\np = os.getcwd()\n', "cpu", "float32")
+    assert keeps_os.startswith("import os\n")
+
+
+HARNESSED = '''Traceback (most recent call last):
+  File "/x/tools/reprokit/child/probe.py", line 176, in main
+    runpy.run_path(script, run_name="__main__")
+  File "<frozen runpy>", line 291, in run_path
+  File "<frozen runpy>", line 98, in _run_module_code
+  File "/tmp/s/repro.py", line 4, in <module>
+    torch.ones(2, 3) @ torch.ones(2, 3)
+RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)
+'''
+
+
+def test_the_error_log_is_what_python_repro_py_prints():
+    assert without_harness(HARNESSED) == ('Traceback (most recent call last):\n  File "/tmp/s/repro.py", line 4, in '
+                                          '<module>\n    torch.ones(2, 3) @ torch.ones(2, 3)\nRuntimeError: mat1 and '
+                                          'mat2 shapes cannot be multiplied (2x3 and 2x3)\n')
+    ranked = "".join(f"[rank0]: {line}\n" for line in HARNESSED.splitlines())
+    assert "probe.py" not in without_harness(ranked) and "[rank0]:     torch.ones" in without_harness(ranked)
+
+
+def test_where_a_failure_was_raised():
+    cxx = raised_at(without_harness(HARNESSED), "/tmp/s/repro.py")
+    assert cxx.in_own_code and not cxx.raised_by_script("RuntimeError")  # torch's C++ raised it on the script's line
+    assert raised_at(HARNESSED.replace("torch.ones(2, 3) @ torch.ones(2, 3)", "raise RuntimeError('x')"),
+                     "/tmp/s/repro.py").raised_by_script("RuntimeError")
+    deep = HARNESSED.replace("RuntimeError:", '  File "/v/site-packages/torch/_inductor/x.py", line 9, in f\n'
+                                              "    raise RuntimeError\nRuntimeError:")
+    assert not raised_at(deep, "/tmp/s/repro.py").in_own_code
+    assert raised_at(deep, "/tmp/s/repro.py").where() == "x.py line 9, in f"
+
+
+def test_what_the_code_says_not_the_comments():
+    code = facts('"""Compiled with torch.compile on cuda."""\n# torch.compile(f)\nimport torch\nprint(torch.ones(1))\n')
+    assert not code.compiles and code.requires()["devices"] == ["cpu"]
+    assert facts("import torch\n@torch.compile\ndef f(x):\n    return x\n").compiles
+    assert facts("from torch import compile\ng = compile(len)\n").compiles
+    assert torch_calls("import torch.nn.functional as F\nfrom torch import nn\nF.gelu(nn.Linear(2, 2)(x))\n"
+                       "torch.manual_seed(0)\n") == ["torch.nn.functional.gelu", "torch.nn.Linear"]
+
+
+@pytest.mark.parametrize(("verdicts", "line"), [
+    (["reproduces"] * 3, "fails on every recorded release 2.8.0..2.10.0"),
+    (["does-not-reproduce", "does-not-reproduce", "reproduces"], "regressed in 2.10.0, 2.9.1 works"),
+    (["reproduces", "does-not-reproduce", "does-not-reproduce"], "fixed in 2.9.1, 2.8.0 fails"),
+    (["fails-differently", "reproduces", "reproduces"],
+     "fails on 2.9.1..2.10.0 (2 of 3 recorded releases; the others: fails-differently)"),
+])
+def test_the_release_history_in_one_line(verdicts, line):
+    history = ReleaseHistory.of([(f"{rel}+cpu", v) for rel, v in zip(["2.8.0", "2.9.1", "2.10.0"], verdicts, strict=True)])
+    assert history.line().startswith(line)
+    nightly = ReleaseHistory.of([("2.8.0+cpu", "reproduces"), ("2.11.0.dev20260101+cpu", "does-not-reproduce")])
+    assert nightly.line() == "fails on every recorded release 2.8.0..2.8.0; nightly 2.11.0.dev20260101: works"
+
+
+def test_the_title_names_the_symptom_and_the_op():
+    obs = Observation(status="fail", exit_code=1, signal=None, seconds=1.0, exception="AssertionError",
+                      message="expected size 2==2, stride 1024==64 at dim=0; expected size 16==16\n"
+                              "Error in op: torch.ops.aten._transformer_encoder_layer_fwd.default")
+    failure = Failure(obs, own_check=False, component="inductor", compiles=True, exports=False)
+    assert title(failure) == ("torch.compile (inductor): AssertionError: expected size 2==2, stride 1024==64 at dim=0 "
+                              "in torch.ops.aten._transformer_encoder_layer_fwd")

@@ -1,0 +1,73 @@
+"""`reprokit bisect --from SCRIPT`: a user's own script across torch releases, without adding a case.
+
+What a user who just hit a compile bug asks first: does it work on an older or a newer torch? The script becomes a
+case in a scratch repository (matrix.yaml copied, the oracle from the new-case flags or, without one, proposed by a
+contained run on this torch), and the same bisection as `reprokit bisect` runs it on the releases it needs, each in
+its own environment, contained like every run. `--keep` makes it a case of the repository instead, its runs
+recorded in the store."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from reprokit.contrib import bisection, new_case
+from reprokit.model.schema import InputError
+from reprokit.model.verdict import Verdict
+
+
+@dataclass(frozen=True)
+class ScriptBisection:
+    case_id: str
+    found: bisection.Bisection
+    kept: Path | None  # the case folder, with --keep
+
+    def table(self) -> list[str]:
+        rows = ["| torch | verdict |", "| --- | --- |"]
+        return rows + [f"| {v} | {self.found.seen[v].symbol} {self.found.seen[v]} |" if v in self.found.seen else
+                       f"| {v} | not tested |" for v in self.found.versions]
+
+    def verdict_line(self) -> str:
+        """'fixed in 2.12.1: last bad 2.11.0, first good 2.12.1', or a regression, or no change."""
+        boundary = self.found.boundary()
+        if boundary is None:
+            return "no change among the tested releases"
+        before, after = boundary
+        if self.found.seen[before] is Verdict.REPRODUCES:
+            return f"fixed in {after}: last bad {before}, first good {after}"
+        return f"regressed in {after}: last good {before}, first bad {after}"
+
+
+def case_id_for(script: Path) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", script.stem.lower()).strip("-") or "script"
+    return f"bisect-{slug}"[:80].rstrip("-")
+
+
+def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None, timeout: int | None,
+                keep_id: str | None = None, log=print) -> ScriptBisection:
+    """Bisect `script` over `versions` (oldest first). req_base: the run request of the repository (target, jobs,
+    index, --force); keep_id: make it the repository's case of that id (its runs recorded in its store)."""
+    if not script.is_file():
+        raise InputError(f"--from {script}: no such file")
+    case_id = keep_id or case_id_for(script)
+    scratch = None if keep_id else Path(tempfile.mkdtemp(prefix="reprokit-bisect-"))
+    try:
+        root = req_base.root if keep_id else scratch
+        if scratch is not None:
+            shutil.copy(req_base.root / "matrix.yaml", scratch / "matrix.yaml")
+            (scratch / "cases").mkdir()
+            log(f"bisect --from: the script is case {case_id} of a scratch repository, {scratch}: its records and "
+                "expected state stay there and are deleted at the end (--keep adds it to this repository)")
+        folder = new_case.create(root / "cases", case_id, source=script, title=None, category="diagnosis", links=[],
+                                 oracle=oracle, timeout=timeout, observe_run=oracle is None, log=log)
+        # scratch: its expected state is whatever ran (nothing to gate a script that is no case of the repository)
+        req = req_base.model_copy(update={"root": root, "out": req_base.out if keep_id else None, "render": False,
+                                          "update_expected": scratch is not None})
+        found = bisection.bisect_case(req, case_id, versions, log=log)
+        return ScriptBisection(case_id, found, folder if keep_id else None)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)

@@ -1,0 +1,68 @@
+"""A case's history across torch releases in one line, from the recorded runs only: "fails on every recorded release
+2.8.0..2.15.0", "regressed in 2.13.0, 2.12.1 works", "fixed in 2.12.1, 2.11.0 fails". A nightly build, when one is
+recorded, is named beside the releases."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reprokit.model.verdict import Verdict
+from reprokit.store.views import release_of
+
+BAD, GOOD = Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE
+
+
+@dataclass(frozen=True)
+class ReleaseHistory:
+    """(release, verdict) of one case's repro on one target, oldest first; nightly builds apart."""
+
+    releases: list[tuple[str, Verdict]]
+    nightly: list[tuple[str, Verdict]]
+
+    @classmethod
+    def of(cls, history: list[tuple[str, str]]) -> ReleaseHistory:
+        """From (torch build, verdict) pairs as views.repro_history gives them."""
+        pairs = [(release_of(build), Verdict(verdict)) for build, verdict in history]
+        return cls([p for p in pairs if "dev" not in p[0]], [p for p in pairs if "dev" in p[0]])
+
+    def decisive(self) -> list[tuple[str, Verdict]]:
+        return [(r, v) for r, v in self.releases if v in (BAD, GOOD)]
+
+    def span(self) -> str:
+        return f"{self.releases[0][0]}..{self.releases[-1][0]}" if self.releases else "none"
+
+    def last_change(self) -> tuple[str, Verdict, str] | None:
+        """(the release before the newest stretch, its verdict, the stretch's first release) among decisive ones."""
+        known = self.decisive()
+        for (before, was), (first, now) in reversed(list(zip(known, known[1:], strict=False))):
+            if was != now and now == known[-1][1]:
+                return before, was, first
+        return None
+
+    def line(self) -> str:
+        known = self.decisive()
+        if not known:
+            return "no recorded release gave a verdict" + self._nightly()
+        newest, now = known[-1]
+        if all(v == now for _, v in known):
+            word = "fails" if now == BAD else "works"
+            if len(known) == len(self.releases):
+                return f"{word} on every recorded release {self.span()}" + self._nightly()
+            others = sorted({str(v) for _, v in self.releases if v not in (BAD, GOOD)})
+            return (f"{word} on {known[0][0]}..{newest} ({len(known)} of {len(self.releases)} recorded releases; "
+                    f"the others: {', '.join(others)})" + self._nightly())
+        before, _, first = self.last_change()
+        if now == BAD:
+            return f"regressed in {first}, {before} works (newest recorded: {newest})" + self._nightly()
+        return f"fixed in {first}, {before} fails (newest recorded: {newest})" + self._nightly()
+
+    def _nightly(self) -> str:
+        if not self.nightly:
+            return ""
+        build, verdict = self.nightly[-1]
+        return f"; nightly {build}: {'fails' if verdict == BAD else 'works' if verdict == GOOD else verdict}"
+
+    def table(self) -> list[str]:
+        """The Markdown rows of every recorded release, nightly last."""
+        rows = ["| torch | this repro |", "| --- | --- |"]
+        return rows + [f"| {r} | {v.symbol} {v} |" for r, v in [*self.releases, *self.nightly]]

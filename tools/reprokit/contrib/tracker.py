@@ -1,0 +1,162 @@
+"""Tracker sync: the comment each linked pytorch/pytorch issue needs, and the issue states it is decided on.
+
+An issue needs a comment when the recorded runs disagree with its state (the flags of reports/upstream-issues.md):
+closed while the repro still reproduces on a target's newest recorded release, or open while it does not. The state
+is issue-states.yaml's (the issue-states workflow reads it from GitHub; `tracker-states --import` takes what `gh api`
+printed), else the case.yaml's. Drafts for every such issue come from the store alone (`reprokit tracker`); `reprokit
+upstream ID` makes that issue's draft from a contained run made now."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from reprokit.contrib import case_files, issue_comment
+from reprokit.contrib.issue_comment import NO_LONGER, STILL, CommentEvidence
+from reprokit.contrib.release_summary import ReleaseHistory
+from reprokit.contrib.standalone import standalone
+from reprokit.contrib.traceback_text import without_harness
+from reprokit.model import corpus, issue_states
+from reprokit.model.corpus import DEVICE_STRING, CaseDir
+from reprokit.model.matrix import Matrix
+from reprokit.model.schema import InputError
+from reprokit.publish import issue_status
+from reprokit.store.store import Loaded, Store
+from reprokit.store.views import release_of, releases, repro_history
+
+REPO = "pytorch/pytorch"
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A case linked to a pytorch/pytorch issue, with the state it is judged on and its recorded history."""
+
+    cd: CaseDir
+    number: int
+    state: str
+    checked: str
+    histories: dict[str, ReleaseHistory]  # target -> recorded releases of its repro
+    kind: str | None  # STILL | NO_LONGER | None (the runs agree with the issue's state)
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{REPO}/issues/{self.number}"
+
+    def line(self) -> str:
+        said = {STILL: issue_comment.still_line, NO_LONGER: issue_comment.no_longer_line}
+        return said[self.kind](self.flagged()) if self.kind else "agrees with the recorded runs"
+
+    def flagged(self) -> dict[str, ReleaseHistory]:
+        """The targets whose newest recorded release disagrees with the issue's state."""
+        want = issue_comment.BAD if self.kind == STILL else issue_comment.GOOD
+        return {t: h for t, h in self.histories.items() if h.decisive() and h.decisive()[-1][1] == want}
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The cases (issue states applied), the store per target and matrix.yaml, read once."""
+
+    cases: list[CaseDir]
+    loaded: dict[str, Loaded]
+    matrix: Matrix
+
+    @classmethod
+    def read(cls, root: Path, store_dir: Path, matrix: Matrix) -> Corpus:
+        cases = issue_states.applied(corpus.discover(root / "cases"), issue_states.load(root))
+        store = Store(store_dir)
+        return cls(cases, {t: store.load(t, "cases") for t in matrix.targets}, matrix)
+
+
+def linked(data: Corpus) -> list[Linked]:
+    """Every case that links a pytorch/pytorch issue, with what its issue needs."""
+    every = {t: releases(loaded, t, "cases") for t, loaded in data.loaded.items()}
+    flags = {(s.case.case.id, s.target) for s in issue_status.standings(data.cases, every) if s.flag()}
+    out = []
+    for cd in data.cases:
+        numbers = issue_states.issue_numbers(cd.case)
+        if not numbers or cd.case.source != "upstream":
+            continue
+        histories = {}
+        for target, loaded in data.loaded.items():
+            dtypes = [d for d in cd.case.requires.dtypes if d in data.matrix.targets[target].dtypes]
+            if dtypes:
+                _, pairs = repro_history(loaded, target, cd.case.id, dtypes)
+                if pairs:
+                    histories[target] = ReleaseHistory.of(pairs)
+        flagged = any((cd.case.id, t) in flags for t in histories)
+        kind = (STILL if cd.case.issue_state == "closed" else NO_LONGER) if flagged else None
+        out.append(Linked(cd, numbers[0], cd.case.issue_state or "?", cd.case.issue_checked or "?", histories, kind))
+    return out
+
+
+def _recorded_versions(environment: dict) -> str:
+    """The recorded run's collect_env fields, as `python -m torch.utils.collect_env` names the main ones."""
+    env = environment.get("collect_env") or {}
+    names = (("PyTorch version", "torch_version"), ("Is debug build", "is_debug_build"),
+             ("CUDA used to build PyTorch", "cuda_compiled_version"), ("OS", "os"), ("GCC version", "gcc_version"),
+             ("Libc version", "libc_version"), ("Python version", "python_version"),
+             ("Python platform", "python_platform"), ("Is CUDA available", "is_cuda_available"))
+    lines = [f"{label}: {env[key]}" for label, key in names if env.get(key) is not None]
+    return "\n".join(lines) or "(not recorded)"
+
+
+def from_store(item: Linked, data: Corpus) -> CommentEvidence:
+    """The comment's evidence from the newest recorded run of the first flagged target (no run is made)."""
+    target, history = next(iter(item.flagged().items()))
+    release = history.decisive()[-1][0]
+    loaded = data.loaded[target]
+    records = [r for r in loaded.records if r.case == item.cd.case.id and r.variant == "repro"
+               and release_of(r.torch) == release]
+    record = max(records, key=lambda r: r.recorded_at)
+    loaded.with_outputs([record])
+    header = loaded.runs.get(record.run_id)
+    script = standalone(case_files.read_text(item.cd.path, "repro.py"),
+                        DEVICE_STRING[data.matrix.targets[target].device.kind], record.dtype)
+    ran = (f"Recorded run on torch {record.torch} ({target}, {record.recorded_at[:10]}): {record.verdict}"
+           + (f", `{record.exception}`" if record.exception else "") + ".")
+    return CommentEvidence(item.kind, item.histories, script, ran, without_harness(record.stderr_tail or ""),
+                           _recorded_versions(header.environment if header else {}))
+
+
+def write(item: Linked, evidence: CommentEvidence, out: Path) -> tuple[Path, str]:
+    """out/ID-comment.md and the `gh issue comment` line that posts it."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{item.cd.case.id}-comment.md"
+    path.write_text(issue_comment.render(evidence), encoding="utf-8")
+    return path, shlex.join(["gh", "issue", "comment", str(item.number), "--repo", REPO, "--body-file", str(path)])
+
+
+def import_states(root: Path, source: Path, today: datetime.date | None = None) -> tuple[Path, int]:
+    """issue-states.yaml updated from `gh api repos/pytorch/pytorch/issues/N` output (one JSON object per line with
+    `number` and `state`), checked today; only issues the cases link are taken."""
+    wanted = {n for cd in corpus.discover(root / "cases") for n in issue_states.issue_numbers(cd.case)}
+    current = dict(issue_states.load(root).issues)
+    taken = 0
+    for i, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            number, state = int(item["number"]), str(item["state"]).lower()
+        except (ValueError, KeyError, TypeError):
+            raise InputError(f"{source}:{i}: not a JSON object with number and state") from None
+        if state not in ("open", "closed"):
+            raise InputError(f"{source}:{i}: state {state!r}: open or closed")
+        if number in wanted:
+            current[number] = issue_states.IssueState(state=state, checked=today or datetime.date.today())
+            taken += 1
+    return issue_states.save(root, issue_states.IssueStates(issues=current)), taken
+
+
+def drafts(data: Corpus, out: Path) -> list[tuple[Linked, Path | None, str | None]]:
+    """Every linked issue, in either state; a comment drafted from the store for each whose runs disagree with it."""
+    found = []
+    for item in sorted(linked(data), key=lambda i: (i.kind is None, i.number)):
+        if item.kind is None:
+            found.append((item, None, None))
+        else:
+            found.append((item, *write(item, from_store(item, data), out)))
+    return found

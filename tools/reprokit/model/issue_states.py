@@ -1,0 +1,72 @@
+"""issue-states.yaml: the state of every pytorch/pytorch issue the corpus links, as last read from GitHub (by the
+issue-states workflow, or imported with `reprokit tracker-states --import FILE`), with the date it was read.
+
+It overrides what a case.yaml says (`issue_state`, `issue_checked`, the page as the contributor read it), so the
+upstream-issues page and the tracker drafts follow the tracker without editing the cases (an edit would change
+their content hash and mark their records as made with an earlier version)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import ValidationError
+
+from reprokit.model.corpus import CaseDir
+from reprokit.model.schema import InputError, Strict, describe_error, read_yaml
+
+FILE_NAME = "issue-states.yaml"
+ISSUE_NUMBER = re.compile(r"^https://github\.com/pytorch/pytorch/issues/(\d+)$")
+HEADER = ("# The state of each pytorch/pytorch issue linked from cases/ (source: upstream), as read from GitHub on\n"
+          "# `checked`. Written by .github/workflows/issue-states.yml (`reprokit tracker-states --import`); it\n"
+          "# overrides a case.yaml's issue_state / issue_checked. reports/upstream-issues.md is rendered from it.\n")
+
+
+class IssueState(Strict):
+    state: Literal["open", "closed"]
+    checked: datetime.date
+
+
+class IssueStates(Strict):
+    issues: dict[int, IssueState] = {}
+
+
+def issue_numbers(case) -> list[int]:
+    """The pytorch/pytorch issues a case links, by number."""
+    return [int(m.group(1)) for link in case.links if (m := ISSUE_NUMBER.match(link))]
+
+
+def load(root: Path) -> IssueStates:
+    """The root's issue-states.yaml, or no states when there is none."""
+    path = root / FILE_NAME
+    if not path.exists():
+        return IssueStates()
+    try:
+        return IssueStates.model_validate(read_yaml(path, aliases=False) or {})
+    except ValidationError as err:
+        raise InputError(f"{path}: {describe_error(err)}") from None
+
+
+def save(root: Path, states: IssueStates) -> Path:
+    path = root / FILE_NAME
+    data = {"issues": {n: {"state": s.state, "checked": s.checked.isoformat()} for n, s in
+                       sorted(states.issues.items())}}
+    path.write_text(HEADER + yaml.safe_dump(data, sort_keys=False, width=120), encoding="utf-8")
+    return path
+
+
+def applied(cases: list[CaseDir], states: IssueStates) -> list[CaseDir]:
+    """The cases with each linked issue's state and date taken from the states file (where it has the issue)."""
+    out = []
+    for cd in cases:
+        known = [states.issues[n] for n in issue_numbers(cd.case) if n in states.issues]
+        if known and cd.case.source == "upstream":
+            newest = max(known, key=lambda s: s.checked)
+            case = cd.case.model_copy(update={"issue_state": newest.state, "issue_checked": newest.checked.isoformat()})
+            cd = dataclasses.replace(cd, case=case)
+        out.append(cd)
+    return out

@@ -1,0 +1,134 @@
+"""The site's record list (matrix.html): one `Row` per case and dtype on each target and recorded torch release, each
+verdict a `Cell` (symbol and word, never colour alone, and what went wrong), with the filters' values in order."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from reprokit.model.corpus import CaseDir
+from reprokit.model.records import Record
+from reprokit.model.untrusted_text import one_line
+from reprokit.model.verdict import Verdict
+from reprokit.publish.render import Published
+from reprokit.publish.report import recorded_before_change
+from reprokit.store.views import release_order
+
+VERDICT_RANK = {v: f"{n}" for n, v in enumerate(Verdict)}  # sorts a verdict column in the legend's order
+SHORT = 160  # characters of a message shown before its expander
+
+
+def slug(text: str) -> str:
+    """A piece of a file name or a fragment (a target, a torch release): letters, digits, `.`, `_`, `-` only, so
+    that no recorded string can name another path or break a URL."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", text) or "-"
+
+
+def shortened(text: str) -> str:
+    """The first line of a message, cut at SHORT characters: what a cell shows before its expander."""
+    line = one_line((text or "").split("\n", 1)[0])
+    return line if len(line) <= SHORT else line[: SHORT - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One verdict as every cell shows it: symbol and word (never colour alone), and what went wrong."""
+
+    word: str
+    rank: str = ""
+    detail: str = ""
+
+    @classmethod
+    def of(cls, rec: Record | None) -> Cell | None:
+        if rec is None:
+            return None
+        detail = ""
+        if not rec.verdict.ran or (rec.verdict.needs_attention and not rec.exception):
+            detail = rec.why
+        elif rec.exception and rec.verdict not in (Verdict.DOES_NOT_REPRODUCE, Verdict.FIX_WORKS):
+            detail = f"{rec.exception.rsplit('.', 1)[-1]}: {rec.headline()}"
+        return cls(str(rec.verdict), VERDICT_RANK[rec.verdict], detail)
+
+    @property
+    def short(self) -> str:
+        return shortened(self.detail)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One case and dtype on one target and torch release: its variants' verdicts and what the repro did."""
+
+    case: str
+    category: str
+    source: str
+    target: str
+    release: str
+    builds: str
+    current: bool  # the release the target's reports show
+    dtype: str
+    repro: Cell | None
+    fixed: Cell | None
+    article_fix: Cell | None
+    stage: str
+    graph_breaks: str
+    error: str  # the repro's exception, with its message's headline
+    since: str  # 'since 2.9.1' / 'fixed in 2.12.1', on the current release only
+    version: str = ""  # "earlier case version" / "case version unknown": the records are not of the case as it is now
+
+    @property
+    def verdicts(self) -> str:
+        return " ".join(c.word for c in (self.repro, self.fixed, self.article_fix) if c)
+
+    @property
+    def anchor(self) -> str:
+        """The row's id on matrix.html: case/target/release@dtype."""
+        return f"{self.case}/{slug(self.target)}/{slug(self.release)}@{slug(self.dtype)}"
+
+
+def source_of(cd: CaseDir) -> str:
+    """Where a case comes from: its `source` field when cases grow one, else the article or upstream."""
+    return getattr(cd.case, "source", None) or ("article" if cd.case.article else "upstream")
+
+
+def rows(p: Published) -> list[Row]:
+    """Long: one pass over every target's releases builds the rows of the record list and of each case page."""
+    cases = {c.case.id: c for c in p.cases}
+    out = []
+    for target, every in p.histories.items():
+        shown = p.views[target].release
+        for release, records in every.items():
+            grouped: dict[tuple[str, str], dict[str, Record]] = defaultdict(dict)
+            for rec in records:
+                if rec.case in cases:
+                    grouped[(rec.case, rec.dtype)][rec.variant] = rec
+            builds = ", ".join(sorted({r.torch for r in records}))
+            earlier, unknown = recorded_before_change(records, cases)
+            for (case_id, dtype), variants in sorted(grouped.items()):
+                repro = variants.get("repro")
+                breaks = (repro.dynamo or {}).get("graph_breaks") if repro else None
+                out.append(Row(
+                    case_id, cases[case_id].case.category, source_of(cases[case_id]), target, release, builds,
+                    release == shown, dtype, Cell.of(repro), Cell.of(variants.get("fixed")),
+                    Cell.of(variants.get("article_fix")), (repro.stage or "") if repro else "",
+                    "" if breaks is None else str(breaks),
+                    f"{repro.exception}: {repro.headline()}" if repro and repro.exception else "",
+                    p.since.get(target, {}).get(f"{case_id}/repro@{dtype}", "") if release == shown else "",
+                    "earlier case version" if (case_id, dtype) in earlier
+                    else "case version unknown" if (case_id, dtype) in unknown else ""))
+    targets = list(p.histories)
+    return sorted(out, key=lambda r: (r.case, targets.index(r.target), list(p.histories[r.target]).index(r.release),
+                                      r.dtype))
+
+
+def record_filters(every: list[Row]) -> list[tuple[str, str, list[str]]]:
+    """(data attribute, label, values) of each filter of matrix.html, values in a stable order (releases by
+    version: 2.8.0 before 2.10.0)."""
+    releases = sorted({r.release for r in every}, key=lambda rel: (release_order(rel), rel))
+    return [("category", "category", sorted({r.category for r in every})),
+            ("source", "source", sorted({r.source for r in every})),
+            ("target", "target", list(dict.fromkeys(r.target for r in every))),
+            ("release", "torch release", ["current", *releases]),
+            ("dtype", "dtype", sorted({r.dtype for r in every})),
+            ("stage", "stage", sorted({r.stage for r in every if r.stage})),
+            ("verdict", "verdict", [str(v) for v in Verdict if any(str(v) in r.verdicts.split() for r in every)])]
