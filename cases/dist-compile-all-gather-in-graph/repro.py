@@ -1,7 +1,11 @@
-"""dist.all_gather into a list inside a torch.compile'd function, against the eager result.
+"""An embedding, then dist.all_gather inside a custom autograd.Function (a tensor-parallel "gather" region), compiled
+with fullgraph=True; output and embedding gradient against eager.
 
-Issue: https://github.com/pytorch/pytorch/issues/123041 (the issue's full testcase also has an
-embedding and a custom autograd.Function; this is the reduced collective call).
+Issue: https://github.com/pytorch/pytorch/issues/123041 ("torch.* op returned non-Tensor bool call_method
+is_complex" from dist.all_gather under torch.compile). The issue says its failure disappears without the embedding
+or without the custom autograd.Function, so both are here; fullgraph=True makes a graph break an error instead of a
+silent fall-back to eager. The Function gathers each rank's slice along the last dim in forward and keeps this
+rank's slice of the gradient in backward (the usual tensor-parallel pair).
 
 Run: torchrun --standalone --nproc-per-node=2 repro.py   (plain `python repro.py` launches that itself)
 """
@@ -24,14 +28,37 @@ dist.init_process_group("nccl" if device == "cuda" else "gloo")
 if device == "cuda":
     torch.cuda.set_device(rank)
     device = f"cuda:{rank}"
-
-def gather(x):
-    parts = [torch.empty_like(x) for _ in range(dist.get_world_size())]
-    dist.all_gather(parts, x * 2)
-    return torch.cat(parts) + 1
+world = dist.get_world_size()
 
 
-x = torch.full((4,), float(rank), device=device)
-torch.testing.assert_close(torch.compile(gather)(x), gather(x))
-print(f"rank {rank}: compiled all_gather matches eager")
+class GatherFromRanks(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        parts = [torch.empty_like(x) for _ in range(world)]
+        dist.all_gather(parts, x.contiguous())
+        return torch.cat(parts, dim=-1)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.chunk(world, dim=-1)[rank].contiguous()
+
+
+torch.manual_seed(rank)  # each rank holds its own slice of the embedding
+embedding = torch.nn.Embedding(32, 8).to(device=device, dtype=dtype)
+
+
+def forward(ids):
+    return GatherFromRanks.apply(embedding(ids)).pow(2).sum()
+
+
+ids = torch.randint(0, 32, (4, 5), device=device)
+out = torch.compile(forward, fullgraph=True)(ids)
+out.backward()
+grad = embedding.weight.grad.clone()
+embedding.weight.grad = None
+ref = forward(ids)
+ref.backward()
+torch.testing.assert_close(out, ref)
+torch.testing.assert_close(grad, embedding.weight.grad)
+print(f"rank {rank}: compiled embedding + all_gather autograd.Function matches eager (output and gradient)")
 dist.destroy_process_group()

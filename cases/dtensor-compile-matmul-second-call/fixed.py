@@ -1,9 +1,9 @@
-"""Fix: compile with dynamic=False, so each input shape gets its own static graph.
+"""Workaround (not the upstream fix): compile with dynamic=False, so each input shape gets its own static graph.
 
 The failure came from the recompilation after the first call: the second shape made the row dim dynamic, and the
-dynamic-shape graph for the DTensor matmul broke for (2, 1). dynamic=False never makes a dim symbolic, so every
-shape is traced like the first call was (the issue is closed; this also holds where it is fixed). Each compiled
-result is checked against the local x @ y.
+dynamic-shape graph for the DTensor matmul broke for (2, 1). dynamic=False never makes a dim symbolic, so that path
+is avoided rather than fixed: every shape is traced like the first call was (the issue is closed; whether the
+dynamic path works is what repro.py shows). Each compiled result is checked against the local x @ y.
 
 Run: torchrun --standalone --nproc-per-node=2 fixed.py   (plain `python fixed.py` launches that itself)
 """

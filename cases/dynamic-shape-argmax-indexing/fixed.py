@@ -1,6 +1,7 @@
 """Fix: run the indexing in eager with torch.compiler.disable; the rest of the model stays compiled.
 
-fullgraph=True is dropped because a disabled function is, by design, a graph break. Checked against eager.
+fullgraph=True is dropped because a disabled function is, by design, a graph break. Checked against eager on 3-D
+inputs (the case's shape).
 """
 import os
 

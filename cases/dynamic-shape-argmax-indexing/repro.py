@@ -1,6 +1,8 @@
-"""Data-dependent indexing x[:, torch.argmax(x.mean(-1), dim=-1)] under fullgraph=True, dynamic=True.
+"""Data-dependent indexing x[:, torch.argmax(x.mean(-1), dim=-1)] on a 3-D input, under fullgraph=True, dynamic=True.
 
-The article's section 1 example; the compiled result is checked against eager.
+The article's section 1 example gives no input shape. Here x is (batch, 10, 16): the index is a 1-D tensor (one
+position per batch row), i.e. advanced indexing. The 2-D input (batch, columns), where the index is a 0-d tensor,
+is the case dynamic-shape-argmax-indexing-2d. The compiled result is checked against eager.
 Run: python repro.py
 """
 import os

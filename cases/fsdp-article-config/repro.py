@@ -1,4 +1,5 @@
-"""The article's FSDP configuration dict, verbatim, then torch.compile; 3 steps vs an unsharded model.
+"""The article's FSDP configuration dict (mixed_precision_policy renamed mixed_precision, the name FSDP1 takes), then
+torch.compile; 3 steps vs an unsharded model.
 
 Run: torchrun --standalone --nproc-per-node=2 repro.py   (plain `python repro.py` launches that itself; needs GPUs)
 """
@@ -48,7 +49,7 @@ mp_policy = MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat
 fsdp_config = dict(  # the article's dict
     sharding_strategy=ShardingStrategy.FULL_SHARD,  # Zero-3 equivalent
     cpu_offload=CPUOffload(offload_params=True),  # parameter offload
-    mixed_precision=mp_policy,  # the same as single-GPU
+    mixed_precision=mp_policy,  # the same as single-GPU (the article: mixed_precision_policy=)
 )
 reference = train(make_model())
 model = FSDP(make_model().cpu(), device_id=torch.cuda.current_device(), **fsdp_config)

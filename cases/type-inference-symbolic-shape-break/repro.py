@@ -1,5 +1,7 @@
-"""A tensor whose size comes from data (.item()) feeds reshape/arange under fullgraph=True, dynamic=True.
+"""A size read from tensor data (.item(), an unbacked SymInt) feeds slice/arange/reshape under fullgraph=True, dynamic=True.
 
+capture_scalar_outputs=True makes .item() give an unresolved symbolic size on every release (without it, 2.8.0 and
+2.9.1 stop at .item() itself, before any shape op sees the symbol). The compiled result is checked against eager.
 Run: python repro.py
 """
 import os
@@ -8,6 +10,7 @@ import torch
 
 device = os.environ.get("REPRO_DEVICE", "cpu")
 dtype = getattr(torch, os.environ.get("REPRO_DTYPE", "float32"))
+torch._dynamo.config.capture_scalar_outputs = True
 
 
 def bucketize_rows(x, lengths):
