@@ -3,7 +3,9 @@
     SWEEP_MODEL=swin SWEEP_MODE=train SWEEP_CONFIG=fullgraph REPRO_DTYPE=bfloat16 python sweep/cell.py
 
 For float8_e4m3fn the model runs in bfloat16 with torchao.float8.convert_to_float8_training (recipe from
-SWEEP_FP8_RECIPE: tensorwise or rowwise), eager and compiled alike; without torchao the cell skips (exit 77).
+SWEEP_FP8_RECIPE: tensorwise or rowwise), eager and compiled alike; without torchao the cell skips (exit 77), and so
+does a structure of which no Linear became a Float8Linear (none has sizes torchao's float8 matmul takes): such a cell
+would compile a bfloat16 model and say nothing of FP8.
 Builds the model from sweep/models/<SWEEP_MODEL>.py (random weights, no downloads), runs it in float64 (reference),
 in eager and compiled in the cell's dtype, and checks accuracy the way PyTorch's dashboard does
 (torch._dynamo.utils.same with the float64 reference). Exits 0 when the compiled model runs and is accurate; raises
@@ -97,8 +99,14 @@ base, example = structure.build()
 base.train(MODE == "train")
 fp64_model = copy.deepcopy(base).to(device=device, dtype=torch.float64)
 model = copy.deepcopy(base).to(device=device, dtype=dtype)
+fp8_linears = None
 if FP8:
     model = to_fp8(model)
+    fp8_linears = sum(type(m).__name__ == "Float8Linear" for m in model.modules())
+    if not fp8_linears:
+        print(f"no Linear of {MODEL} became a Float8Linear (none has in/out features divisible by 16); "
+              "the cell would measure bfloat16, not FP8")
+        sys.exit(77)
 eager_model = copy.deepcopy(model)
 try:
     fp64_ref = step(fp64_model, cast(example, torch.float64))
@@ -123,7 +131,8 @@ accurate = same(eager, compiled, fp64_ref=fp64_ref, tol=TOL, cos_similarity=MODE
 eager_s = timed(lambda: step(eager_model, inputs))
 compiled_s = timed(lambda: step(compiled_model, inputs))
 result = {"model": MODEL, "family": getattr(structure, "FAMILY", "?"), "source": getattr(structure, "SOURCE", "?"),
-          "mode": MODE, "config": CONFIG, "dtype": dtype_name, "fp8_recipe": FP8_RECIPE if FP8 else None, "compile_seconds": round(compile_seconds, 2),
+          "mode": MODE, "config": CONFIG, "dtype": dtype_name, "fp8_recipe": FP8_RECIPE if FP8 else None,
+          "fp8_linears": fp8_linears, "compile_seconds": round(compile_seconds, 2),
           "eager_ms": round(eager_s * 1e3, 3), "compiled_ms": round(compiled_s * 1e3, 3),
           "speedup": round(eager_s / compiled_s, 3) if compiled_s else None, "accurate": bool(accurate),
           "fp64_reference": fp64_ref is not None}

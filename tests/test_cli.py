@@ -127,6 +127,8 @@ def test_corrupt_store_file_is_one_line_and_left_alone(tmp_path):
     (["run", "--host", "--target", "h200"], "--target 'h200': unknown target; matrix.yaml has cpu, a10"),
     (["run", "--host", "--target", "cpu", "--case", "nope-*"], "--case 'nope-*': no case matches"),
     (["run", "--host", "--target", "cpu", "--shard", "3/2"], "--shard '3/2': must be i/n"),
+    (["run", "--host", "--target", "cpu", "--dtype", "float16"],
+     "--dtype 'float16': no selected run is in that dtype (they are in float32)"),
 ])
 def test_unknown_target_case_or_shard_is_one_line(tmp_path, args, message):
     proc = reprokit(make_corpus(tmp_path, 1), *args)
@@ -156,6 +158,14 @@ def test_shards_partition_the_corpus(tmp_path):
         reprokit(root, "run", "--host", "--target", "cpu", "--shard", f"{i}/3", "--out", str(out))
         seen += [r.case for r in stored(out)]
     assert sorted(set(seen)) == [f"fixture-{i:02d}" for i in range(5)] and len(seen) == 10
+
+
+def test_dtype_selects_the_runs_of_that_dtype(tmp_path):
+    root = make_corpus(tmp_path, 2)
+    case = root / "cases" / "fixture-01" / "case.yaml"
+    case.write_text(case.read_text().replace("{devices: [cpu]", "{devices: [cpu], dtypes: [float32, bfloat16]"))
+    reprokit(root, "run", "--host", "--target", "cpu", "--dtype", "bfloat16", "--out", str(tmp_path / "out"))
+    assert sorted(r.key for r in stored(tmp_path / "out")) == ["fixture-01/fixed@bfloat16", "fixture-01/repro@bfloat16"]
 
 
 def test_deadline_leaves_unstarted_runs_for_resume(tmp_path):

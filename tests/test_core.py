@@ -120,6 +120,20 @@ def test_a_skip_never_replaces_a_run_but_a_run_replaces_a_skip(tmp_path):
     assert {r.case: r.verdict for r in in_memory}["two-ranks"] is Verdict.REPRODUCES
 
 
+def test_a_skip_of_changed_content_replaces_the_run_of_the_old_content(tmp_path):
+    """A case edited so that it now skips here: its old run observed another case. Same content, or an old record
+    without a hash: the run that happened stays."""
+    store = Store(tmp_path)
+    store.merge([record(case="edited", verdict="does-not-reproduce", case_hash="old0"),
+                 record(case="two-ranks", verdict="reproduces", case_hash="same"),
+                 record(case="unhashed", verdict="reproduces")])
+    store.merge([record(case="edited", verdict="skipped", why="no Linear became a Float8Linear", case_hash="new1"),
+                 record(case="two-ranks", verdict="skipped", why="needs 2 CUDA devices, found 1", case_hash="same"),
+                 record(case="unhashed", verdict="skipped", why="needs 2 CUDA devices, found 1", case_hash="new1")])
+    got = {r.case: r.verdict for r in store.load().records}
+    assert got == {"edited": Verdict.SKIPPED, "two-ranks": Verdict.REPRODUCES, "unhashed": Verdict.REPRODUCES}
+
+
 def test_output_tails_are_kept_apart_and_read_only_for_what_is_shown(tmp_path):
     from reprokit.publish import ci_artifacts, render
     store = Store(tmp_path)

@@ -14,7 +14,8 @@ from reprokit.run.request import RunRequest
 def request_of(args: argparse.Namespace) -> RunRequest:
     where = "host" if args.host else "container" if args.container else "auto"
     return RunRequest(
-        root=root_of(args), target=args.target, suite=args.suite, cases=args.case, smoke=args.smoke, shard=args.shard,
+        root=root_of(args), target=args.target, suite=args.suite, cases=args.case, dtypes=args.dtype,
+        smoke=args.smoke, shard=args.shard,
         jobs=args.jobs, jobs_per_gpu=args.jobs_per_gpu, timeout=args.timeout,
         out=Path(args.out).resolve() if args.out else None,
         cache=Path(args.cache).resolve() if args.cache else None, resume=args.resume,
@@ -28,6 +29,8 @@ def request_of(args: argparse.Namespace) -> RunRequest:
 def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", required=True)
     p.add_argument("--case", action="append", default=[], metavar="GLOB", help="select cases (repeatable)")
+    p.add_argument("--dtype", action="append", default=[], metavar="DTYPE",
+                   help="only the runs in this dtype, e.g. float8_e4m3fn for the sweep's FP8 cells (repeatable)")
     p.add_argument("--suite", choices=["cases", "sweep"], default="cases",
                      help="the repro corpus (default) or the model-structure sweep")
     p.add_argument("--smoke", action="store_true", help="with --suite sweep: only the smoke subset")

@@ -24,4 +24,10 @@ def plan(req: RunRequest, target: Target, facts: dict) -> list[corpus.CaseRun]:
     else:
         found = corpus.discover(req.root / "cases", on_error=lambda message: print(message, file=sys.stderr))
         runs = corpus.plan(corpus.select(found, req.cases), req.target, target, facts)
+    if req.dtypes:
+        chosen = [r for r in runs if r.dtype in req.dtypes]
+        if runs and not chosen:
+            raise InputError(f"--dtype {req.dtypes[0]!r}: no selected run is in that dtype (they are in "
+                             f"{', '.join(sorted({r.dtype for r in runs}))})")
+        runs = chosen
     return corpus.shard(runs, req.shard)

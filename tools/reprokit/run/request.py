@@ -28,6 +28,7 @@ class RunRequest(BaseModel):
     target: str
     suite: Suite = "cases"
     cases: list[str] = []
+    dtypes: list[str] = []  # only the runs of these dtypes (e.g. the sweep's float8_e4m3fn cells); empty: all
     smoke: bool = False
     shard: str | None = None
     jobs: int = os.cpu_count() or 1

@@ -194,9 +194,13 @@ def merge_in_memory(old: list[Record], new: list[Record]) -> list[Record]:
 
 def _replaced(kept: dict, new: Iterable[Record]) -> dict:
     """kept with each new record in place of the one of its identity, except that a run that did not happen (a skip:
-    one GPU where the case needs two) never replaces one that ran: a skip is not an observation."""
+    one GPU where the case needs two) never replaces one that ran of the same case content: a skip is not an
+    observation. A skip of changed content does replace it (a case edited so that it now skips here): what ran was
+    another case. A record without a content hash (stored before hashes were kept) is never judged changed: a two-GPU
+    run of those stays until `reprokit forget` drops it."""
     for rec in new:
         before = kept.get(rec.identity)
-        if before is None or rec.verdict.ran or not before.verdict.ran:
+        if (before is None or rec.verdict.ran or not before.verdict.ran
+                or (rec.case_hash and before.case_hash and rec.case_hash != before.case_hash)):
             kept[rec.identity] = rec
     return kept
