@@ -188,3 +188,23 @@ def test_the_ledger_says_from_which_release_a_verdict_holds():
     assert ledger_page.holds_since(claim, cases, every("does-not-reproduce", "reproduces", "reproduces"), "cpu",
                               "confirmed") == " (since 2.10.0; 2.9.0: refuted)"
     assert ledger_page.holds_since(claim, cases, every("reproduces"), "cpu", "confirmed") == ""
+
+
+def _sweep_page(runs, records):
+    from reprokit.publish.sweep_report import render_target
+    loaded = Loaded(records, {h.run_id: h for h in runs})
+    return render_target(view_of(loaded, "cpu", "sweep", "2.13.0"), "a CPU", None)
+
+
+def test_sweep_page_counts_as_missing_only_cells_no_later_run_recorded():
+    """A run cut short at its deadline, then a run of the cells it left: nothing is missing; without the second run,
+    the page says how many cells are."""
+    def head(run_id, finished, planned, not_started):
+        return _header(run_id, finished).model_copy(update={"suite": "sweep", "planned": planned,
+                                                            "not_started": not_started})
+    cells = [record(case=f"sweep-m{i}", suite="sweep", run_id="first", variant="inference-default") for i in range(3)]
+    first = head("first", "2026-12-01T00:00:00Z", planned=4, not_started=1)
+    assert "**Incomplete:** 1 cells of the grid" in _sweep_page([first], cells)
+    later = record(case="sweep-m3", suite="sweep", run_id="later", variant="inference-default")
+    page = _sweep_page([first, head("later", "2026-12-02T00:00:00Z", planned=1, not_started=0)], [*cells, later])
+    assert "Incomplete" not in page and "4 cells in all" in page and "Added later:" in page

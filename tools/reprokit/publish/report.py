@@ -12,31 +12,12 @@ from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
 from reprokit.publish import ci_artifacts, issue_status
-from reprokit.publish.cells import cell, outcome_text, rows_by_case, summary_line, wrapped
+from reprokit.publish.cells import outcome_text, rows_by_case, summary_line, wrapped
 from reprokit.publish.history_page import render_history
 from reprokit.publish.index_page import render_index
 from reprokit.publish.markdown import table
-from reprokit.publish.run_facts import cache_text, finished_text, jobs_text, machine_text
+from reprokit.publish.run_facts import machine_text, run_lines
 from reprokit.store.views import View
-
-
-def run_lines(view: View) -> list[str]:
-    """Which runs the view shows, how each ran, and where: one line per run."""
-    shown = {r.run_id: 0 for r in view.records}
-    for r in view.records:
-        shown[r.run_id] += 1
-    lines = []
-    for n, head in enumerate(view.runs):
-        what = "Run" if n == 0 else "Added later"
-        where = f" on {head.sittings[-1].on}" if n and head.sittings and head.sittings[-1].on else ""
-        lines.append(
-            f"{what}: {head.mode} mode, {jobs_text(head)}, {cache_text(head)}"
-            + (", warm interpreter" if head.interpreter.startswith("warm") else "")
-            + f", {head.wall_seconds:.0f} s wall"
-            + (f" for the selection {cell(', '.join(head.selection), 200)}" if head.selection else "")
-            + f"{where}, torch {head.torch}, finished {finished_text(head)}; {shown.get(head.run_id, 0)} records "
-            f"shown.  ")
-    return lines
 
 
 def _case_row(case_id: str, dtype: str, variants: dict[str, Record], cd: CaseDir | None,

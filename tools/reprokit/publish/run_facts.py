@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from reprokit.model.records import RunHeader
+from reprokit.publish.cells import cell
+from reprokit.store.views import View
 
 
 def jobs_text(head: RunHeader) -> str:
@@ -36,3 +38,22 @@ def machine_text(facts: dict) -> str:
         parts.append(f"driver {facts['driver']}")
     parts.append(f"Python {facts.get('python')}")
     return ", ".join(parts)
+
+
+def run_lines(view: View) -> list[str]:
+    """Which runs the view shows, how each ran, and where: one line per run."""
+    shown = {r.run_id: 0 for r in view.records}
+    for r in view.records:
+        shown[r.run_id] += 1
+    lines = []
+    for n, head in enumerate(view.runs):
+        what = "Run" if n == 0 else "Added later"
+        where = f" on {head.sittings[-1].on}" if n and head.sittings and head.sittings[-1].on else ""
+        lines.append(
+            f"{what}: {head.mode} mode, {jobs_text(head)}, {cache_text(head)}"
+            + (", warm interpreter" if head.interpreter.startswith("warm") else "")
+            + f", {head.wall_seconds:.0f} s wall"
+            + (f" for the selection {cell(', '.join(head.selection), 200)}" if head.selection else "")
+            + f"{where}, torch {head.torch}, finished {finished_text(head)}; {shown.get(head.run_id, 0)} records "
+            f"shown.  ")
+    return lines

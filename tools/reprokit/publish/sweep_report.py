@@ -11,7 +11,7 @@ from tabulate import tabulate
 from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
 from reprokit.publish import ci_artifacts
-from reprokit.publish.run_facts import cache_text, finished_text, jobs_text, machine_text
+from reprokit.publish.run_facts import machine_text, run_lines
 from reprokit.store.views import View
 
 ARTICLE_FAILURE_RATE, ARTICLE_FP8_FAILURE_RATE, ARTICLE_STRUCTURES = 0.632, 0.89, 27
@@ -73,15 +73,15 @@ def summary_rows(res: View) -> list[list]:
 def render_target(res: View, description: str, heatmap: str | None) -> str:
 
     run = res.header
-    missing = sum(h.not_started for h in res.runs)
+    # The grid is the largest run's plan (a resumed or forgotten-and-rerun part plans less); what it lacks is missing.
+    missing = (max(h.planned for h in res.runs) - len(res.records)) if any(h.not_started for h in res.runs) else 0
     lines = [f"# Model sweep on `{res.target}`: {description}", "",
              f"Recorded on {machine_text(res.environment)}.  ",
-             f"Run: {jobs_text(run)}, {cache_text(run)}, {run.wall_seconds:.0f} s wall for "
-             f"{len(res.records)} cells{' (smoke subset)' if run.smoke else ''}, finished "
-             f"{finished_text(run)}.", "",
+             *run_lines(res),
+             f"{len(res.records)} cells in all{' (smoke subset)' if run.smoke else ''}.", "",
              *([f"**Incomplete:** {missing} cells of the grid are not recorded (not started before the "
                 "run's deadline, or dropped with `reprokit forget`); they are left out of every rate below.", ""]
-               if missing else []),
+               if missing > 0 else []),
              "A cell passes when the compiled model runs and is as accurate as PyTorch's dashboard requires "
              "(`torch._dynamo.utils.same` against a float64 reference). The article's 63.2% cannot be k/27 for any k "
              "(17/27 = 63.0%), so it is shown beside both a cell rate and a structure rate.", "",
