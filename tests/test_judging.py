@@ -190,6 +190,28 @@ def test_the_ledger_says_from_which_release_a_verdict_holds():
     assert ledger_page.holds_since(claim, cases, every("reproduces"), "cpu", "confirmed") == ""
 
 
+def test_a_partly_tested_claim_whose_tested_part_changes_does_not_hold_across_releases():
+    """symbolic-break: both cases reproduce on the older release (tested part confirmed), one of them on the newer
+    (tested part mixed); the ledger says since when 'mixed' holds, not that 'partly tested' held all along."""
+    from pathlib import Path
+
+    from reprokit.model import corpus
+    from reprokit.model.claims import load_claims
+    from reprokit.publish import ledger, ledger_page
+    root = Path(__file__).resolve().parents[1]
+    cases = {c.case.id: c for c in corpus.discover(root / "cases")}
+    (claim,) = [c for c in load_claims(root / "claims.yaml", set(cases)).claims if c.id == "symbolic-break"]
+    def release(torch, break_verdict):
+        return [record(case="type-inference-symbolic-shape-break", verdict=break_verdict, torch=torch),
+                record(case="type-inference-symbolic-shape-guard", verdict="reproduces", torch=torch)]
+    every = {"2.9.1": release("2.9.1", "reproduces"), "2.10.0": release("2.10.0", "does-not-reproduce"),
+             "2.11.0": release("2.11.0", "does-not-reproduce")}
+    verdict, detail = ledger.judge(claim, cases, every["2.11.0"], target="cpu")
+    assert verdict == ledger.PARTLY_TESTED and detail.startswith("tested part mixed")
+    assert ledger_page.holds_since(claim, cases, every, "cpu", verdict, detail) == \
+        " (since 2.10.0; 2.9.1: tested part confirmed)"
+
+
 def _sweep_page(runs, records):
     from reprokit.publish.sweep_report import render_target
     loaded = Loaded(records, {h.run_id: h for h in runs})
