@@ -125,13 +125,40 @@ NOT_A_BUG = {
     "diagnosis-output-graph-hook": "invalid usage: an API torch does not have: AttributeError: 'OutputGraph' object "
                                    "has no attribute 'debug_print'",
     "fusion-article-is-fusable": "feature request: torch raised nothing: the failure is the script's own assertion",
-    "fusion-vit-qkv-dynamic-mask": "fundamental graph break: Data-dependent branching under fullgraph=True",
+    "fixture-data-dependent-branch": "fundamental graph break: Data-dependent branching under fullgraph=True",
 }
+# No case of the corpus branches on a tensor's value under fullgraph=True any more (fusion-vit-qkv-dynamic-mask did
+# until its mask became a tensor computation), so the test writes one: Dynamo's documented refusal, torch's own error.
+BRANCH_CASE = """id: fixture-data-dependent-branch
+title: a Python if on a tensor's value under fullgraph=True
+category: diagnosis
+article: {section: "0", claim: a fixture for the not-a-bug screen, stance: fails}
+requires: {devices: [cpu], timeout: 300}
+expect:
+  repro: {kind: raises, exception: torch._dynamo.exc.Unsupported}
+"""
+BRANCH_SCRIPT = """import torch
+
+
+def f(x):
+    if x.sum() > 0:  # data-dependent control flow
+        return x + 1
+    return x - 1
+
+
+torch.compile(f, fullgraph=True, backend="eager")(torch.ones(3))
+"""
 
 
 @pytest.mark.parametrize("case_id", sorted(NOT_A_BUG))
 def test_what_is_not_a_torch_bug_is_refused_with_its_reason_in_one_line(tmp_path, case_id):
-    repo = repo_with(tmp_path, case_id, results=False)
+    if case_id.startswith("fixture-"):
+        repo = repo_with(tmp_path, results=False)
+        (repo / "cases" / case_id).mkdir()
+        (repo / "cases" / case_id / "case.yaml").write_text(BRANCH_CASE)
+        (repo / "cases" / case_id / "repro.py").write_text(BRANCH_SCRIPT)
+    else:
+        repo = repo_with(tmp_path, case_id, results=False)
     proc = reprokit(repo, "upstream", case_id)
     assert proc.returncode == 2 and proc.stdout == "", proc.stdout + proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
