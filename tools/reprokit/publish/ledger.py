@@ -129,3 +129,10 @@ def judge(claim: Claim, cases: dict[str, CaseDir], records: list[Record],
     if claim.untested and verdict in (CONFIRMED, REFUTED, MIXED):
         return PARTLY_TESTED, f"tested part {verdict} ({detail}); not tested: {claim.untested}"
     return verdict, detail
+
+
+def outcome(claim: Claim, cases: dict[str, CaseDir], records: list[Record], *, target: str | None = None) -> str:
+    """What one release's records say of a claim, for comparing releases: its verdict, and for a partly tested claim
+    its tested part's own verdict ("tested part mixed"), so that confirmed -> mixed is a change."""
+    verdict, _ = judge(claim, cases, records, None, target=target)
+    return f"tested part {_tested(claim, cases, records, None)[0]}" if verdict == PARTLY_TESTED else verdict

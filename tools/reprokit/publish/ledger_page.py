@@ -14,20 +14,14 @@ from reprokit.publish.markdown import table
 from reprokit.store.views import View
 
 
-def _outcome(verdict: str, detail: str) -> str:
-    """What holds or changes between releases: the verdict, and for a partly tested claim its tested part's verdict
-    ("tested part mixed"), so that a tested part going from confirmed to mixed is a change."""
-    return detail.split(" (", 1)[0] if verdict == ledger.PARTLY_TESTED else verdict
-
-
 def holds_since(claim, cases: dict[str, CaseDir], every: dict[str, list[Record]], target: str,
-                verdict: str, detail: str = "") -> str:
+                now: str) -> str:
     """' (holds 2.8.0 – 2.15.0)' or ' (since 2.11.0; before: refuted)': the releases over which the claim's current
-    verdict holds, judged on each recorded release's records (the sweep is one release only, so not used here)."""
-    if len(every) < 2 or verdict in (ledger.NOT_TESTABLE, ledger.NOT_RUN) or claim.sweep:
+    verdict holds (`now`: ledger.outcome of the records shown), judged on each recorded release's records (the sweep
+    is one release only, so not used here)."""
+    if len(every) < 2 or now in (ledger.NOT_TESTABLE, ledger.NOT_RUN) or claim.sweep:
         return ""
-    now = _outcome(verdict, detail)
-    judged = [(rel, _outcome(*ledger.judge(claim, cases, recs, None, target=target))) for rel, recs in every.items()]
+    judged = [(rel, ledger.outcome(claim, cases, recs, target=target)) for rel, recs in every.items()]
     judged = [(rel, v) for rel, v in judged if v != ledger.NOT_RUN]
     if len(judged) < 2 or judged[-1][1] != now:
         return ""
@@ -49,8 +43,8 @@ def render_ledger(claims: Claims, views: dict[str, View], cases: dict[str, CaseD
             per_target[target][verdict] += 1
             cells.append(ledger.SYMBOL[verdict] + (f": {cell(detail, 50)}" if verdict in (
                 ledger.NOT_TESTABLE, ledger.MIXED, ledger.PARTLY_TESTED) and not claim.untestable or claim.sweep
-                else "") + holds_since(claim, cases, (histories or {}).get(target, {}), target, verdict,
-                                      detail))
+                else "") + holds_since(claim, cases, (histories or {}).get(target, {}), target,
+                                      ledger.outcome(claim, cases, view.records, target=target)))
         tested_by = ", ".join([f"[`{c}`](../cases/{c}/)" for c in claim.cases]
                               + (["the model sweep"] if claim.sweep else [])) or cell(claim.untestable, 70)
         rows.append([f"§{claim.section}", wrapped(claim.claim), tested_by, *cells])
