@@ -134,6 +134,15 @@ def test_a_skip_of_changed_content_replaces_the_run_of_the_old_content(tmp_path)
     assert got == {"edited": Verdict.SKIPPED, "two-ranks": Verdict.REPRODUCES, "unhashed": Verdict.REPRODUCES}
 
 
+def test_importing_an_older_copy_of_the_store_keeps_the_newer_records(tmp_path):
+    store = Store(tmp_path)
+    store.merge([record(case="a", verdict="does-not-reproduce", recorded_at="2026-12-01T00:00:00Z")])
+    store.merge([record(case="a", verdict="reproduces", recorded_at="2026-11-30T00:00:00Z"),
+                 record(case="b", recorded_at="2026-11-30T00:00:00Z")])
+    got = {r.case: r.verdict for r in store.load().records}
+    assert got == {"a": Verdict.DOES_NOT_REPRODUCE, "b": Verdict.REPRODUCES}
+
+
 def test_output_tails_are_kept_apart_and_read_only_for_what_is_shown(tmp_path):
     from reprokit.publish import ci_artifacts, render
     store = Store(tmp_path)

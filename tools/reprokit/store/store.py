@@ -197,9 +197,11 @@ def _replaced(kept: dict, new: Iterable[Record]) -> dict:
     one GPU where the case needs two) never replaces one that ran of the same case content: a skip is not an
     observation. A skip of changed content does replace it (a case edited so that it now skips here): what ran was
     another case. A record without a content hash (stored before hashes were kept) is never judged changed: a two-GPU
-    run of those stays until `reprokit forget` drops it."""
+    run of those stays until `reprokit forget` drops it. A record older than the one stored never replaces it."""
     for rec in new:
         before = kept.get(rec.identity)
+        if before is not None and before.recorded_at > rec.recorded_at:
+            continue  # an import of an older copy of the store never puts back what a later run replaced
         if (before is None or rec.verdict.ran or not before.verdict.ran
                 or (rec.case_hash and before.case_hash and rec.case_hash != before.case_hash)):
             kept[rec.identity] = rec
