@@ -158,6 +158,6 @@ def test_bisect_answers_from_recorded_results_without_running(tmp_path):
                                    for v, w in zip(versions, verdicts, strict=True)])
     proc = reprokit(root, "bisect", "fixture-00", "--target", "cpu", "--versions", *versions)
     assert proc.returncode == 0, proc.stderr
-    assert ("fixture-00 on cpu: reproduces 2.8.0 – 2.9.1; does not reproduce 2.10.0 – 2.11.0; the verdict changes "
-            "between 2.9.1 and 2.10.0") in proc.stdout
+    assert ("fixture-00 on cpu: reproduces 2.8.0 – 2.9.1; does not reproduce 2.10.0 – 2.11.0; fixed in 2.10.0: "
+            "last bad 2.9.1, first good 2.10.0") in proc.stdout
     assert "runs made: 0 (none: all recorded)" in proc.stdout

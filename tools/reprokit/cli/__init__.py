@@ -7,7 +7,7 @@ import os
 import sys
 
 from reprokit import __version__
-from reprokit.cli import contrib, history, images, publish, run, tracker
+from reprokit.cli import contrib, envs, history, images, publish, run, tracker
 from reprokit.cli.safe_output import LineGuard
 from reprokit.model.schema import InputError
 
@@ -18,6 +18,7 @@ COMMANDS = (
     run.add_run_request,
     history.add_history,
     history.add_bisect,
+    envs.add_envs,
     history.add_versions,
     history.add_changed_cases,
     history.add_import,

@@ -19,7 +19,7 @@ from reprokit.store.views import current
 def cmd_new_case(args: argparse.Namespace) -> int:
     root = root_of(args)
     oracle = new_case.oracle_from_flags(args.raises, args.match, args.stdout, args.stderr, args.hang,
-                                        args.wrong_result)
+                                        args.wrong_result, args.nonzero_exit)
     if oracle is None and (not args.source or args.no_run):
         oracle = {"kind": "nonzero-exit"}
     provenance = new_case.Provenance(source=args.case_source, reported_on=args.reported_on,
@@ -31,8 +31,19 @@ def cmd_new_case(args: argparse.Namespace) -> int:
                              timeout=args.timeout, fixed=Path(args.fixed) if args.fixed else None,
                              provenance=provenance, observe_run=not args.no_run)
     print(f"created {folder.relative_to(root)}/ ({', '.join(sorted(p.name for p in folder.iterdir()))}); next: "
-          f"reprokit run --target cpu --case {args.id}")
+          f"reprokit run --target {_runnable_target(root, folder)} --case {args.id}")
     return 0
+
+
+def _runnable_target(root: Path, folder: Path) -> str:
+    """A target whose device the new case runs on: cpu where it can, else the first target of its device kind."""
+    from reprokit.model.case import load_case
+
+    devices = load_case(folder / "case.yaml").requires.devices
+    targets = load_root_matrix(root).targets
+    if "cpu" in devices and "cpu" in targets:
+        return "cpu"
+    return next((name for name, t in targets.items() if t.device.kind in devices), next(iter(targets)))
 
 
 def add_new_case(sub) -> None:
@@ -45,9 +56,13 @@ def add_new_case(sub) -> None:
     new.add_argument("--stderr", metavar="REGEX", help="the bug reproduces when stderr matches")
     new.add_argument("--hang", action="store_true", help="the bug is a hang: it reproduces past --timeout")
     new.add_argument("--timeout", type=int, help="seconds before a run is killed")
-    new.add_argument("--category", default="diagnosis", choices=CATEGORIES)
+    new.add_argument("--category", choices=CATEGORIES,
+                     help="default: from the failing stage of its run here and --area (else diagnosis)")
+    new.add_argument("--nonzero-exit", action="store_true",
+                     help="the bug reproduces when the script exits non-zero (the default oracle)")
     new.add_argument("--link", action="append", default=[], metavar="URL", help="upstream issue (repeatable)")
-    new.add_argument("--title", help="default: the first line of the script's docstring")
+    new.add_argument("--title", help="default: the first line of the script's docstring, else what its run here "
+                                    "observed (stage and exception, the mismatch, the hang)")
     new.add_argument("--wrong-result", action="store_true",
                      help="the bug is a wrong result: the script compares with eager and an assertion fails")
     new.add_argument("--fixed", metavar="SCRIPT.py", help="copy this script unchanged as fixed.py")
@@ -56,8 +71,9 @@ def add_new_case(sub) -> None:
                           "proposes the oracle: the exception class it raised and a stable prefix of the message)")
     new.add_argument("--source", dest="case_source", choices=["article", "sweep", "upstream"],
                      help="where the case comes from (default: upstream when a --link is a pytorch/pytorch issue)")
-    new.add_argument("--reported-on", metavar="VERSION", help="the torch version the issue reports (e.g. 2.1.0)")
-    new.add_argument("--issue-state", choices=["open", "closed"], help="the issue's state today, from its page")
+    new.add_argument("--reported-on", metavar="VERSION", help="the torch version the issue reports (e.g. 2.1.0; default: unknown)")
+    new.add_argument("--issue-state", choices=["open", "closed"],
+                     help="the issue's state today, from its page (default: unknown; the issue-states workflow fills it)")
     new.add_argument("--area", choices=AREAS, help="the subsystem an upstream issue is about")
     new.add_argument("--requires-torch", metavar="SPEC", help="releases the script can run on, e.g. '>=2.4'")
     new.add_argument("--notes", help="free text: what the issue reports, what the fix is")

@@ -45,7 +45,8 @@ def add_history(sub) -> None:
 def cmd_bisect(args: argparse.Namespace) -> int:
     root = root_of(args)
     target = target_of(load_root_matrix(root), args.target)
-    versions = args.versions or target.pins.history
+    versions = bisection.candidates(args.versions, target.pins.history, between=not args.no_between)
+    also_between = tuple(v for v in target.pins.history if v not in versions)
     if len(versions) < 2:
         raise InputError(f"matrix.yaml: targets.{args.target}.pins.history: needs two releases or more to bisect "
                          "(or pass --versions)")
@@ -53,12 +54,13 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         raise InputError("bisect: give a case ID or --from SCRIPT")
     req = RunRequest(root=root, target=args.target, where="host", render=False, jobs=args.jobs,
                      out=Path(args.out).resolve() if args.out else None, torch_index=args.torch_index,
-                     wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None, force=args.force)
+                     wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None, force=args.force,
+                     timeout=args.timeout)
     log = lambda line: print(line, flush=True)  # noqa: E731
     try:
         if args.source:
             oracle = new_case.oracle_from_flags(args.raises, args.match, args.stdout, args.stderr, args.hang,
-                                                args.wrong_result)
+                                                args.wrong_result, args.nonzero_exit)
             done = bisect_script.bisect_from(req, Path(args.source).resolve(), versions, oracle, args.timeout,
                                              keep_id=(args.id or bisect_script.case_id_for(Path(args.source)))
                                              if args.keep else None, log=log)
@@ -70,9 +72,12 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         return 130
     if args.source:
         print("\n".join(done.table()))
-        print(f"{args.source} on {args.target}: {done.verdict_line()}")
+        print(f"{args.source} on {args.target}: {found.answer(also_between).line()}")
         print(f"kept as cases/{done.case_id}/" if done.kept else "not kept (--keep makes it a case)")
-    print(f"{args.id or args.source} on {args.target}: {found.summary()}")
+        if done.scratch:
+            print(f"undecided: the scratch repository with what each run printed is kept in {done.scratch} "
+                  f"(`reprokit --root {done.scratch} history --case {done.case_id}`)")
+    print(f"{args.id or args.source} on {args.target}: {found.summary(also_between)}")
     print(f"runs made: {len(found.ran)} ({', '.join(found.ran) or 'none: all recorded'})")
     return 0
 
@@ -81,7 +86,11 @@ def add_bisect(sub) -> None:
     bis = sub.add_parser("bisect", help="find the torch releases where a case's verdict changes (recorded first)")
     bis.add_argument("id", metavar="ID", nargs="?")
     bis.add_argument("--target", required=True)
-    bis.add_argument("--versions", nargs="+", metavar="V", help="releases, oldest first (default: pins.history)")
+    bis.add_argument("--versions", nargs="+", metavar="V",
+                     help="releases to search (default: pins.history); the history releases between them are "
+                          "searched too, unless --no-between")
+    bis.add_argument("--no-between", action="store_true",
+                     help="search only the --versions given (the answer names the releases in between not tested)")
     bis.add_argument("--torch-index", metavar="URL", help="the index to install torch from (e.g. the nightly one)")
     bis.add_argument("--wheelhouse", metavar="DIR", help="install torch from these wheels (offline)")
     bis.add_argument("--jobs", type=int, default=2)
@@ -97,7 +106,9 @@ def add_bisect(sub) -> None:
     bis.add_argument("--hang", action="store_true", help="with --from: the bug is a hang (past --timeout)")
     bis.add_argument("--wrong-result", action="store_true",
                      help="with --from: the bug is a wrong result (an assertion in the script fails)")
-    bis.add_argument("--timeout", type=int, help="with --from: seconds before a run is killed")
+    bis.add_argument("--nonzero-exit", action="store_true",
+                     help="with --from: the bug reproduces when the script exits non-zero")
+    bis.add_argument("--timeout", type=int, help="seconds before a run is killed (default: the case's own)")
     bis.set_defaults(func=cmd_bisect)
 
 

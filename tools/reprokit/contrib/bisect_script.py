@@ -16,7 +16,6 @@ from pathlib import Path
 
 from reprokit.contrib import bisection, new_case
 from reprokit.model.schema import InputError
-from reprokit.model.verdict import Verdict
 
 
 @dataclass(frozen=True)
@@ -24,21 +23,12 @@ class ScriptBisection:
     case_id: str
     found: bisection.Bisection
     kept: Path | None  # the case folder, with --keep
+    scratch: Path | None = None  # the scratch repository, kept when the answer is undecided (its records say why)
 
     def table(self) -> list[str]:
         rows = ["| torch | verdict |", "| --- | --- |"]
-        return rows + [f"| {v} | {self.found.seen[v].symbol} {self.found.seen[v]} |" if v in self.found.seen else
-                       f"| {v} | not tested |" for v in self.found.versions]
-
-    def verdict_line(self) -> str:
-        """'fixed in 2.12.1: last bad 2.11.0, first good 2.12.1', or a regression, or no change."""
-        boundary = self.found.boundary()
-        if boundary is None:
-            return "no change among the tested releases"
-        before, after = boundary
-        if self.found.seen[before] is Verdict.REPRODUCES:
-            return f"fixed in {after}: last bad {before}, first good {after}"
-        return f"regressed in {after}: last good {before}, first bad {after}"
+        return rows + [f"| {v} | {self.found.seen[v].verdict.symbol} {self.found.seen[v].verdict} |"
+                       if v in self.found.seen else f"| {v} | not tested |" for v in self.found.versions]
 
 
 def case_id_for(script: Path) -> str:
@@ -54,20 +44,22 @@ def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None
         raise InputError(f"--from {script}: no such file")
     case_id = keep_id or case_id_for(script)
     scratch = None if keep_id else Path(tempfile.mkdtemp(prefix="reprokit-bisect-"))
+    keep_scratch = False
     try:
         root = req_base.root if keep_id else scratch
         if scratch is not None:
             shutil.copy(req_base.root / "matrix.yaml", scratch / "matrix.yaml")
             (scratch / "cases").mkdir()
-            log(f"bisect --from: the script is case {case_id} of a scratch repository, {scratch}: its records and "
-                "expected state stay there and are deleted at the end (--keep adds it to this repository)")
-        folder = new_case.create(root / "cases", case_id, source=script, title=None, category="diagnosis", links=[],
+            log(f"bisect --from: the script is case {case_id} of a scratch repository, {scratch}: its records stay "
+                "there, deleted at the end unless the answer is undecided (--keep adds it to this repository)")
+        folder = new_case.create(root / "cases", case_id, source=script, title=None, category=None, links=[],
                                  oracle=oracle, timeout=timeout, observe_run=oracle is None, log=log)
         # scratch: its expected state is whatever ran (nothing to gate a script that is no case of the repository)
         req = req_base.model_copy(update={"root": root, "out": req_base.out if keep_id else None, "render": False,
                                           "update_expected": scratch is not None})
         found = bisection.bisect_case(req, case_id, versions, log=log)
-        return ScriptBisection(case_id, found, folder if keep_id else None)
+        keep_scratch = scratch is not None and found.answer().kind == "undecided"
+        return ScriptBisection(case_id, found, folder if keep_id else None, scratch if keep_scratch else None)
     finally:
-        if scratch is not None:
+        if scratch is not None and not keep_scratch:
             shutil.rmtree(scratch, ignore_errors=True)

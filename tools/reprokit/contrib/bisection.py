@@ -1,9 +1,10 @@
 """Where a case's verdict changes among released torch versions (cargo-bisect-rustc over releases).
 
 The search looks up recorded results first and runs only what is missing. It assumes one boundary between the
-oldest and the newest release (a binary search), so it runs at most ceil(log2(n)) + 1 releases on a fresh store;
-a release where the repro did not run (skipped, or another failure) is unknown and skipped over, as
-cargo-bisect-rustc does with `Satisfies::Unknown`.
+oldest and the newest release (a binary search), so it runs at most ceil(log2(n)) + 1 releases on a fresh store.
+Only "reproduces" and "does not reproduce" decide; a release whose run timed out, crashed, failed differently or
+did not run is stepped over by the search (as cargo-bisect-rustc does with `Satisfies::Unknown`), and where such a
+release could hold the change the answer is "undecided", with the reason and the retry that would decide it.
 """
 
 from __future__ import annotations
@@ -13,56 +14,142 @@ from dataclasses import dataclass, field
 
 from reprokit.model.verdict import Verdict
 
-Probe = Callable[[str], Verdict | None]
+
+@dataclass(frozen=True)
+class Seen:
+    """One release's result: its verdict and the record's reason (a timeout's limit, a different exception)."""
+
+    verdict: Verdict
+    why: str = ""
+
+
+Probe = Callable[[str], "Seen | Verdict | None"]  # a release -> its result there (None: could not be had)
 
 
 class BisectionInterrupted(Exception):
-    """The run of one release was interrupted (SIGINT/SIGTERM): the search stops there."""  # a release -> the repro's verdict there (None: could not be had)
+    """The run of one release was interrupted (SIGINT/SIGTERM): the search stops there."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the search found, in the words the command prints."""
+
+    kind: str  # "fixed" | "regressed" | "no change" | "undecided"
+    last: str | None = None  # the last release on the old side of the change
+    first: str | None = None  # the first release on the new side
+    untested: tuple[str, ...] = ()  # releases between last and first that no run tested
+    unsettled: tuple[tuple[str, str], ...] = ()  # (release, why) of results that decide nothing, where they matter
+    retry: str = ""
+
+    def line(self) -> str:
+        if self.kind == "undecided":
+            where = f" between {self.last} and {self.first}" if self.last and self.first else ""
+            reasons = "; ".join(f"{v}: {why}" for v, why in self.unsettled) or "fewer than two releases decided"
+            return f"undecided{where}: {reasons}" + (f"; {self.retry}" if self.retry else "")
+        if self.kind == "no change":
+            return f"no change among the tested releases ({self.last} – {self.first})"
+        old, new = ("bad", "good") if self.kind == "fixed" else ("good", "bad")
+        if self.untested:
+            return (f"{self.kind} between last {old} {self.last} and first {new} {self.first}; not tested in between: "
+                    f"{', '.join(self.untested)} (the change may be in any of them; bisect without --no-between "
+                    "to test them)")
+        return f"{self.kind} in {self.first}: last {old} {self.last}, first {new} {self.first}"
+
+
+def _why_undecided(seen: Seen, timeout: float | None) -> tuple[str, str]:
+    """The reason a result decides nothing, and the retry that would decide it."""
+    first = (seen.why or "").strip().splitlines()[0][:160] if (seen.why or "").strip() else ""
+    if seen.verdict is Verdict.TIMEOUT or "timeout" in first or "still running" in first:
+        longer = f"--timeout {int(timeout * 2)}" if timeout else "a longer --timeout"
+        return f"timed out ({first or 'past its limit'})", f"run again with {longer}"
+    if seen.verdict is Verdict.FLAKY:
+        return f"flaky ({first})", "make the script deterministic (a seed), then bisect again"
+    if seen.verdict is Verdict.SKIPPED:
+        return f"not run ({first})", "run it where it can run (--force, another target)"
+    return f"{seen.verdict} ({first})", "run that release alone (reprokit run --torch V) and read its output"
 
 
 @dataclass
 class Bisection:
     versions: list[str]  # oldest first
-    seen: dict[str, Verdict] = field(default_factory=dict)
+    seen: dict[str, Seen] = field(default_factory=dict)
     ran: list[str] = field(default_factory=list)  # releases the search had to run (not found recorded)
+    timeout: float | None = None  # the runs' time limit (a timed-out release's retry doubles it)
 
     def boundary(self) -> tuple[str, str] | None:
         """(last release with the oldest verdict, first release with the newest), when they differ."""
-        known = [(v, self.seen[v]) for v in self.versions if _decisive(self.seen.get(v))]
-        for (a, va), (b, vb) in zip(known, known[1:], strict=False):
-            if _side(va) != _side(vb):
+        known = [v for v in self.versions if _decisive(self.seen.get(v))]
+        for a, b in zip(known, known[1:], strict=False):
+            if _side(self.seen[a]) != _side(self.seen[b]):
                 return a, b
         return None
 
-    def summary(self) -> str:
-        """What was tested, in spans of releases, then the boundary, e.g. 'reproduces 2.8.0 – 2.10.0; does not
-        reproduce 2.11.0 – 2.15.0; the verdict changes between 2.10.0 and 2.11.0 (releases not tested: 2.9.1)'.
-        A span names only tested releases at its ends; untested ones are listed, never assumed."""
+    def answer(self, also_between: tuple[str, ...] = ()) -> Answer:
+        """The answer; `also_between`: recorded-history releases that were no candidates (--no-between) but lie
+        between the given ones, named when the change may be in them."""
+        timeout = self.timeout
+        boundary = self.boundary()
+        if boundary is not None:
+            a, b = boundary
+            inside = self.versions[self.versions.index(a) + 1:self.versions.index(b)]
+            unsettled = [(v, self.seen[v]) for v in inside if v in self.seen]
+            kind = "fixed" if self.seen[a].verdict is Verdict.REPRODUCES else "regressed"
+            if unsettled:
+                return _undecided(unsettled, timeout, a, b)
+            extra = [v for v in also_between if _between(v, a, b)]
+            untested = tuple(v for v in [*inside, *extra] if v not in self.seen)
+            return Answer(kind, a, b, tuple(sorted(set(untested), key=_release_key)))
+        unsettled = [(v, s) for v, s in self.seen.items() if not _decisive(s)]
+        known = [v for v in self.versions if _decisive(self.seen.get(v))]
+        if unsettled or len(known) < 2:
+            return _undecided(unsettled, timeout)
+        return Answer("no change", known[0], known[-1])
+
+    def summary(self, also_between: tuple[str, ...] = ()) -> str:
+        """What was tested, in spans of releases, then the answer, e.g. 'reproduces 2.8.0 – 2.10.0; does not
+        reproduce 2.11.0 – 2.15.0; fixed in 2.11.0: last bad 2.10.0, first good 2.11.0'. A span names only tested
+        releases at its ends; untested ones are listed, never assumed."""
         known = [(v, self.seen[v]) for v in self.versions if v in self.seen]
         if not known:
             return "no release gave a verdict"
         spans: list[list] = []
-        for version, verdict in known:
-            if spans and spans[-1][0] == _words(verdict):
+        for version, seen in known:
+            if spans and spans[-1][0] == _words(seen.verdict):
                 spans[-1][2] = version
             else:
-                spans.append([_words(verdict), version, version])
+                spans.append([_words(seen.verdict), version, version])
         parts = [f"{words} {a}" + (f" – {b}" if a != b else "") for words, a, b in spans]
-        boundary = self.boundary()
-        if boundary:
-            parts.append(f"the verdict changes between {boundary[0]} and {boundary[1]}")
-        else:
-            parts.append("no change among the tested releases")
+        parts.append(self.answer(also_between).line())
         untested = [v for v in self.versions if v not in self.seen]
         return "; ".join(parts) + (f" (releases not tested: {', '.join(untested)})" if untested else "")
 
 
-def _decisive(verdict: Verdict | None) -> bool:
-    return verdict in (Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE)
+def _undecided(unsettled: list[tuple[str, Seen]], timeout: float | None, a: str | None = None,
+               b: str | None = None) -> Answer:
+    reasons = [(v, *_why_undecided(s, timeout)) for v, s in unsettled]
+    retries = sorted({retry for _, _, retry in reasons})
+    return Answer("undecided", a, b, unsettled=tuple((v, why) for v, why, _ in reasons), retry="; ".join(retries))
 
 
-def _side(verdict: Verdict) -> bool:
-    return verdict.failed_as_claimed
+def _between(version: str, a: str, b: str) -> bool:
+    return _release_key(a) < _release_key(version) < _release_key(b)
+
+
+def _release_key(version: str) -> tuple:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return (0, Version(version))
+    except InvalidVersion:  # "nightly" and the like: after every release
+        return (1, version)
+
+
+def _decisive(seen: Seen | None) -> bool:
+    return seen is not None and seen.verdict in (Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE)
+
+
+def _side(seen: Seen) -> bool:
+    return seen.verdict.failed_as_claimed
 
 
 def _words(verdict: Verdict) -> str:
@@ -70,16 +157,20 @@ def _words(verdict: Verdict) -> str:
         verdict, str(verdict))
 
 
-def search(versions: list[str], recorded: dict[str, Verdict], run: Probe) -> Bisection:
+def _as_seen(value: Seen | Verdict | None) -> Seen | None:
+    return Seen(value) if isinstance(value, Verdict) else value
+
+
+def search(versions: list[str], recorded: dict[str, Seen | Verdict], run: Probe) -> Bisection:
     """The first release whose verdict is the newest release's (a lower-bound binary search): `recorded` answers
     first, `run` the rest. The newest release is probed first, then at most ceil(log2(n)) others."""
-    result = Bisection(list(versions), dict(recorded))
+    result = Bisection(list(versions), {v: _as_seen(s) for v, s in recorded.items()})
 
-    def verdict_at(i: int) -> Verdict | None:
+    def verdict_at(i: int) -> Seen | None:
         version = versions[i]
         if version not in result.seen:
             result.ran.append(version)
-            got = run(version)
+            got = _as_seen(run(version))
             if got is not None:
                 result.seen[version] = got
         return result.seen.get(version)
@@ -101,6 +192,19 @@ def search(versions: list[str], recorded: dict[str, Verdict], run: Probe) -> Bis
         else:
             lo = probe + 1
     return result
+
+
+def candidates(given: list[str] | None, history: list[str], between: bool = True) -> list[str]:
+    """The releases to search, oldest first: the recorded history by default; with --versions, the given ones and
+    (unless between=False) every history release that lies between the oldest and the newest given, so that the
+    printed first good release is the first good release."""
+    if not given:
+        return list(history)
+    if not between:
+        return list(given)
+    low, high = min(given, key=_release_key), max(given, key=_release_key)
+    inside = [v for v in history if _release_key(low) < _release_key(v) < _release_key(high)]
+    return sorted(set(given) | set(inside), key=_release_key)
 
 
 def bisect_case(req_base, case_id: str, versions: list[str], log=print) -> Bisection:
@@ -126,14 +230,16 @@ def bisect_case(req_base, case_id: str, versions: list[str], log=print) -> Bisec
                                      "cases").items():
         rec = next((r for r in records if r.key == key and r.case_hash in (None, content)), None)
         if rec is not None:
-            recorded.update({v: rec.verdict for v in versions if release_of(v) == release})
+            recorded.update({v: Seen(rec.verdict, rec.why) for v in versions if release_of(v) == release})
 
-    def run(version: str) -> Verdict | None:
+    def run(version: str) -> Seen | None:
         log(f"bisect: running {key} on torch {version}")
         outcome = lifecycle.run(req_base.model_copy(update={"torch": version, "cases": [case_id]}), log=log)
         if outcome.interrupted:  # Ctrl-C or SIGTERM: the search stops with what it has, it never goes on
             raise BisectionInterrupted(version)
         found = [r for r in outcome.records if r.key == key]
-        return found[0].verdict if found else None
+        return Seen(found[0].verdict, found[0].why) if found else None
 
-    return search(versions, recorded, run)
+    found = search(versions, recorded, run)
+    found.timeout = req_base.timeout or case_dir.case.requires.timeout
+    return found

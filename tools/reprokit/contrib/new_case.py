@@ -9,78 +9,26 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import yaml
 
+from reprokit.contrib.case_templates import FIXED_TEMPLATE, REPRO_TEMPLATE, YAML_HEADER
 from reprokit.contrib.script_code import facts
-from reprokit.model.case import load_case
+from reprokit.model.case import Oracle, load_case
 from reprokit.model.schema import CATEGORIES, ISSUE_URL, CaseId, InputError, conforms
+from reprokit.model.verdict import Verdict
 from reprokit.run import execute
-
-REPRO_TEMPLATE = '''"""{title}
-
-Run: python repro.py   (REPRO_DEVICE=cuda REPRO_DTYPE=bfloat16 to change device / dtype)
-Exit 0 when torch behaves correctly; raise (or exit non-zero) when the bug shows.
-"""
-import os
-
-import torch
-
-device = os.environ.get("REPRO_DEVICE", "cpu")
-dtype = getattr(torch, os.environ.get("REPRO_DTYPE", "float32"))
-
-
-def f(x):
-    return torch.nn.functional.gelu(x) * 2  # TODO: the pattern that fails
-
-
-x = torch.randn(8, 8, device=device, dtype=dtype)
-torch.testing.assert_close(torch.compile(f, fullgraph=True)(x), f(x))  # check against eager
-print("compiled result matches eager")
-'''
-
-FIXED_TEMPLATE = '''"""The fix for {id}: the same computation written so that it works, checked against eager."""
-import os
-
-import torch
-
-device = os.environ.get("REPRO_DEVICE", "cpu")
-dtype = getattr(torch, os.environ.get("REPRO_DTYPE", "float32"))
-
-
-def f(x):
-    return torch.nn.functional.gelu(x) * 2  # TODO: the fixed pattern
-
-
-x = torch.randn(8, 8, device=device, dtype=dtype)
-torch.testing.assert_close(torch.compile(f, fullgraph=True)(x), f(x))
-print("fixed variant matches eager")
-'''
-
-YAML_HEADER = """# A repro case. Fields (validated by tools/reprokit/model/case.py; `reprokit validate` checks them):
-#   id        the folder name: lowercase words joined by '-'
-#   title     one line: what the repro does
-#   category  one of: {categories}
-#   article   optional: {{section, claim, stance: fails|works|measures}} when the case tests a claim of the article
-#   requires  devices (cpu/cuda/rocm/npu), min_devices, min_compute_capability, dtypes, world_size,
-#             launcher (python|torchrun), timeout (seconds)
-#   expect    repro: what "the bug reproduces" means. kind: raises (exception: dotted or bare class name,
-#             match: regex on the message) | wrong-result (an assertion failed) | hangs (runs past the timeout)
-#             | nonzero-exit | stdout / stderr (match: regex on the output)
-#   overrides per-target replacement of expect, e.g. {{h100: {{repro: {{kind: nonzero-exit}}}}}}
-#   links     upstream issues (https URLs)
-#   documented optional: where PyTorch documents this behaviour (URL or sentence); `reprokit upstream` refuses it
-#   source    article | sweep | upstream (a public pytorch/pytorch issue: then reported_on, issue_state,
-#             issue_checked and area say what the issue page says)
-"""
+from reprokit.run.outcome import repro_verdict
 
 
 def oracle_from_flags(raises: str | None, match: str | None, stdout: str | None, stderr: str | None,
-                      hang: bool, wrong_result: bool = False) -> dict | None:
+                      hang: bool, wrong_result: bool = False, nonzero_exit: bool = False) -> dict | None:
     """The oracle the flags give; None when no flag gives one (new-case then proposes one from a run)."""
     chosen = [flag for flag, on in (("--raises", raises), ("--stdout", stdout), ("--stderr", stderr),
-                                    ("--hang", hang), ("--wrong-result", wrong_result)) if on]
+                                    ("--hang", hang), ("--wrong-result", wrong_result),
+                                    ("--nonzero-exit", nonzero_exit)) if on]
     if len(chosen) > 1:
         raise InputError(f"{' and '.join(chosen)}: give one oracle (what 'the bug reproduces' means)")
     if raises:
@@ -95,6 +43,8 @@ def oracle_from_flags(raises: str | None, match: str | None, stdout: str | None,
         return {"kind": "hangs"}
     if wrong_result:
         return {"kind": "wrong-result"}
+    if nonzero_exit:
+        return {"kind": "nonzero-exit"}
     return None
 
 
@@ -106,17 +56,15 @@ class Observed:
     exception: str | None  # the class named on the last traceback's exception line, as Python printed it
     message: str
     oracle: dict | None  # None: nothing failed here, so nothing to propose
+    observation: execute.Observation | None = None  # the run itself, judged by `run`'s oracle code
+    torch: str = ""  # the torch version that ran it, as the probe read it
 
-    def summary(self) -> str:
-        if self.exit_code is None:
-            return "it ran past the timeout here (a hang?)"
-        if self.exit_code == 0:
-            return "it exits 0 here: the bug does not reproduce on this torch (give the oracle the issue reports)"
-        if self.exit_code == 77:
-            return f"it skips itself here (exit 77): {self.message}"
-        if self.exception:
-            return f"it raises {self.exception}: {self.message[:120]}"
-        return f"it exits {self.exit_code} without a traceback"
+
+def judged(oracle: dict, seen: Observed) -> tuple[Verdict, str]:
+    """The verdict `reprokit run` gives this observation under `oracle`, with the same words."""
+    if seen.observation is None:
+        return Verdict.SKIPPED, "not run"
+    return repro_verdict(Oracle.model_validate(oracle), seen.observation)
 
 
 def exception_line(stderr: str) -> tuple[str | None, str]:
@@ -147,21 +95,30 @@ def observe(script: Path, timeout: float) -> Observed:
         Path(tmp).chmod(0o755)
         copy.chmod(0o644)
         seen = execute.observe(copy, env=dict(os.environ), timeout=timeout,
-                         extra_env={"REPRO_DEVICE": os.environ.get("REPRO_DEVICE", "cpu")})
+                               extra_env={"REPRO_DEVICE": os.environ.get("REPRO_DEVICE", "cpu")})
+    torch = _installed_torch()
     if seen.status == "timeout":
-        return Observed(None, None, "", {"kind": "hangs"})
+        return Observed(None, None, "", {"kind": "hangs"}, seen, torch)
     exception = (seen.exception or "").removeprefix("__main__.") or None
     message = next((ln.strip() for ln in (seen.message or "").splitlines() if ln.strip()), "")
     if seen.exit_code in (0, 77):
         last = (seen.stdout_tail.strip().splitlines() or [""])[-1]
-        return Observed(seen.exit_code, None, last, None)
+        return Observed(seen.exit_code, None, last, None, seen, torch)
     if exception is None:
-        return Observed(seen.exit_code, None, "", {"kind": "nonzero-exit"})
+        return Observed(seen.exit_code, None, "", {"kind": "nonzero-exit"}, seen, torch)
     if exception.rsplit(".", 1)[-1] == "AssertionError":
-        return Observed(seen.exit_code, exception, message, {"kind": "wrong-result"})
+        return Observed(seen.exit_code, exception, message, {"kind": "wrong-result"}, seen, torch)
     regex = message_regex(message)
     return Observed(seen.exit_code, exception, message,
-                    {"kind": "raises", "exception": exception, **({"match": regex} if regex else {})})
+                    {"kind": "raises", "exception": exception, **({"match": regex} if regex else {})}, seen, torch)
+
+
+def _installed_torch() -> str:
+    """The torch of the interpreter that ran the script (this one), read from its metadata: nothing is imported."""
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return ""
 
 
 def infer_requires(text: str) -> dict:
@@ -200,25 +157,76 @@ class Provenance:
             out["notes"] = self.notes
         if source:
             out["source"] = source
-        if source == "upstream":
-            missing = [flag for flag, v in (("--reported-on", self.reported_on), ("--issue-state", self.issue_state))
-                       if not v]
-            if missing:
-                raise InputError(f"{' and '.join(missing)}: an upstream case says what its issue page says "
-                                 "(the torch version it reports, open|closed)")
-        for key, value in (("reported_on", self.reported_on), ("issue_state", self.issue_state),
-                           ("area", self.area)):
+        reported_on, issue_state = self.reported_on, self.issue_state
+        if source == "upstream":  # what the issue page does not say is recorded as unknown, never guessed
+            reported_on, issue_state = reported_on or "unknown", issue_state or "unknown"
+        for key, value in (("reported_on", reported_on), ("issue_state", issue_state), ("area", self.area)):
             if value:
                 out[key] = value
-        if self.issue_state:
+        if self.issue_state:  # read from the page today
             out["issue_checked"] = datetime.date.today().isoformat()
         return out
 
 
-def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | None, category: str,
+# A failing stage or an issue's area -> the category that files it (the area, where given, is the more specific).
+AREA_CATEGORY = {"graph-break": "diagnosis", "guards-recompile": "diagnosis", "dynamic-shape": "dynamic-shape",
+                 "custom-op": "custom-op", "fake-tensor": "type-inference", "aot-autograd": "type-inference",
+                 "inductor-cpu": "fusion", "inductor-cuda": "fusion", "export": "dynamic-shape", "ddp": "ddp",
+                 "fsdp": "fsdp", "dtensor": "dtensor", "autocast": "amp", "hang": "diagnosis"}
+STAGE_CATEGORY = {"dynamo": "diagnosis", "aot_autograd": "type-inference", "inductor": "fusion",
+                  "export": "dynamic-shape"}
+
+
+def observed_title(seen: Observed, oracle: dict, verdict: Verdict) -> str:
+    """A title from what the run observed: the stage and torch's exception, the mismatch, the hang, the output."""
+    obs = seen.observation
+    stage = f" in {obs.stage}" if obs is not None and obs.stage else ""
+    if verdict is Verdict.REPRODUCES and oracle["kind"] == "hangs":
+        return f"hangs: still running after {obs.seconds:.0f} s" if obs else "hangs"
+    if verdict is Verdict.REPRODUCES and oracle["kind"] in ("stdout", "stderr"):
+        return f"{oracle['kind']} shows {oracle.get('match', '')}"[:120]
+    if seen.exception and seen.exception.rsplit(".", 1)[-1] == "AssertionError":
+        return f"wrong result{stage}: {seen.message or 'an assertion fails'}"[:120]
+    if seen.exception:
+        return f"{seen.exception.rsplit('.', 1)[-1]}{stage}: {seen.message}"[:120].rstrip(": ")
+    return f"{verdict} on torch {seen.torch or 'this torch'}"
+
+
+def _first_run(source: Path, oracle: dict | None, timeout: int | None, log) -> tuple[dict, Observed, Verdict]:
+    """Run the script once (contained), propose the oracle when none was given, and judge the run as `run` would."""
+    seen = observe(source.resolve(), timeout or 300)
+    if oracle is None and seen.oracle is not None:
+        oracle = seen.oracle
+        log(f"oracle from that run: {oracle}")
+    elif oracle is not None and seen.oracle is not None and oracle != seen.oracle:
+        log(f"note: your oracle {oracle} differs from what this run suggests: {seen.oracle}")
+    oracle = oracle or {"kind": "nonzero-exit"}
+    verdict, why = judged(oracle, seen)
+    log(f"ran {source.name} once on torch {seen.torch or '?'}: {verdict} ({why})")
+    return oracle, seen, verdict
+
+
+def _requires(text: str | None, provenance: Provenance, timeout: int | None) -> dict:
+    """case.yaml `requires` from the script's code: a script that reads REPRO_DTYPE is parameterised over the
+    target's dtypes; one that fixes its own dtype runs once, as written, on every target (no dtypes written)."""
+    if text is None:
+        return {"devices": ["cpu", "cuda"]}
+    requires = infer_requires(text)
+    requires.pop("dtypes", None)
+    if provenance.devices:
+        requires["devices"] = list(provenance.devices)
+    if provenance.requires_torch:
+        requires["torch"] = provenance.requires_torch
+    if timeout:
+        requires["timeout"] = timeout
+    return requires
+
+
+def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | None, category: str | None,
            links: list[str], oracle: dict | None, timeout: int | None, fixed: Path | None = None,
            provenance: Provenance = Provenance(), observe_run: bool = True, log=print) -> Path:
-    """Make cases/ID. With --from and no oracle flag, the script runs once and its failure proposes the oracle."""
+    """Make cases/ID. With --from, the script runs once (contained): without an oracle flag its failure proposes the
+    oracle; either way that run is judged as `run` judges it, and names the title and category when not given."""
     if not conforms(CaseId, case_id):
         raise InputError(f"ID {case_id!r}: lowercase letters, digits and '-' only, e.g. dynamic-shape-my-bug")
     folder = cases_dir / case_id
@@ -227,28 +235,24 @@ def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | N
     for flag, path in (("--from", source), ("--fixed", fixed)):
         if path is not None and not path.is_file():
             raise InputError(f"{flag} {path}: no such file")
-    text = source.read_text(encoding="utf-8") if source else ""
+    text = source.read_text(encoding="utf-8") if source else None
     extra = provenance.fields(links)
-    title = title or (docstring_title(text) if source else None) or (
-        f"Repro from {source.name}" if source else f"TODO: describe {case_id}")
-    requires = infer_requires(text) if source else {"devices": ["cpu", "cuda"]}
-    if provenance.devices:
-        requires["devices"] = list(provenance.devices)
-    if provenance.requires_torch:
-        requires["torch"] = provenance.requires_torch
-    if timeout:
-        requires["timeout"] = timeout
+    requires = _requires(text, provenance, timeout)
+    title = title or (docstring_title(text) if text else None)
+    stage = None
     if source is not None and observe_run and requires.get("devices") != ["cuda"]:
-        seen = observe(source.resolve(), timeout or 300)
-        log(f"ran {source.name} once: {seen.summary()}")
-        if oracle is None and seen.oracle is not None:
-            oracle = seen.oracle
-            log(f"oracle from that run: {oracle}")
-        elif oracle is not None and seen.oracle is not None and oracle != seen.oracle:
-            log(f"note: your oracle {oracle} differs from what this run suggests: {seen.oracle}")
-    oracle = oracle or {"kind": "nonzero-exit"}
+        oracle, seen, verdict = _first_run(source, oracle, timeout, log)
+        title = title or observed_title(seen, oracle, verdict)
+        stage = seen.observation.stage if seen.observation is not None else None
+    title = title or (f"{source.stem}: not run here yet" if source else f"TODO: describe {case_id}")
+    category = category or AREA_CATEGORY.get(provenance.area or "") or STAGE_CATEGORY.get(stage or "", "diagnosis")
     data = {"id": case_id, "title": title, "category": category, "requires": requires,
-            "expect": {"repro": oracle}, "links": links, **extra}
+            "expect": {"repro": oracle or {"kind": "nonzero-exit"}}, "links": links, **extra}
+    _write(folder, data, source, fixed, title)
+    return folder
+
+
+def _write(folder: Path, data: dict, source: Path | None, fixed: Path | None, title: str) -> None:
     folder.mkdir(parents=True)
     try:
         text = YAML_HEADER.format(categories=", ".join(CATEGORIES)) + yaml.safe_dump(data, sort_keys=False, width=120)
@@ -259,9 +263,8 @@ def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | N
                 shutil.copyfile(fixed, folder / "fixed.py")
         else:
             (folder / "repro.py").write_text(REPRO_TEMPLATE.format(title=title), encoding="utf-8")
-            (folder / "fixed.py").write_text(FIXED_TEMPLATE.format(id=case_id), encoding="utf-8")
+            (folder / "fixed.py").write_text(FIXED_TEMPLATE.format(id=data["id"]), encoding="utf-8")
         load_case(folder / "case.yaml")
     except InputError:
         shutil.rmtree(folder)
         raise
-    return folder

@@ -41,7 +41,7 @@ AREAS = (
 Area = Literal[AREAS]  # type: ignore[valid-type]
 
 
-IssueState = Literal["open", "closed"]
+IssueState = Literal["open", "closed", "unknown"]  # unknown: not read from the issue page yet
 
 
 Version = Annotated[str, StringConstraints(pattern=r"^\d+\.\d+(\.\d+)?([.+-]?[A-Za-z0-9.+]*)?$", max_length=40)]
@@ -145,7 +145,7 @@ class Case(Strict):
     outside_compile: OutsideCompile | None = None  # its failure is not torch.compile's (the compile rate leaves it out)
     source: Source = "article"
     # For source: upstream, from the issue page: the torch version it reports, its state on `issue_checked`.
-    reported_on: Version | None = None
+    reported_on: Version | Literal["unknown"] | None = None  # unknown: the issue names no version
     issue_state: IssueState | None = None
     issue_checked: OneLine | None = None  # the date the issue state was read, e.g. "2026-11-30"
     area: Area | None = None

@@ -22,14 +22,19 @@ def lines(target: str, records: list[Record], gate: Gate | None, seconds: float,
     if gate is None:
         out.append("  verdicts: not compared with the expected state")
     elif not gate.gated:
+        differ = len(gate.changes) - len(gate.new)
         out.append(f"  verdicts: history (torch {gate.release}, not the pinned {gate.pin}); "
-                   f"{len(gate.changes)} differ from the pinned release's expected state")
+                   f"{differ} differ from the pinned release's expected state"
+                   + (f", {len(gate.new)} new (no expected state yet)" if gate.new else "")
+                   + (f", {len(gate.machine)} machine-dependent" if gate.machine else ""))
     elif gate.accepted:
         out.append(f"  verdicts: {gate.accepted} accepted as the expected state")
     elif gate.changes:
-        out.append(f"  verdicts: {len(gate.changes)} changed against the expected state (listed above): the run fails")
+        out.append(f"  verdicts: {len(gate.changes)} changed against the expected state (listed above): the run fails"
+                   + (f"; {len(gate.machine)} machine-dependent differences listed apart" if gate.machine else ""))
     else:
-        out.append("  verdicts: none changed against the expected state")
+        out.append("  verdicts: none changed against the expected state" + (
+            f" ({len(gate.machine)} machine-dependent differences listed apart)" if gate.machine else ""))
     if report is not None:
         out.append(f"  report: {report}")
     return out

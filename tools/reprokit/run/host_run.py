@@ -73,8 +73,8 @@ def _machine(req: RunRequest, target: Target, log) -> tuple[RunRequest, dict, fl
     the build took, and why this machine is not the target's hardware (refused without --force)."""
     setup = 0.0
     if req.torch:
-        index = req.torch_index or (target.pins.index_url if target.family != "cpu" else None)
-        built = torch_envs.ensure(req.torch, index, req.wheelhouse, log=log)
+        built = torch_envs.ensure(req.torch, req.torch_index or target.pins.index_url, req.wheelhouse, log=log,
+                                  family=target.family)
         req, setup = req.model_copy(update={"python": str(built.python)}), built.setup_seconds
     facts = environment.collect(req.interpreter)
     mismatch = environment.hardware_mismatch(req.target, target, facts)

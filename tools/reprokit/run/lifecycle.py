@@ -19,7 +19,7 @@ from reprokit.publish import render, run_summary
 from reprokit.run.container_run import run_in_container
 from reprokit.run.host_run import run_here
 from reprokit.run.request import RunOutcome, RunRequest, load_root_matrix, shown_path, target_of
-from reprokit.store import expected
+from reprokit.store import expected, machines
 from reprokit.store.store import Loaded, Store
 
 
@@ -68,7 +68,11 @@ def _gate(outcome: RunOutcome, req: RunRequest, target: Target, recorded: list[R
     if mismatch:
         log(f"not compared with the expected state: {mismatch} (--force)")
         return
-    outcome.gate = expected.check(req.root, req.target, req.suite, target.pins.torch, recorded, req.update_expected)
+    loaded = Store(req.store_dir).load(req.target, req.suite, outputs=False)
+    header = next((loaded.runs.get(r.run_id) for r in recorded if r.run_id in loaded.runs), None)
+    here = machines.cpu_model(header.environment) if header is not None else ""
+    outcome.gate = expected.check(req.root, req.target, req.suite, target.pins.torch, recorded, req.update_expected,
+                                  here, machines.machine_dependent(loaded.records, loaded.runs))
     for line in expected.describe(outcome.gate, req.root, req.target, req.suite):
         log(line)
 

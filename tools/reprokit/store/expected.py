@@ -2,6 +2,11 @@
 
 A run of the pinned release fails when any verdict differs from the expected one, in either direction, and prints
 the one command that accepts the change. Runs of other releases are history: their changes are printed, not gated.
+
+The gate judges only what holds on this machine: an entry may say which machine it was recorded on and why its
+verdict depends on the machine (`{verdict: reproduces, recorded_on: AMD EPYC, machine_dependent: "why"}`), and the
+store may know a key as machine-dependent (two CPU models disagreed on one torch build and content). A difference on
+such a key, seen on another machine, is listed apart and does not fail the run.
 """
 
 from __future__ import annotations
@@ -23,7 +28,20 @@ def expected_path(root: Path, target: str, suite: str = "cases") -> Path:
     return root / "expected" / (f"{target}.yaml" if suite == "cases" else f"{target}-{suite}.yaml")
 
 
+@dataclass(frozen=True)
+class MachineNote:
+    """An expected entry that holds on the machine it was recorded on only."""
+
+    recorded_on: str
+    why: str
+
+
 def load(path: Path) -> dict[str, Verdict]:
+    return {k: v for k, (v, _note) in load_entries(path).items()}
+
+
+def load_entries(path: Path) -> dict[str, tuple[Verdict, MachineNote | None]]:
+    """Each key's expected verdict, and its machine note where the file gives one."""
     if not path.exists():
         return {}
     try:
@@ -33,15 +51,28 @@ def load(path: Path) -> dict[str, Verdict]:
     allowed = ", ".join(v.value for v in Verdict)
     if not isinstance(data, dict):
         raise InputError(f"{path}: must map run keys to verdicts, e.g. 'case/repro@float32: reproduces'")
+    out: dict[str, tuple[Verdict, MachineNote | None]] = {}
     for key, value in data.items():
+        note = None
+        if isinstance(value, dict):
+            if set(value) != {"verdict", "recorded_on", "machine_dependent"}:
+                raise InputError(f"{path}: {key}: a mapping needs exactly verdict, recorded_on (the CPU model) and "
+                                 "machine_dependent (why the verdict depends on the machine)")
+            note = MachineNote(str(value["recorded_on"]), str(value["machine_dependent"]))
+            value = value["verdict"]
         if value not in {v.value for v in Verdict}:
             raise InputError(f"{path}: {key}: {value!r} is not a verdict (allowed: {allowed})")
-    return {k: Verdict(v) for k, v in data.items()}
+        out[key] = (Verdict(value), note)
+    return out
 
 
-def save(path: Path, verdicts: dict[str, Verdict]) -> None:
+def save(path: Path, verdicts: dict[str, Verdict], notes: dict[str, MachineNote] | None = None) -> None:
+    """Write the expected state; a machine note (given, else the file's own) is kept where its verdict is kept."""
+    if notes is None:
+        notes = {k: n for k, (v, n) in load_entries(path).items() if n is not None and verdicts.get(k) == v}
     path.parent.mkdir(parents=True, exist_ok=True)
-    plain = {k: str(v) for k, v in sorted(verdicts.items())}
+    plain = {k: ({"verdict": str(v), "recorded_on": notes[k].recorded_on, "machine_dependent": notes[k].why}
+                 if k in notes else str(v)) for k, v in sorted(verdicts.items())}
     path.write_text(HEADER + yaml.safe_dump(plain, sort_keys=True, width=200), encoding="utf-8")
 
 
@@ -54,39 +85,71 @@ class Gate:
     changes: list[tuple[str, Verdict | None, Verdict]] = field(default_factory=list)
     accepted: int = 0
     observed: int = 0
+    # Differences on machine-dependent keys, seen on another machine: (key, expected, observed, why); never fail.
+    machine: list[tuple[str, Verdict, Verdict, str]] = field(default_factory=list)
+    here: str = ""  # this machine, in words
+
+    @property
+    def new(self) -> list[tuple[str, Verdict | None, Verdict]]:
+        return [c for c in self.changes if c[1] is None]
 
     @property
     def failed(self) -> bool:
         return self.gated and bool(self.changes) and not self.accepted
 
 
-def check(root: Path, target: str, suite: str, pin: str, records: list[Record], update: bool = False) -> Gate:
-    """Compare the records of one run with the expected state; with update=True accept them (pinned release only)."""
+def check(root: Path, target: str, suite: str, pin: str, records: list[Record], update: bool = False,
+          here: str = "", known_dependent: dict[str, dict[str, str]] | None = None) -> Gate:
+    """Compare the records of one run with the expected state; with update=True accept them (pinned release only).
+    here: this machine's CPU model; known_dependent: the store's machine-dependent keys (machines.py)."""
     path = expected_path(root, target, suite)
     releases = {release_of(r.torch) for r in records}
     release = releases.pop() if len(releases) == 1 else ", ".join(sorted(releases))
     observed = {r.key: r.verdict for r in records}
-    expected = load(path)
-    gate = Gate(path, release == release_of(pin), release, pin, changed(expected, observed), observed=len(observed))
+    entries = load_entries(path)
+    expected = {k: v for k, (v, _) in entries.items()}
+    notes = {k: n for k, (_, n) in entries.items() if n is not None}
+    gate = Gate(path, release == release_of(pin), release, pin, observed=len(observed), here=here)
+    for key, was, now in changed(expected, observed):
+        why = _machine_dependent(key, notes.get(key), here, known_dependent or {})
+        if was is not None and why:
+            gate.machine.append((key, was, now, why))
+        else:
+            gate.changes.append((key, was, now))
     if update and gate.gated:
         save(path, {**expected, **observed})
         gate.accepted = len(observed)
     return gate
 
 
+def _machine_dependent(key: str, note: MachineNote | None, here: str, known: dict[str, dict[str, str]]) -> str:
+    """Why a difference on `key` is the machine's, not torch's; "" when it is not known to be."""
+    if note is not None and note.recorded_on != here:
+        return f"differs from the {note.recorded_on} record: machine-dependent ({note.why})"
+    if key in known:
+        seen = "; ".join(f"{machine}: {verdict}" for machine, verdict in sorted(known[key].items()))
+        return f"machine-dependent in the store ({seen})"
+    return ""
+
+
 def describe(gate: Gate, root: Path, target: str, suite: str) -> list[str]:
     """What the gate found, as the lines the run prints."""
     where = gate.path.relative_to(root) if gate.path.is_relative_to(root) else gate.path
+    apart = [f"  {key}: {was} -> {now}: {why}" for key, was, now, why in gate.machine]
+    apart = ([f"{len(apart)} verdicts differ on machine-dependent runs (not gated, this machine: "
+              f"{gate.here or 'unknown'}):", *apart] if apart else [])
+    new = [f"new: no expected state yet: {key}: {now}" for key, _was, now in gate.new]
     if not gate.gated:
         head = (f"torch {gate.release} is not the pinned {gate.pin}: recorded as history, not gated by {where}")
-        return [head] + [f"  {k}: {was or '(new)'} -> {now} (vs the pinned release's expected state)"
-                         for k, was, now in gate.changes if was is not None]
+        return [head] + [f"  {k}: {was} -> {now} (vs the pinned release's expected state)"
+                         for k, was, now in gate.changes if was is not None] + apart + new
     if gate.accepted:
         return [f"accepted {gate.accepted} verdicts into {where}"]
     if not gate.changes:
-        return [f"all {gate.observed} verdicts match {where}"]
-    lines = [f"{len(gate.changes)} verdicts differ from {where}:"]
-    lines += [f"  {key}: {was or '(new)'} -> {now}" for key, was, now in gate.changes]
+        return [f"all {gate.observed - len(gate.machine)} verdicts match {where}"] + apart
+    differ = [c for c in gate.changes if c[1] is not None]
+    lines = [f"{len(differ)} verdicts differ from {where}:"] if differ else []
+    lines += [f"  {key}: {was} -> {now}" for key, was, now in differ] + apart + new
     cases = sorted({k.split("/")[0] for k, _, _ in gate.changes})
     lines.append(f"accept the new state with: reprokit run --target {target} "
                  + ("--suite sweep " if suite == "sweep" else "") + " ".join(f"--case {c}" for c in cases)
