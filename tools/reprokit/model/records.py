@@ -89,6 +89,9 @@ class Record(Strict):
     # Runs of this variant and how many failed as claimed (repro) or broke (fix), when it ran more than once
     # (`--repeat N`, or a changed verdict re-run): {"runs": N, "failed": k}. Left out of the store when None.
     repeats: dict[str, int] | None = None
+    # A run that hit its time limit with other runs in flight is run again alone with a longer limit before a hang,
+    # a timeout or a broken fix is recorded; this says so, and what the first run saw. Left out when None.
+    confirmed_alone: str | None = None
 
     @property
     def key(self) -> str:
@@ -170,9 +173,10 @@ def dump(model: BaseModel) -> str:
 
 
 def stored_fields(model: BaseModel) -> dict:
-    """The fields the store keeps of a model: a record's `repeats` only when it ran more than once (the lines of
-    every record before it stay as they were)."""
+    """The fields the store keeps of a model: a record's `repeats` only when it ran more than once, its
+    `confirmed_alone` only when it was (the lines of every record before them stay as they were)."""
     data = model.model_dump(mode="json")
-    if data.get("repeats", 0) is None:
-        del data["repeats"]
+    for optional in ("repeats", "confirmed_alone"):
+        if data.get(optional, 0) is None:
+            del data[optional]
     return data

@@ -61,11 +61,21 @@ def run_here(req: RunRequest, target: Target, log) -> Ran:
     executed = _execute(req, todo, header, store, RunOptions(
         device_kind=kind, jobs=req.jobs, timeout=req.timeout, python=req.interpreter, ladder=req.ladder,
         cache_dir=req.cache.resolve() if req.cache else None, devices=ids, jobs_per_device=per_device,
-        repeat=req.repeat, previous=previous), log)
+        repeat=req.repeat, previous=previous, durations=_finished_in_time(loaded.records)), log)
     loaded.records = merge_in_memory(loaded.records, executed.outcome.records)
     loaded.runs[run_id] = executed.header
     return Ran(executed.outcome, loaded, [r for r in loaded.records if r.run_id == run_id], mismatch,
                settle=not executed.outcome.interrupted)
+
+
+def _finished_in_time(records: list[Record]) -> dict[str, float]:
+    """Each run key's longest recorded time among runs that ended within their limit (a hang's limit is set from
+    what a non-hanging run of it takes, not from a guess)."""
+    out: dict[str, float] = {}
+    for rec in records:
+        if rec.status not in (None, "timeout") and rec.seconds:
+            out[rec.key] = max(out.get(rec.key, 0.0), rec.seconds)
+    return out
 
 
 def _machine(req: RunRequest, target: Target, log) -> tuple[RunRequest, dict, float, str | None]:
@@ -199,5 +209,6 @@ def _progress(total: int, log):
 
     def line(rec: Record) -> None:
         done[0] += 1
-        log(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s) {one_line(rec.why)}")
+        log(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s) {one_line(rec.why)}"
+            + (f" [{rec.confirmed_alone}]" if rec.confirmed_alone else ""))
     return line

@@ -73,6 +73,21 @@ class RunOptions:
     # once more before it is recorded as a change (as PyTorch's CI re-runs a failing test before calling it a
     # regression).
     previous: dict[str, Verdict] = field(default_factory=dict)
+    # Each run key's longest recorded time that ended within its limit (any torch): a run that hits its limit is
+    # confirmed alone under max(CONFIRM_FACTOR x its limit, MARGIN x this).
+    durations: dict[str, float] = field(default_factory=dict)
+    confirm_alone: bool = True
+
+
+# A time limit is never the verdict under load: the lone re-run's limit is this many times the first one's, or this
+# margin over the longest run of it that finished in time, whichever is longer.
+CONFIRM_FACTOR = 3.0
+DURATION_MARGIN = 3.0
+
+
+def confirm_limit(run: CaseRun, opts: RunOptions) -> float:
+    first = opts.timeout or run.case.requires.timeout
+    return max(first * CONFIRM_FACTOR, opts.durations.get(run.key, 0.0) * DURATION_MARGIN)
 
 
 def now_iso() -> str:
@@ -89,13 +104,13 @@ def make_record(ident: Identity, run: CaseRun, verdict: Verdict, why: str, obs: 
 
 
 def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
-                device_ids: tuple[str, ...] = ()) -> Record | None:
+                device_ids: tuple[str, ...] = (), limit: float | None = None) -> Record | None:
     """Run one CaseRun (on device_ids, when given) and judge it; None if it did not start (deadline, stop) or was
-    killed by a stop."""
-    if opts.stopper.stopped or (opts.deadline is not None and time.monotonic() > opts.deadline):
+    killed by a stop. limit: this run's time limit (the lone confirmation's), else the case's or --timeout."""
+    if opts.stopper.stopped or (opts.deadline is not None and time.monotonic() > opts.deadline and limit is None):
         return None
     oracle = run.case.expect_for(ident.target).repro
-    timeout = opts.timeout or run.case.requires.timeout
+    timeout = limit or opts.timeout or run.case.requires.timeout
     env_extra = {"REPRO_DEVICE": DEVICE_STRING[opts.device_kind], "REPRO_DTYPE": run.dtype, **dict(run.env),
                  **visible_env(opts.device_kind, device_ids)}
     writable: tuple[Path, ...] = ()
@@ -170,6 +185,7 @@ def run_all(runs: list[CaseRun], ident: Identity, opts: RunOptions,
         if run.skip:
             finish(make_record(ident, run, Verdict.SKIPPED, run.skip))
     threads = max(1, (os.cpu_count() or 1) // max(1, opts.jobs))
+    deferred: list[tuple[tuple[CaseRun, tuple[str, ...]], Record]] = []
     slots = DeviceSlots(opts.devices, opts.jobs_per_device) if opts.devices else None
     dispatch = Dispatcher([r for r in runs if not r.skip], opts.jobs, slots)
     pool = ThreadPoolExecutor(max_workers=max(1, opts.jobs))
@@ -183,10 +199,33 @@ def run_all(runs: list[CaseRun], ident: Identity, opts: RunOptions,
             # A short wait, so that a signal handler in this (main) thread runs promptly.
             done, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
             for future in done:
-                dispatch.finished(*running.pop(future))
+                placed = running.pop(future)
+                dispatch.finished(*placed)
                 record = future.result()
-                if record is not None:
+                if record is not None and _to_confirm(record, opts):
+                    deferred.append((placed, record))
+                elif record is not None:
                     finish(record)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+    for (run, device_ids), first in deferred:  # nothing else of this run is in flight now
+        finish(_confirmed_alone(run, first, ident, opts, device_ids))
     return records
+
+
+def _to_confirm(record: Record, opts: RunOptions) -> bool:
+    """A run that hit its time limit is run again alone, with a longer limit, before it is recorded: other runs in
+    flight, or any other load on the machine, must not make a hang or a broken fix."""
+    return opts.confirm_alone and record.status == "timeout" and not opts.stopper.stopped
+
+
+def _confirmed_alone(run: CaseRun, first: Record, ident: Identity, opts: RunOptions,
+                     device_ids: tuple[str, ...]) -> Record:
+    """The lone re-run's record (with every core), saying that it confirmed, or overturned, the first run's timeout."""
+    limit = confirm_limit(run, opts)
+    again = execute_run(run, ident, opts, max(1, os.cpu_count() or 1), device_ids, limit=limit)
+    if again is None:  # stopped meanwhile: the first run's record, as it was
+        return first
+    note = (f"the first run hit its {opts.timeout or run.case.requires.timeout:.0f} s limit ({first.verdict}); run "
+            f"again alone with a {limit:.0f} s limit: {again.verdict} in {again.seconds:.0f} s")
+    return again.model_copy(update={"confirmed_alone": note})
