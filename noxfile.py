@@ -10,6 +10,7 @@ Arguments after `--` go to the sub-command unchanged, e.g. `nox -s repro-cpu -- 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import nox
@@ -131,17 +132,36 @@ def minify(session: nox.Session) -> None:
     reprokit(session, "minify")
 
 
-@nox.session(reuse_venv=True)
-def tests(session: nox.Session) -> None:
-    """Run the test suite: fast unit tests, then real end-to-end runs of real cases (marker e2e)."""
+def _pytest(session: nox.Session, *parts: tuple[str, str]) -> None:
+    """Install the test environment, run each (name, marker expression) part on every core (pytest-xdist: each test
+    is independent, in its own tmp_path; the 15 slowest are printed), and print the time each part and all took."""
     install_torch(session, "cpu")
     session.install("-e", ".[test]")
     if session.posargs:
         session.run("pytest", *session.posargs)
         return
-    # Both on every core (pytest-xdist: each test is independent, in its own tmp_path); the 15 slowest are printed.
-    session.run("pytest", "-q", "-m", "not e2e", "-n", "auto", "--durations=15")
-    session.run("pytest", "-q", "-m", "e2e", "-n", "auto", "--durations=15")
+    times = []
+    for name, marker in parts:
+        start = time.monotonic()
+        session.run("pytest", "-q", "-m", marker, "-n", "auto", "--durations=15")
+        times.append(f"{name} {time.monotonic() - start:.0f} s")
+    session.log(f"test time: {', '.join(times)}; tests took {sum_seconds(times):.0f} s in all")
+
+
+def sum_seconds(parts: list[str]) -> float:
+    return sum(float(p.rsplit(" ", 2)[-2]) for p in parts)
+
+
+@nox.session(reuse_venv=True)
+def tests(session: nox.Session) -> None:
+    """The test suite: fast unit tests, then an end-to-end slice covering every path with real runs (about 10 min)."""
+    _pytest(session, ("fast", "not e2e"), ("e2e", "e2e and not heavy"))
+
+
+@nox.session(name="tests-heavy", reuse_venv=True, default=False)
+def tests_heavy(session: nox.Session) -> None:
+    """The heavy end-to-end tests: the whole article corpus in a container, the CUDA image, several torch releases."""
+    _pytest(session, ("heavy", "heavy"))
 
 
 @nox.session(reuse_venv=True, default=False)

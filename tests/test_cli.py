@@ -49,8 +49,8 @@ def make_corpus(tmp_path, n, sleep=0.0):
     return tmp_path
 
 
-def reprokit(root, *args, **kwargs):
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
+def reprokit(root, *args, env=None, **kwargs):
+    env = env or {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
     return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], env=env,
                           capture_output=True, text=True, **kwargs)
 

@@ -43,10 +43,33 @@ def test_script_from_an_issue_becomes_a_case_with_a_verdict(empty_repo, script, 
     assert made.returncode == 0, made.stderr
     assert (empty_repo / "cases" / "from-issue" / "repro.py").read_bytes() == (CONTRIB / script).read_bytes()
     assert not (empty_repo / "cases" / "from-issue" / "fixed.py").exists()
-    reprokit(empty_repo, "run", "--host", "--target", "cpu", "--case", "from-issue")
+    ran = reprokit(empty_repo, "run", "--host", "--target", "cpu", "--case", "from-issue")
     (record,) = [r for r in stored(empty_repo) if r.variant == "repro"]
     assert record.verdict == verdict, record
     assert "no fix yet" in (empty_repo / "reports" / "cpu.md").read_text()
+    # new-case's one run is judged by run's oracle code, in run's words: the two never disagree.
+    assert f": {verdict} (" in made.stdout and f"from-issue/repro@float32: {verdict} (" in ran.stdout, made.stdout
+    assert "new: no expected state yet: from-issue/repro@float32" in ran.stdout
+
+
+def test_a_script_that_fixes_its_own_dtype_runs_as_written_and_gets_a_title_from_its_run(empty_repo):
+    """A float64 script (no REPRO_DTYPE) is no float64 case that every target skips: it runs, once, as written. An
+    upstream link needs no version or state the issue does not give; the title says what the run saw."""
+    made = reprokit(empty_repo, "new-case", "float-sixty-four", "--from", str(CONTRIB / "float64_mean.py"),
+                    "--link", "https://github.com/pytorch/pytorch/issues/2")
+    assert made.returncode == 0, made.stderr
+    import yaml
+    case = yaml.safe_load((empty_repo / "cases" / "float-sixty-four" / "case.yaml").read_text())
+    assert "dtypes" not in case["requires"] and case["reported_on"] == "unknown" and case["issue_state"] == "unknown"
+    assert case["title"].startswith("does-not-reproduce on torch ") and "next: reprokit run --target cpu" in made.stdout
+    reprokit(empty_repo, "run", "--host", "--target", "cpu", "--case", "float-sixty-four")
+    (record,) = stored(empty_repo)
+    assert record.verdict == "does-not-reproduce", record
+    branch = reprokit(empty_repo, "new-case", "data-branch", "--from", str(CONTRIB / "data_dependent_branch.py"),
+                      "--nonzero-exit")
+    case = yaml.safe_load((empty_repo / "cases" / "data-branch" / "case.yaml").read_text())
+    assert case["expect"]["repro"] == {"kind": "nonzero-exit"} and ": reproduces (" in branch.stdout
+    assert case["title"].startswith("Unsupported in dynamo: ") and case["category"] == "diagnosis", case
 
 
 def test_scaffold_is_valid_and_runs(empty_repo):

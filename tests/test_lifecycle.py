@@ -161,3 +161,31 @@ def test_bisect_answers_from_recorded_results_without_running(tmp_path):
     assert ("fixture-00 on cpu: reproduces 2.8.0 – 2.9.1; does not reproduce 2.10.0 – 2.11.0; fixed in 2.10.0: "
             "last bad 2.9.1, first good 2.10.0") in proc.stdout
     assert "runs made: 0 (none: all recorded)" in proc.stdout
+
+
+def test_one_bisect_step_runs_this_environments_torch_without_building_it(tmp_path):
+    """The releases before this one are recorded; the one left to run is this environment's own torch, which bisect
+    reuses (no environment built, nothing downloaded) and records."""
+    from packaging.version import Version
+    root = make_corpus(tmp_path, 1)
+    history = json.loads(reprokit(root, "versions", "--target", "cpu", "--json").stdout)["torch"]
+    older = [v for v in history if Version(v) < Version(RUNNING)][-3:]
+    Store(root / "results").merge([record(case="fixture-00", torch=v, verdict="does-not-reproduce") for v in older])
+    cache = tmp_path / "cache"
+    proc = reprokit(root, "bisect", "fixture-00", "--target", "cpu", "--versions", *older, RUNNING,
+                    "--no-between", env={**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(cache)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"regressed in {RUNNING}: last good {older[-1]}, first bad {RUNNING}" in proc.stdout
+    assert f"runs made: 1 ({RUNNING})" in proc.stdout and not (cache / "envs").exists()
+    assert {release_of(r.torch) for r in stored(root)} == {*older, RUNNING}
+
+
+def test_a_bisect_whose_runs_time_out_is_undecided_and_says_which_timeout_to_give(tmp_path):
+    root = make_corpus(tmp_path, 1, sleep=30)
+    Store(root / "results").merge([record(case="fixture-00", torch="2.10.0", verdict="timeout",
+                                          why="killed after 5 s", status="timeout")])
+    proc = reprokit(root, "bisect", "fixture-00", "--target", "cpu", "--versions", "2.10.0", RUNNING,
+                    "--no-between", "--timeout", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "undecided: " in proc.stdout and "timed out" in proc.stdout and "no change" not in proc.stdout
+    assert "run again with --timeout 4" in proc.stdout

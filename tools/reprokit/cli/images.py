@@ -54,8 +54,12 @@ def cmd_wheelhouse(args: argparse.Namespace) -> int:
     root = root_of(args)
     target = target_of(load_root_matrix(root), args.target)
     dest, python = Path(args.dest).resolve(), dockerfiles.python_of(target, args.base_python)
+    index = args.torch_index or target.pins.index_url
+    if not args.torch_index and index and not wheelhouse.index_reachable(index):
+        print(f"{index} is not reachable from here: torch comes from this machine's pip configuration", flush=True)
+        index = None
     for command in wheelhouse.download_commands(dockerfiles.torch_packages(target), dockerfiles.packages(target), dest, python,
-                                                args.torch_index or target.pins.index_url):
+                                                index):
         print(" ".join(command), flush=True)
         code = subprocess.run(command, check=False).returncode
         if code:
@@ -71,6 +75,7 @@ def add_wheelhouse(sub) -> None:
     whl.add_argument("--target", required=True)
     whl.add_argument("--base-python", metavar="X.Y", help="the Python of the base image the wheels are for "
                                                           "(default: matrix.yaml's python)")
-    whl.add_argument("--torch-index", metavar="URL", help="the index torch comes from (default: the target's)")
+    whl.add_argument("--torch-index", metavar="URL", help="the index torch comes from (default: the target's where it is "
+                                                            "reachable, else pip's configuration)")
     whl.add_argument("dest", metavar="DIR")
     whl.set_defaults(func=cmd_wheelhouse)

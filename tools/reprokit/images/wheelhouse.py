@@ -29,6 +29,19 @@ def platforms(machine: str | None = None) -> list[str]:
     return [f"manylinux_2_{n}_{arch}" for n in range(17, OLDEST_GLIBC_MINOR + 1)] + [f"manylinux2014_{arch}"]
 
 
+@functools.lru_cache(maxsize=8)
+def index_reachable(url: str, timeout: float = 5.0) -> bool:
+    """Whether an index answers at all (through the machine's proxy settings); a target's PyTorch index often does
+    not behind a mirror or on an air-gapped box, where pip's own configuration serves."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout):
+            return True
+    except Exception:  # noqa: BLE001 - DNS, TLS, HTTP errors all mean "not usable from here"
+        return False
+
+
 def download_commands(torch_packages: list[str], packages: list[str], dest: Path, python: str,
                       torch_index: str | None) -> list[list[str]]:
     """pip download: torch from its index alone (as the image installs it), then the rest from PyPI, finding the

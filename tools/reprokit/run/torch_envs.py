@@ -12,17 +12,16 @@ not built at all: this interpreter runs it. `reprokit envs` lists the environmen
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from reprokit.images.wheelhouse import index_reachable
 from reprokit.model.schema import InputError
 
 NIGHTLY_INDEX = "https://download.pytorch.org/whl/nightly/cpu"
@@ -52,17 +51,6 @@ def _uv() -> str:
         return uv.find_uv_bin()
     except (ImportError, FileNotFoundError):
         raise InputError("--torch needs uv (pip install uv) to build the release's environment") from None
-
-
-@functools.lru_cache(maxsize=8)
-def index_reachable(url: str, timeout: float = 5.0) -> bool:
-    """Whether an index answers at all (through the machine's proxy settings); a CPU target's index often does not
-    behind a mirror or on an air-gapped box."""
-    try:
-        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout):
-            return True
-    except Exception:  # noqa: BLE001 - DNS, TLS, HTTP errors all mean "not usable from here"
-        return False
 
 
 def pip_sources(python: str = sys.executable) -> list[str]:
