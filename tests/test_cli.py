@@ -187,6 +187,7 @@ def test_deadline_leaves_unstarted_runs_for_resume(tmp_path):
     assert "Run: host mode, 2 sittings (1, 2 jobs)" in (root / "reports" / "cpu.md").read_text()
 
 
+@pytest.mark.heavy
 def test_cache_warm_rerun_hits_inductor_cache_and_says_warm(tmp_path):
     root = make_corpus(tmp_path, 0)
     folder = root / "cases" / "compiles"

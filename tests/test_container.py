@@ -47,6 +47,7 @@ def test_image_builds_and_is_reused_when_unchanged():
     assert first.stdout.split()[-1] == second.stdout.split()[-1]
 
 
+@pytest.mark.heavy
 @pytest.mark.timeout(2700)  # the article's cases, about 8 minutes alone on 2 cores
 def test_corpus_in_the_container_matches_the_host_verdicts(tmp_path):
     """The article's cases (91 runs; the upstream cases would double CI's time and test the same runner) give in the
@@ -76,6 +77,7 @@ def test_options_reach_the_container_whole(tmp_path):
     assert header.interpreter.startswith("warm") and header.selection == ["custom-op-unregistered-gemm"]
 
 
+@pytest.mark.heavy
 @pytest.mark.timeout(1800)  # the image: about 5 minutes on 2 cores; the two cases: about 2
 def test_the_cuda_image_builds_here_and_runs_on_a_machine_without_a_gpu(tmp_path):
     if not CUDA_WHEELHOUSE:

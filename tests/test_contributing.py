@@ -29,7 +29,8 @@ def empty_repo(tmp_path):
 @pytest.mark.parametrize("script, oracle, verdict", [
     ("data_dependent_branch.py", ["--raises", "torch._dynamo.exc.Unsupported", "--match", "(?i)data.dependent"],
      "reproduces"),
-    ("data_dependent_branch.py", ["--raises", "RuntimeError", "--match", "never says this"], "fails-differently"),
+    pytest.param("data_dependent_branch.py", ["--raises", "RuntimeError", "--match", "never says this"],
+                 "fails-differently", marks=pytest.mark.heavy),
     ("printed_dtype.py", ["--stdout", r"result dtype: torch\.int64"], "reproduces"),
     ("printed_dtype.py", ["--stdout", r"result dtype: torch\.float16"], "does-not-reproduce"),
     ("recompiles.py", ["--stderr", "Recompiling function"], "reproduces"),
@@ -109,6 +110,7 @@ def test_the_committed_corpus_validates():
     assert proc.returncode == 0, proc.stdout
 
 
+@pytest.mark.heavy
 def test_minify_keeps_pytorchs_minified_repro_beside_the_case(tmp_path):
     shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
     shutil.copytree(ROOT / "cases" / "backend-fallback-chain", tmp_path / "cases" / "backend-fallback-chain")
@@ -120,6 +122,7 @@ def test_minify_keeps_pytorchs_minified_repro_beside_the_case(tmp_path):
     assert (folder / "repro.py").read_bytes() == (ROOT / "cases" / "backend-fallback-chain" / "repro.py").read_bytes()
 
 
+@pytest.mark.heavy
 def test_minify_says_when_the_failure_is_not_in_a_backend(tmp_path):
     shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
     shutil.copytree(ROOT / "cases" / "custom-op-unregistered-gemm", tmp_path / "cases" / "custom-op-unregistered-gemm")

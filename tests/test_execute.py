@@ -126,6 +126,7 @@ def test_writes_outside_the_working_directory_are_refused(script, tmp_path):
     assert obs.probes[0]["confined"] >= 1
 
 
+@pytest.mark.heavy
 def test_inductor_precompiled_headers_are_shared_between_runs_and_nothing_else_is(script):
     first = run(script("compiles_on_cpu.py"), timeout=300)
     assert first.status == "pass", first.stderr_tail

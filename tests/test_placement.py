@@ -164,6 +164,7 @@ def test_real_runs_see_only_their_devices_balanced_and_capped(tmp_path):
 
 
 @pytest.mark.e2e
+@pytest.mark.heavy
 @pytest.mark.timeout(600)
 def test_a_gpu_target_forced_onto_this_cpu_runs_what_a_cpu_can_and_ends_with_its_summary(tmp_path):
     """The smoke test of a GPU target where there is no GPU (as in the h100 image on a CPU machine): the GPU-only

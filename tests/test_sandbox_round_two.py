@@ -320,6 +320,7 @@ with open("/proc/self/environ", "rb") as fh:
     assert obs.status == "pass" and not obs.malformed and len(obs.probes) == 2
 
 
+@pytest.mark.heavy
 def test_a_cache_entry_one_case_writes_is_never_read_by_another_case(tmp_path):
     """--cache DIR: each run writes only its own folder of DIR (case/variant@dtype)."""
     root = tmp_path / "repo"

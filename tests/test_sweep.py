@@ -24,6 +24,7 @@ def test_grid_and_structures_are_valid():
                                          "train-default"}
 
 
+@pytest.mark.heavy
 def test_a_real_cell_is_recorded_and_reported(tmp_path):
     root = tmp_path / "repo"
     root.mkdir()

@@ -74,6 +74,7 @@ def check_against_the_form(body):
     return found
 
 
+@pytest.mark.heavy
 def test_a_genuine_torch_failure_gets_a_report_in_the_pt2_form(tmp_path):
     # TransformerEncoderLayer's fast path, compiled: inductor's own stride assert fails (the fake kernel of
     # aten._transformer_encoder_layer_fwd disagrees with the real one). No upstream issue links it, nothing documents it.
@@ -150,7 +151,12 @@ torch.compile(f, fullgraph=True, backend="eager")(torch.ones(3))
 """
 
 
-@pytest.mark.parametrize("case_id", sorted(NOT_A_BUG))
+# Two in the slice (a fixture's graph break, an option torch does not have); the rest, a minute each, are heavy.
+SLICE = {"fixture-data-dependent-branch", "compile-options-rtx4090-example"}
+
+
+@pytest.mark.parametrize("case_id", [c if c in SLICE else pytest.param(c, marks=pytest.mark.heavy)
+                                     for c in sorted(NOT_A_BUG)])
 def test_what_is_not_a_torch_bug_is_refused_with_its_reason_in_one_line(tmp_path, case_id):
     if case_id.startswith("fixture-"):
         repo = repo_with(tmp_path, results=False)
@@ -166,6 +172,7 @@ def test_what_is_not_a_torch_bug_is_refused_with_its_reason_in_one_line(tmp_path
     assert not (repo / "reports" / "upstream").exists()
 
 
+@pytest.mark.heavy
 def test_documented_behaviour_is_refused_and_force_says_which_screen_it_overrode(tmp_path):
     case_id = "custom-op-unregistered-gemm"
     repo = repo_with(tmp_path, case_id, results=False)

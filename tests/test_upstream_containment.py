@@ -118,6 +118,7 @@ os.mkfifo("stdout.txt")  # a FIFO where upstream once read the run's stdout: it 
 """
 
 
+@pytest.mark.heavy
 def test_links_and_fifos_in_the_trace_folder_are_neither_followed_nor_opened(tmp_path):
     repo, _ = repo_with_case(tmp_path, "trace-planter", TRACE_PLANTER)
     started = time.monotonic()

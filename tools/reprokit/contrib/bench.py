@@ -243,6 +243,8 @@ def main() -> None:
     parser.add_argument("--results", default="results", help="a results store holding a cold CPU corpus run")
     parser.add_argument("--warm-results", default="bench/warm/results",
                         help="a results store holding the same corpus run with --warm on the same machine")
+    parser.add_argument("--no-bisect", action="store_true",
+                        help="skip figure 9 (a cold bisect downloads every torch release it needs: ~3 GB each)")
     parser.add_argument("--placement-results", default="bench/h100-placement/results",
                         help="a results store holding a GPU corpus run placed on its devices (figure 7)")
     args = parser.parse_args()
@@ -262,6 +264,10 @@ def main() -> None:
         warm_vs_cold(cold, warm)
     else:
         print(f"4. warm interpreter: no warm run at {warm} (pass --corpus DIR to make both runs)")
+    if not args.no_bisect:
+        from reprokit.contrib.bench_bisect import bisect_times
+
+        bisect_times(root)
 
 
 def _torch_version() -> str:
