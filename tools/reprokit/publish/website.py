@@ -31,16 +31,16 @@ from reprokit.model.matrix import Matrix
 from reprokit.model.records import Record
 from reprokit.model.untrusted_text import xml_text
 from reprokit.model.verdict import Verdict
-from reprokit.publish import issue_status, ledger
+from reprokit.publish import issue_status, ledger, site_glossary
 from reprokit.publish.render import Published, gather
 from reprokit.publish.site_case import case_facts, published_files
 from reprokit.publish.site_changes import release_changes
 from reprokit.publish.site_data import results_json, results_schema
-from reprokit.publish import site_glossary
 from reprokit.publish.site_feed import FEED_ID, entries, feed_updated, site_address
 from reprokit.publish.site_grid import Grid, grids
 from reprokit.publish.site_rows import VERDICT_RANK, Cell, record_filters, rows, shortened, slug, source_of
 from reprokit.publish.site_stamp import BuildStamp, from_git
+from reprokit.publish.site_standing import case_standings, release_rates, trend
 from reprokit.publish.site_summaries import (
     LEDGER_CLASS,
     case_claims,
@@ -50,7 +50,6 @@ from reprokit.publish.site_summaries import (
     sweep_sections,
     target_rows,
 )
-from reprokit.publish.site_standing import case_standings, release_rates, trend
 from reprokit.store.store import Loaded, Store
 from reprokit.store.views import history_rows, release_order
 

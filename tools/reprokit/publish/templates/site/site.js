@@ -184,12 +184,22 @@
   form.hidden = false;
   apply();
 
-  // A permalink: its cell or row in the middle of the view (the table scrolls in its own box, under a sticky head).
+  // A permalink: a grid's cell in the middle of the view, a record's row just below the table's sticky head (the
+  // table scrolls in its own box); again once the page has loaded, after the browser's own jump to the fragment.
   var id = decodeURIComponent(window.location.hash.slice(1));
   var target = id && document.getElementById(id);
   if (target && table.contains(target)) {
     var row = target.closest("tr");
     if (row && row.hidden) { form.reset(); }
-    window.setTimeout(function () { target.scrollIntoView({ block: "center", inline: "center" }); }, 0);
+    var bring = function () {
+      if (target.tagName === "TR") {
+        target.style.scrollMarginTop = (table.tHead.getBoundingClientRect().height + 12) + "px";
+        target.scrollIntoView({ block: "start", inline: "nearest" });
+      } else {
+        target.scrollIntoView({ block: "center", inline: "center" });
+      }
+    };
+    window.setTimeout(bring, 0);
+    window.addEventListener("load", function () { window.setTimeout(bring, 0); });
   }
 }());
