@@ -31,7 +31,7 @@ from reprokit.model.matrix import Matrix
 from reprokit.model.records import Record
 from reprokit.model.untrusted_text import xml_text
 from reprokit.model.verdict import Verdict
-from reprokit.publish import issue_status, ledger, site_glossary
+from reprokit.publish import issue_status, ledger, site_glossary, sweep_report
 from reprokit.publish.render import Published, gather
 from reprokit.publish.site_case import case_facts, published_files
 from reprokit.publish.site_changes import release_changes
@@ -81,7 +81,8 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
     target_grids = grids(p, every)
     common = {"legend": [Cell(str(v), VERDICT_RANK[v]) for v in Verdict], "targets": list(p.views),
               "ledger_symbols": ledger.SYMBOL, "ledger_css": LEDGER_CLASS, "grids": target_grids, "stamp": stamp,
-              "up": "", "skip": ("main", "the page's content")}
+              "up": "", "skip": ("main", "the page's content"),
+              "article_rate": f"{sweep_report.ARTICLE_FAILURE_RATE:.1%}"}
     facts = search_facts(p)
     out = {
         "index.html": env.get_template("index.html.j2").render(
