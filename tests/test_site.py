@@ -4,6 +4,7 @@ Atom feed and its addresses), is byte-identical from the same store and commit, 
 Playwright) it shows the repository's recorded figures, restores a shared view from its address, finds a case by its
 issue number, opens a grid permalink on its cell, fits a 390 px screen, and axe-core finds nothing to report."""
 import functools
+import html
 import http.server
 import json
 import os
@@ -19,15 +20,20 @@ from pathlib import Path
 import pytest
 from reprokit.contrib.not_a_bug import screen
 from reprokit.model import corpus
+from reprokit.model.attribution import compile_rate
 from reprokit.model.records import Record
-from reprokit.model.verdict import rate_text, reproduce_rate
-from reprokit.publish import index_page, render, website
+from reprokit.model.schema import InputError
+from reprokit.model.verdict import MEANING, Verdict, rate_text, reproduce_rate
+from reprokit.publish import index_page, render, sweep_report, website
+from reprokit.publish.issue_status import Standing
 from reprokit.publish.site_case import upstream_refusal
+from reprokit.publish.site_feed import site_address
 from reprokit.publish.site_rows import slug
 from reprokit.publish.site_stamp import BuildStamp, from_git
+from reprokit.publish.site_standing import standing_line
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
-from reprokit.store.views import current, history_rows, releases
+from reprokit.store.views import current, history_rows, release_order, releases
 from support import record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,10 +47,11 @@ def read_site(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def site_of(root: Path, stamp: BuildStamp = STAMP) -> dict[str, str]:
+def site_of(root: Path, stamp: BuildStamp = STAMP, site_url: str | None = None) -> dict[str, str]:
     """Every file of the site rendered in-process from root's store, cases and matrix.yaml."""
     loaded = Store(root / "results").load()
-    return website.pages(render.gather(root, load_root_matrix(root), loaded), history_rows(loaded, [], None), stamp)
+    return website.pages(render.gather(root, load_root_matrix(root), loaded), history_rows(loaded, [], None), stamp,
+                         site_url)
 
 
 def hostile_root(tmp_path: Path) -> Path:
@@ -144,20 +151,74 @@ def test_the_footer_names_the_commit_and_its_date_never_the_clock(tmp_path):
 def test_site_index_shows_the_markdown_reports_figures():
     matrix, loaded = load_root_matrix(ROOT), Store(ROOT / "results").load()
     published = render.gather(ROOT, matrix, loaded)
-    index = website.pages(published, [], STAMP)["index.html"]
+    site = website.pages(published, [], STAMP)
+    index = site["index.html"]
     markdown = index_page.render_index(published.views, {c.case.id: c for c in published.cases},
                                        published.descriptions, published.claims, published.sweeps)
+    cases = {c.case.id: c.case for c in published.cases}
     assert published.views
-    for view in published.views.values():
-        rate = rate_text(*reproduce_rate(view.records))
-        assert rate in index and f"**{rate}**" in markdown
+    for name, view in published.views.items():
+        rate, compile_figure = rate_text(*reproduce_rate(view.records)), rate_text(*compile_rate(view.records, cases))
+        assert rate in index and f"**{rate}**" in markdown and f"**{compile_figure}**" in markdown
+        # one sentence names them, each with its release: the compile rate beside the article's, the any-reason rate
+        # and the sweep's figure
+        sentence = re.search(rf'<li data-target="{name}">(.*?)</li>', index, re.S).group(1)
+        assert (f"torch {view.release}: the torch.compile failure rate is <strong class=\"compile\">{compile_figure}"
+                f"</strong> of the repros that ran, beside the article's 63.2%; for any reason <span class=\"any\">"
+                f"{rate}</span>") in sentence
+        if name in published.sweeps:
+            sweep = published.sweeps[name]
+            assert f"(torch {sweep.release}): <span class=\"sweep\">{sweep_report.summary_rows(sweep)[1][1]}" in sentence
+        # the grid's rates per release: the same functions over each release's records, the report's on its own
+        grid = site[f"grid-{name}.html"]
+        for release, records in published.histories[name].items():
+            for kind, figure in (("compile", compile_rate(records, cases)), ("any", reproduce_rate(records))):
+                row = re.search(rf'<tr data-rate="{kind}">(.*?)</tr>', grid).group(1)
+                assert f'<td class="rate" data-release="{release}">{rate_text(*figure)}</td>' in row
+        assert f'data-release="{view.release}">{compile_figure}</td>' in grid
+
+
+def test_the_glossary_defines_every_verdict_and_every_legend_links_it(tmp_path):
+    site = site_of(hostile_root(tmp_path))
+    glossary = site["glossary.html"]
+    assert len(Verdict) == 8
+    for verdict in Verdict:
+        entry = re.search(rf'<dt id="{verdict}">(.*?)</dd>', glossary, re.S)
+        assert entry, verdict
+        assert MEANING[verdict][1:] in html.unescape(entry.group(1))
+        assert "Counts toward:" in entry.group(1)
+    counted = re.search(r'<dt id="reproduces">(.*?)</dd>', glossary, re.S).group(1)
+    assert "numerator of the any-reason rate" in counted and "torch.compile failure rate" in counted
+    assert "no rate: a skip is not a result" in re.search(r'<dt id="skipped">(.*?)</dd>', glossary, re.S).group(1)
+    pages = [name for name in site if name.endswith(".html")]
+    for name in pages:
+        legends = re.findall(r'<p class="legend">(.*?)</p>', site[name], re.S)
+        assert legends and all("glossary.html" in legend for legend in legends), name
+
+
+@pytest.mark.parametrize("verdicts, line", [
+    ([("2.8.0", "reproduces"), ("2.9.1", "reproduces"), ("2.10.0", "does-not-reproduce")], "fixed in 2.10.0"),
+    ([("2.12.1", "does-not-reproduce"), ("2.13.0", "reproduces"), ("2.14.1", "reproduces")], "regressed in 2.13.0"),
+    ([("2.8.0", "reproduces"), ("2.15.0", "reproduces")], "reproduces on every recorded release (2.8.0–2.15.0)"),
+    ([("2.11.0", "does-not-reproduce")], "does not reproduce (2.11.0)"),
+    ([("2.8.0", "skipped"), ("2.14.1", "reproduces"), ("2.15.0", "reproduces")],
+     "reproduces on 2.14.1–2.15.0 (2 of 3 recorded releases)"),
+    ([("2.8.0", "reproduces"), ("2.9.1", "does-not-reproduce"), ("2.10.0", "timeout")], "fixed in 2.9.1; timeout on 2.10.0"),
+    ([("2.11.0", "skipped")], "skipped (2.11.0)"),
+])
+def test_a_standing_says_where_a_case_changed(verdicts, line):
+    cd = corpus.discover(ROOT / "cases")[0]
+    assert standing_line(Standing(cd, "cpu", [(rel, Verdict(v)) for rel, v in verdicts])) == line
 
 
 # ---------------------------------------------------------------- data for machines and the new pages, in-process
 
+SITE_ADDRESS = "https://example.org/corpus/"
+
+
 @pytest.fixture(scope="module")
 def repository_site() -> dict[str, str]:
-    return site_of(ROOT)
+    return site_of(ROOT, site_url=SITE_ADDRESS)
 
 
 def test_results_json_is_history_json_with_the_case_hash_and_fits_the_records_schema(repository_site):
@@ -211,6 +272,16 @@ def test_the_atom_feed_lists_the_changes_between_two_recorded_releases(repositor
         found += len(listed)
     assert found > 0
     assert all(e.updated_parsed and e.id.startswith("urn:uuid:") for e in feed.entries)
+    # newest release first, and dated so: a reader sorting by date lists them as the releases go
+    release = [re.match(r"^\S+, torch (\S+):", e.title).group(1) for e in feed.entries]
+    assert [release_order(r) for r in release] == sorted((release_order(r) for r in release), reverse=True)
+    dated = list(zip(release, feed.entries, strict=True))
+    for (rel_a, a), (rel_b, b) in zip(dated, dated[1:], strict=False):
+        assert (a.updated_parsed > b.updated_parsed) if rel_a != rel_b else (a.updated_parsed == b.updated_parsed)
+    assert all(e.link.startswith(f"{SITE_ADDRESS}grid-") for e in feed.entries)  # absolute, from the site's address
+    assert f'<link rel="self" type="application/atom+xml" href="{SITE_ADDRESS}feed.xml"/>' in repository_site["feed.xml"]
+    with pytest.raises(InputError, match="--site-url"):
+        site_address("javascript:alert(1)")
 
 
 def test_changes_pages_list_fixed_and_regressed_first(repository_site):
@@ -235,10 +306,31 @@ def test_the_grid_has_a_cell_per_case_and_release_with_the_recorded_verdict(repo
             if rec.variant == "repro" and rec.case in cases:
                 cell = re.search(rf'<td id="{re.escape(f"{rec.case}/cpu/{release}")}"[^>]*>(.*?)</td>', grid)
                 assert cell, (rec.case, release)
-                assert f'<span class="verdict v-{rec.verdict}">{rec.verdict}' in cell.group(1)
+                assert f'<span class="verdict v-{rec.verdict}">' in cell.group(1)
+                tip = re.search(r'role="tooltip">(.*?)</span>', cell.group(1)).group(1)
+                assert f"{rec.dtype}: {rec.verdict}" in tip or tip.startswith(str(rec.verdict))
     options = re.search(r'<select name="release">(.*?)</select>', repository_site["matrix.html"]).group(1)
     shown = re.findall(r'<option value="([^"]+)">', options)
     assert shown[1:] == sorted(shown[1:], key=lambda v: tuple(int(x) for x in v.split(".")))  # 2.8.0 before 2.10.0
+
+
+def test_a_grid_marks_each_cell_whose_verdict_changed_from_the_previous_release(repository_site):
+    cases = {c.case.id for c in corpus.discover(ROOT / "cases")}
+    for target in ("cpu", "h100"):
+        verdicts: dict[str, list[tuple[str, dict[str, str]]]] = defaultdict(list)  # case -> [(release, dtype->v)]
+        for release, records in releases(Store(ROOT / "results").load(target, "cases"), target, "cases").items():
+            mine: dict[str, dict[str, str]] = defaultdict(dict)
+            for rec in records:
+                if rec.variant == "repro" and rec.case in cases:
+                    mine[rec.case][rec.dtype] = str(rec.verdict)
+            for case_id, by_dtype in mine.items():
+                verdicts[case_id].append((release, by_dtype))
+        expected = {f"{case_id}/{target}/{rel}" for case_id, seen in verdicts.items()
+                    for (_, was), (rel, now) in zip(seen, seen[1:], strict=False)
+                    if any(d in was and was[d] != v for d, v in now.items())}
+        marked = set(re.findall(r'<td id="([^"]+)" class="v-[\w-]+ changed"', repository_site[f"grid-{target}.html"]))
+        assert marked == expected, target
+        assert target != "cpu" or marked
 
 
 def test_case_pages_show_the_upstream_command_only_where_upstream_would_file(repository_site):
@@ -254,7 +346,7 @@ def test_case_pages_show_the_upstream_command_only_where_upstream_would_file(rep
             refused += 1
             assert "refuses this case" in page and f"reprokit upstream {cd.case.id}</code></pre>" not in page
         else:
-            assert f"<pre class=\"command\"><code>reprokit upstream {cd.case.id}</code></pre>" in page
+            assert f"<pre class=\"command\" tabindex=\"0\"><code>reprokit upstream {cd.case.id}</code></pre>" in page
         assert f'<a href="{cd.case.id}/repro.py">' in page and "pip install torch==" in page
         assert repository_site[f"cases/{cd.case.id}/repro.py"] == (cd.path / "repro.py").read_text()
     assert 0 < refused < len(cds)
@@ -333,11 +425,12 @@ def expected_rows(category: str | None = None, target: str | None = None, curren
 
 @pytest.fixture(scope="module")
 def built_site(tmp_path_factory) -> Path:
-    """The repository's site, built by the command line as `nox -s site` builds it."""
+    """The repository's site, built by the command line as `nox -s site` builds it, from a folder of the checkout."""
     browser_or_skip()
     out = tmp_path_factory.mktemp("site") / "site"
-    subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "site", "--out", str(out)], check=True,
-                   env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
+    # from a folder inside the checkout, without --root: the repository is found from the working directory up
+    subprocess.run([sys.executable, "-m", "reprokit", "site", "--out", str(out), "--site-url", SITE_ADDRESS],
+                   check=True, cwd=ROOT / "tools" / "reprokit", env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
     return out
 
 
@@ -429,23 +522,73 @@ def test_the_site_in_a_browser(site_url, page):
     assert not re.search("[\U0001F300-\U0001FAFF\u2600-\u27BF]", page.inner_text("body"))  # no emoji anywhere
 
 
+def repro_verdicts(target: str) -> dict[str, dict[str, set[str]]]:
+    """release -> case -> the repro's verdicts over its dtypes, from the store itself (corpus cases only)."""
+    cases = {c.case.id for c in corpus.discover(ROOT / "cases")}
+    out: dict[str, dict[str, set[str]]] = {}
+    for release, records in releases(Store(ROOT / "results").load(target, "cases"), target, "cases").items():
+        for rec in records:
+            if rec.variant == "repro" and rec.case in cases:
+                out.setdefault(release, {}).setdefault(rec.case, set()).add(str(rec.verdict))
+    return out
+
+
+def box_of(page, selector: str) -> dict:
+    return page.locator(selector).first.bounding_box()
+
+
 @pytest.mark.e2e
-def test_a_grid_permalink_opens_with_its_cell_in_view(site_url, page):
+def test_the_grid_fits_1440_px_and_its_cells_work_by_keyboard(site_url, page):
+    """One load of the grid: every release in view at 1440 px, the skip link, the verdict filter on an old release,
+    a tooltip inside the window that Escape closes, then a permalink opening on its cell."""
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{site_url}/grid-cpu.html")
+    by_release = repro_verdicts("cpu")
+    headers = page.locator("#grid thead th[data-key^='r-']")
+    assert headers.count() == len(by_release) > 2
+    for n in range(headers.count()):
+        box = headers.nth(n).bounding_box()
+        assert 0 <= box["x"] and box["x"] + box["width"] <= 1440, headers.nth(n).inner_text()
+    assert page.locator("#grid").evaluate("t => { const s = t.closest('.scroll'); return s.scrollWidth <= s.clientWidth }")
+    assert page.locator("#rates-table thead th").count() == len(by_release) + 1 and page.locator("svg.trend").count()
+
+    page.keyboard.press("Tab")  # the first stop is the skip link, and it leads into the grid
+    assert page.evaluate("document.activeElement.className + ' ' + document.activeElement.getAttribute('href')") == \
+        "skip #grid"
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    assert page.evaluate("!!document.activeElement.closest('#grid')")
+
+    oldest = list(by_release)[0]  # the verdict filter reads any release, not only the current one
+    page.select_option("select[name=on]", oldest)
+    page.select_option("select[name=verdict]", "reproduces")
+    assert set(visible_ids(page)) == {c for c, v in by_release[oldest].items() if "reproduces" in v} != set()
+    assert f"on={oldest}" in page.url and "verdict=reproduces" in page.url
+    page.click("#filters button[type=reset]")
+    page.wait_for_timeout(100)
+
+    corner = "#grid tbody tr:last-child td:last-child"  # the last row's last cell: its tooltip must not be cut off
+    link, tip = page.locator(f"{corner} a"), page.locator(f"{corner} .tip")
+    assert link.get_attribute("aria-describedby") == tip.get_attribute("id")
+    link.focus()
+    box = tip.bounding_box()
+    assert box["width"] > 100 and 0 <= box["x"] and box["x"] + box["width"] <= 1440
+    assert 0 <= box["y"] and box["y"] + box["height"] <= 900
+    page.keyboard.press("Escape")
+    assert tip.bounding_box()["width"] <= 1  # closed, the focus still on its cell
+    assert page.evaluate("document.activeElement.closest('td') === document.querySelector('" + corner + "')")
+
     anchor = f"{CASE}/cpu/2.13.0"
     page.goto(f"{site_url}/grid-cpu.html#{anchor}")
     page.wait_for_timeout(300)
     cell = page.locator(f'td[id="{anchor}"]')
     assert cell.get_attribute("class").startswith("v-")
     box = cell.bounding_box()
-    assert 0 <= box["y"] and box["y"] + box["height"] <= 1000 and 0 <= box["x"] and box["x"] + box["width"] <= 1400
+    assert 0 <= box["y"] and box["y"] + box["height"] <= 900 and 0 <= box["x"] and box["x"] + box["width"] <= 1440
     centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     on_top = page.evaluate("([x, y]) => document.elementFromPoint(x, y).closest('td') &&"
                            " document.elementFromPoint(x, y).closest('td').id", centre)
     assert on_top == anchor  # in view, not under the sticky case column or header
-    page.focus(f'td[id="{anchor}"] a')
-    tip = cell.locator(".tip")
-    if tip.count():  # the error's first line shows on focus
-        assert tip.bounding_box()["width"] > 100
 
 
 @pytest.mark.e2e
@@ -469,15 +612,42 @@ def test_a_filtered_view_reloads_from_its_address_to_the_same_rows(site_url, bro
     again.close()
 
 
+def fixed_on_cpu() -> tuple[str, str]:
+    """A case whose cpu repro reproduced and then stopped, for good, from a known release: (case, that release)."""
+    by_release = repro_verdicts("cpu")
+    seen: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for release, cases in by_release.items():
+        for case_id, verdicts in cases.items():
+            decisive = verdicts & {"reproduces", "does-not-reproduce"}
+            if len(decisive) == 1:
+                seen[case_id].append((release, decisive.pop()))
+    for case_id, story in sorted(seen.items()):
+        words = [v for _, v in story]
+        first_good = words.index("does-not-reproduce") if "does-not-reproduce" in words else 0
+        if first_good and set(words[:first_good]) == {"reproduces"} and set(words[first_good:]) == {
+                "does-not-reproduce"} and len(story) == len([r for r in by_release if case_id in by_release[r]]):
+            return case_id, story[first_good][0]
+    pytest.fail("no case is recorded as fixed in a cpu release")
+
+
 @pytest.mark.e2e
-def test_search_finds_a_case_by_its_linked_issue_number(site_url, page):
+def test_the_index_answers_at_a_glance_and_finds_a_pasted_issue(site_url, built_site, page):
+    fixed, release = fixed_on_cpu()
+    page.goto(f"{site_url}/index.html")
+    assert page.inner_text(f'#cases-table tr[data-case="{fixed}"] td.standing').startswith(f"cpu: fixed in {release}")
+    assert "beside the article's 63.2%" in page.inner_text('#figures li[data-target="cpu"]')
+
     cd = next(c for c in corpus.discover(ROOT / "cases") if c.case.source == "upstream")
-    number = re.search(r"/issues/(\d+)$", next(link for link in cd.case.links if "/issues/" in link)).group(1)
-    for name in ("grid-cpu.html", "matrix.html"):
-        page.goto(f"{site_url}/{name}")
-        page.fill("input[name=q]", f"#{number}")
-        found = {i.split("/")[0] for i in visible_ids(page)}
-        assert found == {cd.case.id}, name
+    link = next(link for link in cd.case.links if "/issues/" in link)
+    number = re.search(r"/issues/(\d+)$", link).group(1)
+    for form in (link, f"pytorch/pytorch#{number}", f"issue {number}", f"#{number}"):
+        page.fill("input[name=q]", form)
+        assert set(visible_ids(page)) == {cd.case.id}, form
+    page.goto(f"{site_url}/grid-cpu.html")  # the same search on the grid (and the record list: the same site.js)
+    page.fill("input[name=q]", link)
+    assert set(visible_ids(page)) == {cd.case.id}
+    feed = (built_site / "feed.xml").read_text()  # built with --site-url: absolute links
+    assert f'href="{SITE_ADDRESS}changes.html"' in feed and 'href="grid-' not in feed
 
 
 def site_pages(out: Path) -> list[Path]:
@@ -513,16 +683,29 @@ def test_without_javascript_every_table_is_complete(site_url, browser):
 
 
 @pytest.mark.e2e
-def test_axe_core_reports_no_violations(site_url, page):
+@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+def test_axe_core_reports_no_violations_and_a_matrix_permalink_clears_the_header(site_url, browser, width, height):
+    """axe-core on the index, both grids, the record list (opened on a permalink, whose row must land below the
+    table's sticky header), three case pages, a changes page, the upstream issues and the glossary."""
     axe = axe_or_skip()
     changes = f"changes-{list(releases(Store(ROOT / 'results').load('cpu'), 'cpu', 'cases'))[-1]}.html"
-    for name in ("index.html", "grid-cpu.html", "matrix.html", f"cases/{CASE}.html", changes, "upstream.html"):
+    upstream = sorted(c.case.id for c in corpus.discover(ROOT / "cases") if c.case.source == "upstream")
+    cases = [f"cases/{case_id}.html" for case_id in (CASE, upstream[0], upstream[-1])]
+    anchor = f"{CASE}/cpu/2.13.0@float32"
+    page = browser.new_page(viewport={"width": width, "height": height})
+    for name in ("index.html", "grid-cpu.html", "grid-h100.html", f"matrix.html#{anchor}", *cases, changes,
+                 "upstream.html", "glossary.html"):
         page.goto(f"{site_url}/{name}")
+        if name.startswith("matrix"):
+            page.wait_for_timeout(300)
+            row, header = box_of(page, f'tr[id="{anchor}"]'), box_of(page, "#matrix thead th")
+            assert header["y"] + header["height"] <= row["y"] and row["y"] + row["height"] <= height, (row, header)
         page.add_script_tag(path=str(axe))
         found = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
                               ".map(v => `${v.id} (${v.impact}): ${v.nodes.length} nodes, e.g. ${v.nodes[0].html}`)")
-        print(f"axe-core on {name}: {len(found)} violations")
-        assert found == [], (name, found)
+        print(f"axe-core on {name} at {width} px: {len(found)} violations")
+        assert found == [], (name, width, found)
+    page.close()
 
 
 @pytest.mark.e2e

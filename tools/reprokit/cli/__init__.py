@@ -44,7 +44,9 @@ COMMANDS = (
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reprokit", description=__doc__)
     parser.add_argument("--version", action="version", version=__version__)
-    parser.add_argument("--root", default=".", help="repository root (default: current directory)")
+    parser.add_argument("--root", default=None,
+                        help="repository root (default: the nearest folder holding matrix.yaml, from the current "
+                             "directory up)")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in COMMANDS:
         add(sub)

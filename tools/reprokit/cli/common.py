@@ -14,9 +14,17 @@ OUT_HELP = "folder holding results/ (the store) and reports/ (default: the repos
 
 
 def root_of(args: argparse.Namespace) -> Path:
-    root = Path(args.root).resolve()
+    """--root, else the repository around the working directory: the nearest folder holding matrix.yaml, from the
+    working directory up (so that a command runs from any folder of the checkout)."""
+    root = Path(args.root).resolve() if args.root else found_root(Path.cwd())
     load_root_matrix(root)
     return root
+
+
+def found_root(start: Path) -> Path:
+    """The nearest folder from `start` up that holds matrix.yaml; `start` itself when none does (refused then)."""
+    start = start.resolve()
+    return next((folder for folder in (start, *start.parents) if (folder / "matrix.yaml").is_file()), start)
 
 
 def store_of(args: argparse.Namespace, root: Path) -> Store:

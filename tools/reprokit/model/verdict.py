@@ -63,6 +63,23 @@ SYMBOL = {Verdict.REPRODUCES: "🔴", Verdict.DOES_NOT_REPRODUCE: "🟢", Verdic
           Verdict.TIMEOUT: "⏱", Verdict.SKIPPED: "⚪", Verdict.FIX_WORKS: "✅", Verdict.FIX_BROKEN: "❌",
           Verdict.FLAKY: "🟡"}
 
+# What each verdict means, one sentence each: the site's glossary and every page that defines a verdict read these.
+MEANING = {
+    Verdict.REPRODUCES: "the repro failed the way its case.yaml says (exception class and message, wrong result, "
+                        "hang or output): the claimed failure happens on this torch and hardware",
+    Verdict.DOES_NOT_REPRODUCE: "the repro ran and exited 0: the claimed failure does not happen on this torch and "
+                                "hardware (a finding, not an error)",
+    Verdict.FAILS_DIFFERENTLY: "the repro failed, but not as its case.yaml says (another exception, a crash, out of "
+                               "memory)",
+    Verdict.TIMEOUT: "the run was killed at its timeout, its case not expecting a hang",
+    Verdict.FIX_WORKS: "the fix (ours, or the article's own) exited 0, having checked its own result against eager or "
+                       "a float64 reference",
+    Verdict.FIX_BROKEN: "the fix did not exit 0: it failed, or its result did not match the reference",
+    Verdict.SKIPPED: "not run here, with the reason (a device, a launcher or a torch the case needs): not a result",
+    Verdict.FLAKY: "runs of the same variant disagreed (--repeat N, or the re-run of a changed verdict): k of N failed "
+                   "as claimed",
+}
+
 
 class Role(str, Enum):
     REPRO = "repro"  # the failing pattern (a sweep cell plays this role too)

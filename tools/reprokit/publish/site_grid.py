@@ -14,6 +14,8 @@ from reprokit.publish.site_rows import Cell, Row, slug
 class GridCell:
     anchor: str  # the cell's id and permalink: case/target/release
     lines: list[tuple[str, Cell]]  # (dtype, the repro's verdict), one per recorded dtype; dtype "" when only one
+    previous: str = ""  # the previous release recording the case, where a verdict differs from it ("" otherwise)
+    was: str = ""  # the verdicts on that release, as its cell's tip says them
 
     @property
     def rank(self) -> str:
@@ -21,10 +23,17 @@ class GridCell:
         return self.lines[0][1].rank if self.lines else "z"
 
     @property
+    def words(self) -> str:
+        return ", ".join(f"{dtype}: {cell.word}" if dtype else cell.word for dtype, cell in self.lines)
+
+    @property
     def tip(self) -> str:
-        """The error's first line (or why it did not run), per dtype: shown on hover and focus."""
-        return "; ".join(f"{dtype}: {cell.short}" if dtype else cell.short for dtype, cell in self.lines
-                         if cell.detail)
+        """The verdicts, the change from the previous release and the error's first line (or why it did not run),
+        per dtype: shown on hover and focus, and the cell link's description."""
+        details = "; ".join(f"{dtype}: {cell.short}" if dtype else cell.short for dtype, cell in self.lines
+                            if cell.detail)
+        changed = f" (was {self.was} on {self.previous})" if self.previous else ""
+        return f"{self.words}{changed}" + (f". {details}" if details else "")
 
 
 @dataclass(frozen=True)
@@ -33,7 +42,7 @@ class GridRow:
     category: str
     source: str
     version: str  # "earlier case version" when a shown record ran another version of the case
-    current: str  # the verdicts on the target's current release, for the verdict filter
+    verdicts: str  # "release=verdict ..." for every release and dtype: the verdict filter, on any release
     cells: list[GridCell | None]  # one per release column; None where the release has no record of the case
 
 
@@ -47,11 +56,10 @@ class Grid:
 
     @property
     def verdicts(self) -> list[str]:
-        """The verdicts the current release shows, in the legend's order (the filter's values)."""
-        seen = {word for row in self.rows for word in row.current.split()}
-        order = {cell.word: cell.rank for row in self.rows for grid_cell in row.cells if grid_cell
-                 for _, cell in grid_cell.lines}
-        return sorted(seen, key=lambda word: order.get(word, word))
+        """The verdicts of any release, in the legend's order (the verdict filter's values)."""
+        seen = {cell.word: cell.rank for row in self.rows for grid_cell in row.cells if grid_cell
+                for _, cell in grid_cell.lines}
+        return sorted(seen, key=seen.__getitem__)
 
 
 def grid_file(target: str) -> str:
@@ -69,18 +77,32 @@ def grids(p: Published, every: list[Row]) -> list[Grid]:
         by_target[row.target].setdefault(row.case, {}).setdefault(row.release, []).append(row)
     out = []
     for target, cases in by_target.items():
-        releases, current = list(p.histories[target]), p.views[target].release
-        rows = []
-        for case_id, by_release in sorted(cases.items()):
-            first = next(iter(by_release.values()))[0]
-            cells = []
-            for release in releases:
-                recorded = [r for r in by_release.get(release, []) if r.repro]
-                several = len(recorded) > 1
-                cells.append(GridCell(cell_anchor(case_id, target, release),
-                                      [(r.dtype if several else "", r.repro) for r in recorded]) if recorded else None)
-            now = " ".join(dict.fromkeys(r.repro.word for r in by_release.get(current, []) if r.repro))
-            version = next((r.version for rs in by_release.values() for r in rs if r.version), "")
-            rows.append(GridRow(case_id, first.category, first.source, version, now, cells))
-        out.append(Grid(target, grid_file(target), releases, current, rows))
+        releases = list(p.histories[target])
+        rows = [grid_row(target, case_id, by_release, releases) for case_id, by_release in sorted(cases.items())]
+        out.append(Grid(target, grid_file(target), releases, p.views[target].release, rows))
     return out
+
+
+def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releases: list[str]) -> GridRow:
+    """A case's cells, one per release column; a cell is marked where a dtype's verdict differs from the previous
+    release that recorded the case."""
+    cells: list[GridCell | None] = []
+    before: tuple[str, dict[str, str], str] | None = None  # (release, dtype -> verdict, the cell's words)
+    for release in releases:
+        recorded = [r for r in by_release.get(release, []) if r.repro]
+        if not recorded:
+            cells.append(None)
+            continue
+        several = len(recorded) > 1
+        now = {r.dtype: r.repro.word for r in recorded}
+        differs = before is not None and any(d in before[1] and before[1][d] != w for d, w in now.items())
+        cell = GridCell(cell_anchor(case_id, target, release), [(r.dtype if several else "", r.repro) for r in recorded],
+                        before[0] if differs else "", before[2] if differs else "")
+        cells.append(cell)
+        before = (release, now, cell.words)
+    first = next(iter(by_release.values()))[0]
+    verdicts = " ".join(dict.fromkeys(f"{r.release}={r.repro.word}" for rs in by_release.values() for r in rs
+                                      if r.repro))
+    version = next((r.version for rs in by_release.values() for r in rs if r.version), "")
+    return GridRow(case_id, first.category, first.source, version, verdicts, cells)
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from reprokit.model.attribution import compile_rate
 from reprokit.model.verdict import rate_text, reproduce_rate
 from reprokit.publish import ledger, sweep_report
 from reprokit.publish.render import Published
@@ -23,6 +24,22 @@ def target_rows(p: Published) -> list[dict]:
                     "builds": view.builds, "history": view.history, "tally": view.counts,
                     "rate": rate_text(*view.rate),
                     "finished": finished_text(view.header) if view.header else ""})
+    return out
+
+
+def headline_figures(p: Published) -> list[dict]:
+    """Per target, the index's sentence: the torch.compile failure rate beside the article's 63.2%, the any-reason
+    rate (both on the release the target shows, as reports/README.md computes them) and the model sweep's figures with
+    the release the sweep ran on."""
+    by_id = {c.case.id: c.case for c in p.cases}
+    out = []
+    for name, view in p.views.items():
+        sweep = p.sweeps.get(name)
+        measured = {row[0]: row[1] for row in sweep_report.summary_rows(sweep)} if sweep else {}
+        out.append({"target": name, "release": view.release, "article": f"{sweep_report.ARTICLE_FAILURE_RATE:.1%}", "compile": rate_text(*compile_rate(view.records, by_id)),
+                    "any": rate_text(*view.rate), "sweep_release": sweep.release if sweep else "",
+                    "sweep_structures": measured.get("structures failing at least one cell", ""),
+                    "sweep_cells": measured.get("cells failing (error or inaccurate)", "")})
     return out
 
 

@@ -1,7 +1,9 @@
 """The compatibility site: static HTML rendered from the results store with the Jinja templates in templates/site/.
 
-    index.html             targets: torch shown, hardware, rates with denominators; every case
-    grid-<target>.html     a target's cases x recorded torch releases, a permalink per cell (site_grid.py)
+    index.html             targets: torch shown, hardware, rates with denominators, the headline figures named; every
+                           case with its standing per target ("cpu: fixed in 2.10.0"), searchable (site_standing.py)
+    grid-<target>.html     a target's cases x recorded torch releases, a permalink per cell, changes marked, the two
+                           rates per release and their trend (site_grid.py, site_standing.py)
     matrix.html            every record: case x target x torch release x dtype (site_rows.py)
     changes.html           verdict changes per release; changes-<release>.html one release's (site_changes.py)
     upstream.html          the upstream issues: state, flags, where each repro reproduces (issue_status.py)
@@ -9,8 +11,9 @@
     cases/<id>/<file>      the case folder's scripts and case.yaml as plain files (site_case.py)
     ledger.html            the claims ledger per target (ledger.judge, as reports/README.md)
     sweeps.html            the model sweep's failure rates per target
+    glossary.html          the verdict words: what each means, what it counts toward (site_glossary.py)
     results.json           every record as `reprokit history --json` gives it, with its schema (site_data.py)
-    feed.xml               an Atom feed of the verdict changes (site_feed.py)
+    feed.xml               an Atom feed of the verdict changes, dated by release, absolute links (site_feed.py)
 
 Search, filters and sorting (site.js) keep their state in the page's address; without JavaScript every table is
 complete. Pure like report.py: the same store at the same commit (site_stamp.py) gives the same bytes. Everything a
@@ -28,19 +31,21 @@ from reprokit.model.matrix import Matrix
 from reprokit.model.records import Record
 from reprokit.model.untrusted_text import xml_text
 from reprokit.model.verdict import Verdict
-from reprokit.publish import issue_status, ledger
+from reprokit.publish import issue_status, ledger, site_glossary, sweep_report
 from reprokit.publish.render import Published, gather
 from reprokit.publish.site_case import case_facts, published_files
 from reprokit.publish.site_changes import release_changes
 from reprokit.publish.site_data import results_json, results_schema
-from reprokit.publish.site_feed import FEED_ID, entries, feed_updated
-from reprokit.publish.site_grid import grids
+from reprokit.publish.site_feed import FEED_ID, entries, feed_updated, site_address
+from reprokit.publish.site_grid import Grid, grids
 from reprokit.publish.site_rows import VERDICT_RANK, Cell, record_filters, rows, shortened, slug, source_of
 from reprokit.publish.site_stamp import BuildStamp, from_git
+from reprokit.publish.site_standing import case_standings, release_rates, trend
 from reprokit.publish.site_summaries import (
     LEDGER_CLASS,
     case_claims,
     category_rates,
+    headline_figures,
     ledger_rows,
     sweep_sections,
     target_rows,
@@ -56,6 +61,7 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
     env.filters.update(short=shortened, slug=slug, xml=xml_text)
+    env.globals.update(short_word={str(v): w for v, w in site_glossary.SHORT_WORD.items()})
     return env
 
 
@@ -66,42 +72,42 @@ def search_facts(p: Published) -> dict[str, str]:
             for cd in p.cases}
 
 
-def pages(p: Published, records: list[Record], stamp: BuildStamp) -> dict[str, str]:
+def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str | None = None) -> dict[str, str]:
     """Long: relative path -> text of every page, data file and static file of the site, each rendered once from
-    the same rows; `records` are every record of the store in `history` order (results.json)."""
+    the same rows; `records` are every record of the store in `history` order (results.json); `site_url` the site's
+    address, which the feed's links start with (relative links without it)."""
     env = environment()
     every, changed = rows(p), release_changes(p)
     target_grids = grids(p, every)
     common = {"legend": [Cell(str(v), VERDICT_RANK[v]) for v in Verdict], "targets": list(p.views),
               "ledger_symbols": ledger.SYMBOL, "ledger_css": LEDGER_CLASS, "grids": target_grids, "stamp": stamp,
-              "up": ""}
+              "up": "", "skip": ("main", "the page's content"),
+              "article_rate": f"{sweep_report.ARTICLE_FAILURE_RATE:.1%}"}
     facts = search_facts(p)
     out = {
         "index.html": env.get_template("index.html.j2").render(
-            **common, targets_table=target_rows(p), categories=category_rates(p), cases=p.cases,
-            source_of=source_of, article_cases=sum(c.case.article is not None for c in p.cases),
-            newest_changes=changed[-1] if changed else None),
+            **{**common, "skip": ("cases-table", "the cases")}, targets_table=target_rows(p), categories=category_rates(p),
+            cases=p.cases, source_of=source_of, article_cases=sum(c.case.article is not None for c in p.cases),
+            newest_changes=changed[-1] if changed else None, facts=facts, figures=headline_figures(p),
+            standings=case_standings(p.cases, p.histories), filters=[
+                ("category", "category", sorted({c.case.category for c in p.cases})),
+                ("source", "source", sorted({source_of(c) for c in p.cases}))]),
         "matrix.html": env.get_template("matrix.html.j2").render(
-            **common, rows=every, filters=record_filters(every), facts=facts),
+            **{**common, "skip": ("matrix", "the records")}, rows=every, filters=record_filters(every), facts=facts),
         "sweeps.html": env.get_template("sweeps.html.j2").render(**common, sweeps=sweep_sections(p)),
         "changes.html": env.get_template("changes.html.j2").render(**common, releases=changed),
         "upstream.html": upstream_page(env, {**common, "facts": facts}, p),
+        "glossary.html": env.get_template("glossary.html.j2").render(**common, entries=site_glossary.entries()),
         "results.json": results_json(records),
         "results.schema.json": results_schema(),
     }
     for grid in target_grids:
-        filters = [("category", "category", sorted({r.category for r in grid.rows})),
-                   ("source", "source", sorted({r.source for r in grid.rows})),
-                   ("verdict", f"verdict on {grid.current}", grid.verdicts)]
-        out[grid.file] = env.get_template("grid.html.j2").render(
-            **common, grid=grid, filters=filters, facts=facts, hardware=p.descriptions.get(grid.target, ""),
-            changes_files={rc.release: rc.file for rc in changed},
-            several_dtypes=any(len(c.lines) > 1 for r in grid.rows for c in r.cells if c))
+        out[grid.file] = grid_page(env, {**common, "skip": ("grid", "the grid"), "facts": facts}, p, grid, changed)
     for rc in changed:
         out[rc.file] = env.get_template("release.html.j2").render(**common, rc=rc, releases=changed)
     found = entries(changed)
     out["feed.xml"] = env.get_template("feed.xml.j2").render(
-        entries=found, updated=feed_updated(found, stamp), stamp=stamp, feed_id=FEED_ID)
+        entries=found, updated=feed_updated(found, stamp), stamp=stamp, feed_id=FEED_ID, base=site_address(site_url))
     claim_rows, totals = ledger_rows(p)
     out["ledger.html"] = env.get_template("ledger.html.j2").render(
         **common, claims=claim_rows, totals=totals, has_claims=p.claims is not None,
@@ -110,6 +116,18 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp) -> dict[str, s
     for name in STATIC:
         out[name] = resources.files("reprokit.publish").joinpath("templates", "site", name).read_text("utf-8")
     return dict(sorted(out.items()))
+
+
+def grid_page(env: jinja2.Environment, common: dict, p: Published, grid: Grid, changed: list) -> str:
+    """A target's grid, its rates per release with their trend, and the filters: the verdict on any release."""
+    filters = [("category", "category", sorted({r.category for r in grid.rows})),
+               ("source", "source", sorted({r.source for r in grid.rows})),
+               ("verdict", "verdict", grid.verdicts)]
+    rates = release_rates(p.histories[grid.target], p.cases)
+    return env.get_template("grid.html.j2").render(
+        **common, grid=grid, filters=filters, hardware=p.descriptions.get(grid.target, ""),
+        changes_files={rc.release: rc.file for rc in changed}, rates=rates, trend=trend(rates),
+        several_dtypes=any(len(c.lines) > 1 for r in grid.rows for c in r.cells if c))
 
 
 def case_pages(env: jinja2.Environment, common: dict, p: Published, every: list) -> dict[str, str]:
@@ -154,11 +172,13 @@ def write(out: Path, site: dict[str, str]) -> list[Path]:
     return written
 
 
-def build(root: Path, out: Path, matrix: Matrix, store: Store, stamp: BuildStamp | None = None) -> list[Path]:
+def build(root: Path, out: Path, matrix: Matrix, store: Store, stamp: BuildStamp | None = None,
+          site_url: str | None = None) -> list[Path]:
     """`reprokit site`: every page from the store (matrix.yaml's targets) and root's cases, written under out; the
-    footer names root's git commit unless `stamp` says otherwise."""
+    footer names root's git commit unless `stamp` says otherwise; the feed's links start with `site_url` if given."""
+    site_address(site_url)  # a malformed address is refused before anything is read
     loaded = Loaded()
     for name in matrix.targets:
         loaded.add(store.load(name, outputs=False))
     published = gather(root, matrix, loaded)
-    return write(out, pages(published, history_rows(loaded, [], None), stamp or from_git(root)))
+    return write(out, pages(published, history_rows(loaded, [], None), stamp or from_git(root), site_url))

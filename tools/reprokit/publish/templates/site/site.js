@@ -1,11 +1,58 @@
-// The record list and the grids: search, filters and sortable columns, all kept in the page's address
+// The index, the record list and the grids: search, filters and sortable columns, all kept in the page's address
 // (?q=...&category=ddp&sort=case&order=desc) so that a view can be shared and reloads as it was; a permalink
-// (#case/target/release) is brought into view. Without this file every table is complete; nothing is loaded from
-// elsewhere.
+// (#case/target/release) is brought into view; a grid cell's tooltip stays inside the window and closes on Escape.
+// Without this file every table is complete; nothing is loaded from elsewhere.
 (function () {
   "use strict";
+
+  // An issue as people paste it: its address, owner/repo#N, #N or "issue N". Anything else is searched as text.
+  var ISSUE = [/^(?:https?:\/\/)?(?:www\.)?github\.com\/[\w.-]+\/[\w.-]+\/(?:issues|pull)\/(\d+)\/?(?:[?#].*)?$/,
+               /^(?:[\w.-]+\/[\w.-]+)?#(\d+)$/, /^(?:issue|pr)\s*#?\s*(\d+)$/];
+
+  function query(text) {
+    var q = text.trim().toLowerCase();
+    for (var i = 0; i < ISSUE.length; i += 1) {
+      var m = q.match(ISSUE[i]);
+      if (m) { return { issue: "#" + m[1] + " " }; }
+    }
+    return { text: q };
+  }
+
+  function tooltips(table) {
+    var open = null;  // the cell whose tooltip shows
+    function place(cell) {
+      var tip = cell.querySelector(".tip");
+      if (!tip) { return; }
+      cell.classList.remove("tip-closed");
+      open = cell;
+      var box = cell.getBoundingClientRect();
+      var width = document.documentElement.clientWidth, height = document.documentElement.clientHeight;
+      var w = tip.offsetWidth, h = tip.offsetHeight;
+      tip.style.left = Math.max(4, Math.min(box.left, width - w - 4)) + "px";
+      tip.style.top = (box.bottom + h + 4 <= height ? box.bottom : Math.max(4, box.top - h)) + "px";
+    }
+    function cellOf(node) { return node && node.closest ? node.closest("td") : null; }
+    table.classList.add("tips-placed");
+    table.addEventListener("focusin", function (e) { var c = cellOf(e.target); if (c) { place(c); } });
+    table.addEventListener("mouseover", function (e) {
+      var c = cellOf(e.target);
+      if (c && c !== open) { place(c); }
+    });
+    table.addEventListener("mouseleave", function () { if (open) { open.classList.remove("tip-closed"); } open = null; });
+    table.addEventListener("focusout", function (e) {
+      var c = cellOf(e.target);
+      if (c) { c.classList.remove("tip-closed"); }
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.key === "Escape" && open) { open.classList.add("tip-closed"); }
+    });
+    document.addEventListener("scroll", function () { if (open && !open.classList.contains("tip-closed")) { place(open); } },
+                              { capture: true, passive: true });
+  }
+
   var table = document.querySelector("table[data-filterable]");
   var form = document.getElementById("filters");
+  if (table && table.classList.contains("grid")) { tooltips(table); }
   if (!table || !form) { return; }
   var body = table.tBodies[0];
   var rows = Array.prototype.slice.call(body.rows);
@@ -13,10 +60,11 @@
   var shown = document.getElementById("shown");
   var search = form.querySelector("input[name=q]");
   var selects = Array.prototype.slice.call(form.querySelectorAll("select"));
+  var on = form.querySelector("select[name=on]");  // the release a grid's verdict filter reads
   var headers = Array.prototype.slice.call(table.tHead.rows[0].cells);
   var factsNode = document.getElementById("case-facts");
   var facts = factsNode ? JSON.parse(factsNode.textContent) : {};
-  var unit = table.id === "grid" ? "cases" : "rows";
+  var unit = table.getAttribute("data-unit") || "rows";
   var sorted = null;  // {key, ascending}
 
   function caseOf(row) {  // a grid row names its case; a record's id starts with it (case/target/release@dtype)
@@ -25,19 +73,20 @@
 
   var haystack = rows.map(function (row) {
     var more = facts[caseOf(row)] || "";
-    return (row.textContent + " " + more).replace(/\s+/g, " ").toLowerCase();
+    return (row.textContent + " " + more + " ").replace(/\s+/g, " ").toLowerCase();
   });
 
-  function wanted() {
-    return search.value.trim().toLowerCase().replace(/^#/, "");
-  }
+  function defaultOf(select) { return select.getAttribute("data-default") || ""; }
 
   function matches(row, n) {
-    var q = wanted();
-    if (q && haystack[n].indexOf(q) < 0) { return false; }
+    var q = query(search.value);
+    if (q.issue && haystack[n].indexOf(q.issue) < 0) { return false; }
+    if (q.text && haystack[n].indexOf(q.text.replace(/^#/, "")) < 0) { return false; }
     return selects.every(function (select) {
       var want = select.value;
-      return !want || (row.getAttribute("data-" + select.name) || "").split(" ").indexOf(want) >= 0;
+      if (select === on || !want) { return true; }
+      if (on && select.name === "verdict") { want = on.value + "=" + want; }
+      return (row.getAttribute("data-" + select.name) || "").split(" ").indexOf(want) >= 0;
     });
   }
 
@@ -83,25 +132,27 @@
   function save() {
     var params = new URLSearchParams();
     if (search.value.trim()) { params.set("q", search.value.trim()); }
-    selects.forEach(function (select) { if (select.value) { params.set(select.name, select.value); } });
+    selects.forEach(function (select) {
+      if (select.value && select.value !== defaultOf(select)) { params.set(select.name, select.value); }
+    });
     if (sorted) {
       params.set("sort", sorted.key);
       if (!sorted.ascending) { params.set("order", "desc"); }
     }
-    var query = params.toString();
-    window.history.replaceState(null, "", window.location.pathname + (query ? "?" + query : "") +
+    var address = params.toString();
+    window.history.replaceState(null, "", window.location.pathname + (address ? "?" + address : "") +
                                 window.location.hash);
   }
 
   function restore() {
-    var query = new URLSearchParams(window.location.search);
-    search.value = query.get("q") || "";
+    var address = new URLSearchParams(window.location.search);
+    search.value = address.get("q") || "";
     selects.forEach(function (select) {
-      var want = query.get(select.name);
+      var want = address.get(select.name);
       select.value = want && Array.prototype.some.call(select.options, function (o) { return o.value === want; })
-        ? want : "";
+        ? want : defaultOf(select);
     });
-    if (query.get("sort")) { sortBy(query.get("sort"), query.get("order") !== "desc"); }
+    if (address.get("sort")) { sortBy(address.get("sort"), address.get("order") !== "desc"); }
   }
 
   headers.forEach(function (th) {
@@ -133,12 +184,22 @@
   form.hidden = false;
   apply();
 
-  // A permalink: its cell or row in the middle of the view (the table scrolls in its own box, under a sticky head).
+  // A permalink: a grid's cell in the middle of the view, a record's row just below the table's sticky head (the
+  // table scrolls in its own box); again once the page has loaded, after the browser's own jump to the fragment.
   var id = decodeURIComponent(window.location.hash.slice(1));
   var target = id && document.getElementById(id);
   if (target && table.contains(target)) {
     var row = target.closest("tr");
     if (row && row.hidden) { form.reset(); }
-    window.setTimeout(function () { target.scrollIntoView({ block: "center", inline: "center" }); }, 0);
+    var bring = function () {
+      if (target.tagName === "TR") {
+        target.style.scrollMarginTop = (table.tHead.getBoundingClientRect().height + 12) + "px";
+        target.scrollIntoView({ block: "start", inline: "nearest" });
+      } else {
+        target.scrollIntoView({ block: "center", inline: "center" });
+      }
+    };
+    window.setTimeout(bring, 0);
+    window.addEventListener("load", function () { window.setTimeout(bring, 0); });
   }
 }());
