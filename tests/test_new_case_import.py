@@ -51,7 +51,7 @@ except KeyError as err:
 def test_the_observed_failure_proposes_the_oracle_and_the_issue_facts_are_recorded(repo, tmp_path):
     made = reprokit(repo, "new-case", "from-issue", "--from", str(write(tmp_path, RAISES)), *FACTS)
     assert made.returncode == 0, made.stderr
-    assert "it raises CodegenFailed: C++ compile error" in made.stdout
+    assert ": reproduces (" in made.stdout and "CodegenFailed)" in made.stdout  # judged as run judges it
     data = case_yaml(repo)
     assert data["expect"]["repro"] == {"kind": "raises", "exception": "CodegenFailed",
                                        "match": r"C\+\+\ compile\ error\ in\ kernel"}
@@ -70,14 +70,16 @@ def test_an_assertion_is_a_wrong_result_and_a_passing_script_says_it_does_not_re
     made = reprokit(repo, "new-case", "passes", "--from", str(write(tmp_path, "print('ok')\n")), "--wrong-result",
                     *FACTS)
     assert made.returncode == 0, made.stderr
-    assert "does not reproduce on this torch" in made.stdout
+    assert ": does-not-reproduce (ran and exited 0)" in made.stdout
     assert case_yaml(repo, "passes")["expect"]["repro"] == {"kind": "wrong-result"}  # the flag wins
 
 
-def test_an_upstream_case_without_the_issue_facts_is_refused_in_one_line(repo, tmp_path):
+def test_an_upstream_case_without_the_issue_facts_records_them_as_unknown(repo, tmp_path):
+    """Many issues give no version: the case is made, and says so, rather than refused or guessed."""
     made = reprokit(repo, "new-case", "from-issue", "--from", str(write(tmp_path, RAISES)), "--link", ISSUE)
-    assert made.returncode == 2 and "--reported-on and --issue-state" in made.stderr
-    assert "Traceback" not in made.stderr and not any((repo / "cases").iterdir())
+    assert made.returncode == 0, made.stderr
+    data = case_yaml(repo)
+    assert (data["reported_on"], data["issue_state"]) == ("unknown", "unknown") and "issue_checked" not in data
 
 
 def test_fixed_script_devices_and_torch_range_need_no_hand_edit(repo, tmp_path):

@@ -27,7 +27,7 @@ from reprokit.model.schema import InputError, PythonVersion, Token, conforms
 # reports are rendered outside the container (no plotting library) and Docker is driven from outside it.
 RUNNER_PACKAGES = ["pydantic==2.13.4", "PyYAML==6.0.3", "tabulate==0.10.0", "rich==15.0.0", "Jinja2==3.1.6",
                    "packaging==26.4", "regex==2026.5.9"]
-HOST_ONLY = ("matplotlib", "docker")
+HOST_ONLY = ("matplotlib", "docker", "uv")  # uv: other releases' environments, built on the host only
 # What cases may use besides torch (envs.EXTRAS installs the same into history environments); the CANN images keep
 # the numpy their toolkit was installed with.
 CASE_PACKAGES = {"cpu": ["numpy==2.4.6"], "cuda": ["numpy==2.4.6"], "rocm": ["numpy==2.4.6"], "ascend": []}
