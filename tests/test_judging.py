@@ -292,3 +292,21 @@ def test_a_difference_on_a_machine_dependent_run_is_listed_apart_and_never_fails
     # Accepting keeps the note where the verdict is kept.
     expected.check(tmp_path, "cpu", "cases", "2.13.0", [record(case="k", verdict="reproduces")], update=True)
     assert expected.load_entries(path)["m/repro@float32"][1].recorded_on == "AMD EPYC"
+
+
+def test_a_hangs_limit_comes_from_what_its_finished_runs_took_and_a_timeout_is_confirmed_longer():
+    from pathlib import Path
+
+    from reprokit.model.case import Case
+    from reprokit.model.corpus import CaseRun
+    from reprokit.run.scheduler import RunOptions, confirm_limit, first_limit
+    hang = Case.model_validate({"id": "h", "title": "t", "category": "diagnosis", "requires": {"timeout": 90},
+                                "expect": {"repro": {"kind": "hangs"}}})
+    run = CaseRun(hang, Path("repro.py"), "repro", "float32")
+    opts = RunOptions(device_kind="cpu", jobs=2)
+    assert first_limit(run, opts, "hangs") == 90  # nothing recorded: the declared limit
+    opts.durations = {"h/fixed@float32": 12.0, "h/repro@float32": 9.0}
+    assert first_limit(run, opts, "hangs") == 36  # three times the longest run that finished
+    assert confirm_limit(run, opts, "hangs") == 108
+    raises = hang.model_copy(update={"expect": hang.expect.model_copy(update={"repro": Oracle(kind="raises")})})
+    assert first_limit(CaseRun(raises, Path("repro.py"), "repro", "float32"), opts, "raises") == 90

@@ -85,8 +85,22 @@ CONFIRM_FACTOR = 3.0
 DURATION_MARGIN = 3.0
 
 
-def confirm_limit(run: CaseRun, opts: RunOptions) -> float:
-    first = opts.timeout or run.case.requires.timeout
+HANG_FLOOR = 20.0  # a hang's limit is never shorter than this, however quick its finished runs were
+
+
+def first_limit(run: CaseRun, opts: RunOptions, oracle_kind: str) -> float:
+    """A run's time limit: --timeout, else, for a case whose bug is a hang, a margin over the longest run of it that
+    finished in time (what a non-hanging run takes, not a guess), else the case's declared timeout."""
+    if opts.timeout:
+        return opts.timeout
+    finished = max((s for key, s in opts.durations.items() if key.split("/", 1)[0] == run.case.id), default=0.0)
+    if oracle_kind == "hangs" and finished:
+        return max(HANG_FLOOR, finished * DURATION_MARGIN)
+    return run.case.requires.timeout
+
+
+def confirm_limit(run: CaseRun, opts: RunOptions, oracle_kind: str) -> float:
+    first = first_limit(run, opts, oracle_kind)
     return max(first * CONFIRM_FACTOR, opts.durations.get(run.key, 0.0) * DURATION_MARGIN)
 
 
@@ -110,7 +124,7 @@ def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
     if opts.stopper.stopped or (opts.deadline is not None and time.monotonic() > opts.deadline and limit is None):
         return None
     oracle = run.case.expect_for(ident.target).repro
-    timeout = limit or opts.timeout or run.case.requires.timeout
+    timeout = limit or first_limit(run, opts, oracle.kind)
     env_extra = {"REPRO_DEVICE": DEVICE_STRING[opts.device_kind], "REPRO_DTYPE": run.dtype, **dict(run.env),
                  **visible_env(opts.device_kind, device_ids)}
     writable: tuple[Path, ...] = ()
@@ -222,10 +236,11 @@ def _to_confirm(record: Record, opts: RunOptions) -> bool:
 def _confirmed_alone(run: CaseRun, first: Record, ident: Identity, opts: RunOptions,
                      device_ids: tuple[str, ...]) -> Record:
     """The lone re-run's record (with every core), saying that it confirmed, or overturned, the first run's timeout."""
-    limit = confirm_limit(run, opts)
+    kind = run.case.expect_for(ident.target).repro.kind
+    limit = confirm_limit(run, opts, kind)
     again = execute_run(run, ident, opts, max(1, os.cpu_count() or 1), device_ids, limit=limit)
     if again is None:  # stopped meanwhile: the first run's record, as it was
         return first
-    note = (f"the first run hit its {opts.timeout or run.case.requires.timeout:.0f} s limit ({first.verdict}); run "
+    note = (f"the first run hit its {first_limit(run, opts, kind):.0f} s limit ({first.verdict}); run "
             f"again alone with a {limit:.0f} s limit: {again.verdict} in {again.seconds:.0f} s")
     return again.model_copy(update={"confirmed_alone": note})
