@@ -300,12 +300,12 @@ def test_a_hangs_limit_comes_from_what_its_finished_runs_took_and_a_timeout_is_c
     from reprokit.model.case import Case
     from reprokit.model.corpus import CaseRun
     from reprokit.run.scheduler import RunOptions, confirm_limit, first_limit
-    hang = Case.model_validate({"id": "h", "title": "t", "category": "diagnosis", "requires": {"timeout": 90},
+    hang = Case.model_validate({"id": "hh", "title": "t", "category": "diagnosis", "requires": {"timeout": 90},
                                 "expect": {"repro": {"kind": "hangs"}}})
     run = CaseRun(hang, Path("repro.py"), "repro", "float32")
     opts = RunOptions(device_kind="cpu", jobs=2)
     assert first_limit(run, opts, "hangs") == 90  # nothing recorded: the declared limit
-    opts.durations = {"h/fixed@float32": 12.0, "h/repro@float32": 9.0}
+    opts.durations = {"hh/fixed@float32": 12.0, "hh/repro@float32": 9.0}
     assert first_limit(run, opts, "hangs") == 36  # three times the longest run that finished
     assert confirm_limit(run, opts, "hangs") == 108
     raises = hang.model_copy(update={"expect": hang.expect.model_copy(update={"repro": Oracle(kind="raises")})})
