@@ -21,6 +21,7 @@ from reprokit.model.schema import CATEGORIES, ISSUE_URL, CaseId, InputError, con
 from reprokit.model.verdict import Verdict
 from reprokit.run import execute
 from reprokit.run.outcome import repro_verdict
+from reprokit.run.scheduler import CONFIRM_FACTOR
 
 
 def oracle_from_flags(raises: str | None, match: str | None, stdout: str | None, stderr: str | None,
@@ -86,16 +87,27 @@ def message_regex(message: str) -> str | None:
     return re.escape(prefix) if len(prefix) >= 8 else None
 
 
-def observe(script: Path, timeout: float) -> Observed:
-    """Run the script once as an issue's reader would (plain python, CPU), contained as `reprokit run` contains a case
-    (the script is code from an issue: no secret of this shell reaches it), and propose the oracle its failure fits."""
+def _observe_once(script: Path, timeout: float) -> execute.Observation:
     with tempfile.TemporaryDirectory(prefix="reprokit-new-case-") as tmp:
         copy = Path(tmp) / script.name
         shutil.copyfile(script, copy)
         Path(tmp).chmod(0o755)
         copy.chmod(0o644)
-        seen = execute.observe(copy, env=dict(os.environ), timeout=timeout,
+        return execute.observe(copy, env=dict(os.environ), timeout=timeout,
                                extra_env={"REPRO_DEVICE": os.environ.get("REPRO_DEVICE", "cpu")})
+
+
+def observe(script: Path, timeout: float, log=print) -> Observed:
+    """Run the script once as an issue's reader would (plain python, CPU), contained as `reprokit run` contains a case
+    (the script is code from an issue: no secret of this shell reaches it), and propose the oracle its failure fits.
+    A run past its limit is run again with a longer one, as `run` does, before a hang is proposed: a busy machine
+    must not make one."""
+    seen = _observe_once(script, timeout)
+    if seen.status == "timeout":
+        longer = timeout * CONFIRM_FACTOR
+        seen = _observe_once(script, longer)
+        log(f"it ran past its {timeout:.0f} s limit; run again with {longer:.0f} s: "
+            + ("past that too" if seen.status == "timeout" else f"it ended in {seen.seconds:.0f} s"))
     torch = _installed_torch()
     if seen.status == "timeout":
         return Observed(None, None, "", {"kind": "hangs"}, seen, torch)
@@ -194,7 +206,7 @@ def observed_title(seen: Observed, oracle: dict, verdict: Verdict) -> str:
 
 def _first_run(source: Path, oracle: dict | None, timeout: int | None, log) -> tuple[dict, Observed, Verdict]:
     """Run the script once (contained), propose the oracle when none was given, and judge the run as `run` would."""
-    seen = observe(source.resolve(), timeout or 300)
+    seen = observe(source.resolve(), timeout or 300, log)
     if oracle is None and seen.oracle is not None:
         oracle = seen.oracle
         log(f"oracle from that run: {oracle}")
