@@ -143,7 +143,7 @@ def _pytest(session: nox.Session, *parts: tuple[str, str]) -> None:
     times = []
     for name, marker in parts:
         start = time.monotonic()
-        session.run("pytest", "-q", "-m", marker, "-n", "auto", "--durations=15")
+        session.run("pytest", "-q", "-m", marker, "-n", "auto", "--dist", "loadgroup", "--durations=15")
         times.append(f"{name} {time.monotonic() - start:.0f} s")
     session.log(f"test time: {', '.join(times)}; tests took {sum_seconds(times):.0f} s in all")
 

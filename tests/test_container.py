@@ -28,7 +28,8 @@ CUDA_WHEELHOUSE = os.environ.get("REPROKIT_E2E_CUDA_WHEELHOUSE")
 ready = docker_running() and BASE and WHEELHOUSE
 if not ready and os.environ.get("CI") != "true":
     pytest.skip("no Docker engine / base image / wheelhouse here (.ci/run prepares them)", allow_module_level=True)
-pytestmark = pytest.mark.e2e
+# One worker runs them all (`--dist loadgroup`): they share one image, which two workers would build twice at once.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("container")]
 
 
 def reprokit(*args):
