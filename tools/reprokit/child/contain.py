@@ -101,10 +101,14 @@ def _relay(status):
 
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         number = os.WTERMSIG(status)
-        signal.signal(number, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+        if number not in (signal.SIGKILL, signal.SIGSTOP):  # these two have no handler to reset (EINVAL)
+            try:
+                signal.signal(number, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+            except (OSError, ValueError):
+                pass
         os.kill(os.getpid(), number)
-        os._exit(128 + number)
+        os._exit(128 + number)  # a signal that does not end a process by default
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 

@@ -194,11 +194,11 @@ def _classify(code, timed_out, seconds, probes, world_size, stdout_tail, stdout_
     if timed_out:
         status = "timeout"
     elif code is not None and code < 0:
-        sig = _signal_name(-code)
-        status = "oom" if sig == "SIGKILL" else "crash"  # an unasked-for SIGKILL is the kernel's OOM killer
+        # Any signal, SIGKILL included, is a crash: a case can send it to itself, so a SIGKILL is no proof of an
+        # out-of-memory kill (the run's memory budget, where it holds, says "over-budget" from the cgroup's count).
+        sig, status = _signal_name(-code), "crash"
     elif code and rank_signal and len(probes) < world_size and not failed:  # not torchrun stopping the others
-        sig = _signal_name(int(rank_signal.group(1)))
-        status = "oom" if sig == "SIGKILL" else "crash"
+        sig, status = _signal_name(int(rank_signal.group(1))), "crash"
     elif first.get("exception") == "MemoryError" or "OutOfMemoryError" in (first.get("exception") or ""):
         status = "oom"
     elif code == 0:
