@@ -1,7 +1,10 @@
 """Sandbox, round three: each attack of the third audit, written here as a real case script (or a real input file)
 and run by the real runner or command. Each test asserts that the attack ran and that its effect is absent."""
 import os
+import shutil
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,3 +35,47 @@ def test_a_case_that_kills_itself_is_recorded_as_killed_by_that_signal(tmp_path,
     assert "KILLING" in obs.stdout_tail  # the attack ran
     assert (obs.status, obs.signal, obs.exit_code) == ("crash", sig.name, -int(sig)), obs.stderr_tail
     assert "Traceback" not in obs.stderr_tail  # the keeper relayed the signal, it did not die of an exception
+
+
+# ------------------------------------------------------------------ validate never imports what a case names
+
+SECRET = {"GITHUB_TOKEN": "ghp_roundthree000000000000000000000", "AWS_SECRET_ACCESS_KEY": "aws-round-three"}
+
+
+def reprokit(root: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """The CLI as a runner starts it from a checkout: `python -m reprokit` in the root (so the root is on sys.path)."""
+    env = {**os.environ, **SECRET, "PYTHONPATH": str(ROOT / "tools")}
+    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=root)
+
+
+ORACLE_CASE = """id: {id}
+title: t
+category: diagnosis
+expect:
+  repro: {{kind: raises, exception: {exception}}}
+"""
+STEAL = """import json, os
+open({out!r}, "w").write(json.dumps(dict(os.environ)))
+class Boom(Exception):
+    pass
+"""
+
+
+def test_validate_imports_no_module_an_oracle_names(tmp_path):
+    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    stolen = tmp_path / "stolen.json"
+    for case_id, exception in (("zen", "this.Boom"), ("atkx", "cases.atkx.repro.Boom"), ("ok", "torch.NoSuchBoom")):
+        folder = tmp_path / "cases" / case_id
+        folder.mkdir(parents=True)
+        (folder / "case.yaml").write_text(ORACLE_CASE.format(id=case_id, exception=exception))
+        (folder / "repro.py").write_text(STEAL.format(out=str(stolen)))
+    (tmp_path / "cases" / "__init__.py").write_text("")
+    (tmp_path / "cases" / "atkx" / "__init__.py").write_text("")
+    proc = reprokit(tmp_path, "validate")
+    assert "Beautiful is better than ugly" not in proc.stdout + proc.stderr  # `this` was never imported
+    assert not stolen.exists()  # nor the case's repro.py, with the runner's environment
+    assert "'this.Boom' is not under torch. or builtins" in proc.stdout, proc.stdout + proc.stderr
+    assert "'cases.atkx.repro.Boom' is not under torch. or builtins" in proc.stdout
+    assert "'torch.NoSuchBoom' does not resolve to a class" in proc.stdout  # torch's names are still checked
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
