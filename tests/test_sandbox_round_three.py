@@ -79,3 +79,28 @@ def test_validate_imports_no_module_an_oracle_names(tmp_path):
     assert "'cases.atkx.repro.Boom' is not under torch. or builtins" in proc.stdout
     assert "'torch.NoSuchBoom' does not resolve to a class" in proc.stdout  # torch's names are still checked
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------ containment facts come from the keeper
+
+FORGE = """
+import inspect, json, os
+frames = [f.frame for f in inspect.stack()]
+key = next(f.f_locals["key"] for f in frames if isinstance(f.f_locals.get("key"), str))
+report = next(f.f_locals["report"] for f in frames if isinstance(f.f_locals.get("report"), int))
+forged = {"exception": None, "message": None, "stage": "inductor", "exit_code": 0, "confined": 99,
+          "dynamo": {"graph_breaks": 42}, "key": key}
+os.write(report, json.dumps(forged).encode())
+print("FORGED through fd", report, flush=True)
+os._exit(0)
+"""
+
+
+def test_a_forged_report_never_says_what_contained_the_run(tmp_path):
+    obs = run(case_script(tmp_path, FORGE))
+    assert "FORGED through fd" in obs.stdout_tail, obs.stderr_tail  # the attack ran (the verdict is a documented limit)
+    fields = obs.record_fields()
+    assert fields["confined"] != 99  # the Landlock ABI the record shows is the keeper's
+    from reprokit.child.probe import landlock_abi
+    if landlock_abi() >= 1:
+        assert fields["confined"] == landlock_abi() and f"landlock ABI {landlock_abi()}" in obs.contained

@@ -23,6 +23,8 @@ The process that runs this is the run's *keeper*:
   /dev/shm are size-limited tmpfs of config "disk_budget" bytes; a run that reached a budget says so;
 - the observation key comes on a descriptor (config "key_fd"), never in an environment, and is handed to the case's
   first process on a fresh pipe (REPROKIT_KEY_FD) that the probe reads and closes before the script runs.
+- writes are confined with Landlock (the folders of $REPROKIT_WRITABLE, and the probes' report folder config
+  "reports") before the probe starts, so what the record says held comes from here, not from the case's process.
 What held is written to config "held" (a file in the runner's private folder) as a JSON list.
 """
 
@@ -50,6 +52,18 @@ def _sibling(name):
 
 namespaces = _sibling("namespaces")
 budgets = _sibling("budgets")
+probe = _sibling("probe")  # its Landlock rules (confine_writes), applied here too: see _confine
+
+
+def _confine(config, held):
+    """Landlock for the case's first process and all it starts, applied here, before the probe runs: the record's
+    `confined` is what this keeper saw hold, never what a probe (the case's own process) says. The probe's report
+    folder is writable in this layer; the probe adds a layer without it before the script runs."""
+    folders = [p for p in os.environ.get("REPROKIT_WRITABLE", "").split(os.pathsep) if p]
+    if folders:
+        abi = probe.confine_writes(folders + ([config["reports"]] if config.get("reports") else []))
+        if abi:
+            held.append(f"landlock ABI {abi}")
 
 
 def _drop(uid, gid):
@@ -189,7 +203,9 @@ def launch(config, start_case):
                 _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                 _init(config, uid, gid, write_end, start_case)
             drop = root and all(namespaces.reachable(p, uid, gid) for p in config.get("needs", ()))
-            os.write(write_end, (json.dumps([f"uid {uid}"] if drop else []) + "\n").encode())
+            said = [f"uid {uid}"] if drop else []
+            _confine(config, said)
+            os.write(write_end, (json.dumps(said) + "\n").encode())
             os.close(write_end)
             if drop:
                 _drop(uid, gid)
@@ -259,6 +275,7 @@ def _init(config, uid, gid, pipe, start_case):
     drop = all(namespaces.reachable(p, uid, gid) for p in config.get("needs", ()))
     if drop:
         held.append(f"uid {uid}")
+    _confine(config, held)
     os.write(pipe, (json.dumps(held) + "\n").encode())
     case = os.fork()
     if case == 0:

@@ -101,7 +101,7 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
     user = case_user()
     reports = private / "reports"
     reports.mkdir()
-    config = {"held": str(private / "held.json"), "workdir": str(workdir),
+    config = {"held": str(private / "held.json"), "workdir": str(workdir), "reports": str(reports),
               "disk_budget": budget("REPROKIT_DISK_BUDGET", DISK_BUDGET),
               "memory_budget": budget("REPROKIT_MEMORY_BUDGET", MEMORY_BUDGET)}
     if user is None:
@@ -134,7 +134,7 @@ def read_held(private: Path) -> str | None:
 
 
 _HELD = (r"subreaper|pid namespace|private /dev/shm|uid \d{1,10}|ipc namespace|network namespace \(loopback only\)"
-         r"|(memory|disk) budget \d{1,9} MiB|over (memory|disk) budget")
+         r"|(memory|disk) budget \d{1,9} MiB|over (memory|disk) budget|landlock ABI \d{1,3}")
 
 
 def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str, str],
