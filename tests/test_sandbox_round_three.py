@@ -104,3 +104,28 @@ def test_a_forged_report_never_says_what_contained_the_run(tmp_path):
     from reprokit.child.probe import landlock_abi
     if landlock_abi() >= 1:
         assert fields["confined"] == landlock_abi() and f"landlock ABI {landlock_abi()}" in obs.contained
+
+
+# ------------------------------------------------------------------ bad bytes in a case folder
+
+GOOD_CASE = ROOT / "cases" / "custom-op-unregistered-gemm"
+
+
+def test_a_case_file_that_is_not_utf8_is_a_validation_error_and_the_site_builds_without_it(tmp_path):
+    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    for case_id in ("good-case", "bad-bytes"):
+        folder = tmp_path / "cases" / case_id
+        folder.mkdir(parents=True)
+        (folder / "case.yaml").write_text((GOOD_CASE / "case.yaml").read_text().replace(
+            "id: custom-op-unregistered-gemm", f"id: {case_id}"))
+        (folder / "repro.py").write_text("print('hi')\n")
+    (tmp_path / "cases" / "bad-bytes" / "notes.md").write_bytes(b"# notes\n\xff\xfe broken\n")
+    (tmp_path / "cases" / "bad-bytes" / "fixed.py").write_bytes(b"print('caf\xe9')\n")
+    proc = reprokit(tmp_path, "validate")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "bad-bytes/fixed.py: not UTF-8 (byte 10)" in proc.stdout and "bad-bytes/notes.md: not UTF-8" in proc.stdout
+    out = tmp_path / "site"
+    proc = reprokit(tmp_path, "site", "--out", str(out), "--results", str(tmp_path / "results"))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "bad-bytes" in proc.stderr and "not UTF-8" in proc.stderr  # said in one line, then left out
+    assert (out / "cases" / "good-case.html").exists() and not (out / "cases" / "bad-bytes.html").exists()

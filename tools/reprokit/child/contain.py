@@ -52,6 +52,7 @@ def _sibling(name):
 
 namespaces = _sibling("namespaces")
 budgets = _sibling("budgets")
+reaper = _sibling("reaper")
 probe = _sibling("probe")  # its Landlock rules (confine_writes), applied here too: see _confine
 
 
@@ -73,68 +74,6 @@ def _drop(uid, gid):
     if os.getuid() != uid or os.geteuid() != uid:
         raise OSError("the case is still root")
     _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # as after an exec: its own /proc files are its own (warm runs)
-
-
-def _descendants(root):
-    parent_of = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    parent_of[int(entry)] = int(fh.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, frontier = [], [root]
-    while frontier:
-        frontier = [pid for pid, ppid in parent_of.items() if ppid in frontier]
-        found += frontier
-    return found
-
-
-def _end_all_below():
-    """Kill and reap every process left below this one (a subreaper: orphans of the run are its children)."""
-    me = os.getpid()
-    while True:
-        for pid in _descendants(me):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            os.wait()
-        except ChildProcessError:
-            return
-
-
-def _relay(status):
-    """Exit as the case did: the same code, or death by the same signal (without a core of this process)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if os.WIFSIGNALED(status):
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        number = os.WTERMSIG(status)
-        if number not in (signal.SIGKILL, signal.SIGSTOP):  # these two have no handler to reset (EINVAL)
-            try:
-                signal.signal(number, signal.SIG_DFL)
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
-            except (OSError, ValueError):
-                pass
-        os.kill(os.getpid(), number)
-        os._exit(128 + number)  # a signal that does not end a process by default
-    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
-
-
-def _wait_for(pid):
-    """Wait for pid, reaping whatever else ends meanwhile (orphans re-parented here); its wait status."""
-    while True:
-        try:
-            ended, status = os.wait()
-        except ChildProcessError:
-            return 9  # killed from outside
-        if ended == pid:
-            return status
 
 
 def _read_key(config):
@@ -168,7 +107,7 @@ def _die_with_parent(parent):
     """SIGTERM when the process that started this keeper dies (the runner, or the warm zygote): end the run first."""
 
     def ended(signum, frame):
-        _end_all_below()
+        reaper.end_all_below()
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, ended)
@@ -213,15 +152,15 @@ def launch(config, start_case):
         finally:
             os._exit(127)
     os.close(write_end)
-    status = _wait_for(init)
+    status = reaper.wait_for(init)
     status = _read_init_report(read_end, held, status, pid_namespace)
-    _end_all_below()
+    reaper.end_all_below()
     if cgroup:
         if budgets.oom_kills(cgroup):
             held.append("over memory budget")
         budgets.remove_cgroup(cgroup)
     _write_held(config.get("held"), held)
-    _relay(status)
+    reaper.relay(status)
 
 
 def _read_init_report(read_end, held, status, pid_namespace):
@@ -286,7 +225,7 @@ def _init(config, uid, gid, pipe, start_case):
             start_case()
         finally:
             os._exit(127)
-    status = _wait_for(case)
+    status = reaper.wait_for(case)
     if any(h.startswith("disk budget") for h in held) and budgets.full(config["workdir"], "/dev/shm"):
         os.write(pipe, b"F")
     os.write(pipe, struct.pack("i", status))

@@ -16,6 +16,7 @@ from pathlib import Path
 from reprokit.contrib import case_files
 from reprokit.contrib.exception_names import BUILTIN_EXCEPTIONS, NamesUnknown, TorchNames, torch_names, under_torch
 from reprokit.contrib.oracle_checks import oracle_problems
+from reprokit.model import corpus
 from reprokit.model.case import load_case
 from reprokit.model.claims import Claims, load_claims
 from reprokit.model.matrix import Matrix, load_matrix
@@ -33,6 +34,8 @@ def script_problems(path: Path) -> list[str]:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except SyntaxError as err:
         return [f"{path}:{err.lineno}: does not parse ({err.msg})"]
+    except (RecursionError, MemoryError):
+        return [f"{path}: an expression is nested too deeply for Python to read it"]
     problems = []
     for node in ast.walk(tree):
         names = []
@@ -77,7 +80,7 @@ def compared_class_names(path: Path) -> list[tuple[int, str]]:
     """String constants a script compares with a class's __name__ / __qualname__ that look like exception names."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError):
         return []
     found = []
     for node in ast.walk(tree):
@@ -120,6 +123,8 @@ def claim_problems(path: Path, claims: Claims, case_dirs: dict[str, Path], matri
 def case_problems(yml: Path, case, named: list[tuple[str, str, bool]]) -> list[str]:
     """One case folder's problems; the exception names it uses are added to `named` ((where, name, named by an
     oracle)), checked later for every case at once (one contained run of the torch under test)."""
+    if undecodable := corpus.not_text(yml.parent):  # nothing else of it is read: the site leaves it out too
+        return undecodable
     problems = []
     if not (yml.parent / "repro.py").exists():
         problems.append(f"{yml.parent}: repro.py is missing")
