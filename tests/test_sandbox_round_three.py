@@ -129,3 +129,38 @@ def test_a_case_file_that_is_not_utf8_is_a_validation_error_and_the_site_builds_
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert "bad-bytes" in proc.stderr and "not UTF-8" in proc.stderr  # said in one line, then left out
     assert (out / "cases" / "good-case.html").exists() and not (out / "cases" / "bad-bytes.html").exists()
+
+
+# ------------------------------------------------------------------ markup and spoofing in what is published
+
+RLO = "\u202e"
+MARKUP_CASE = """id: markup-case
+title: "pixel ![x](https://attacker.example/p.png) and [docs](https://attacker.example/) exe{rlo}txt.py"
+category: diagnosis
+requires: {{devices: [cpu], timeout: 60}}
+expect:
+  repro: {{kind: raises, exception: ValueError}}
+"""
+MARKUP_REPRO = ("raise ValueError('see ![img](https://attacker.example/m.png) or [here](https://attacker.example/) "
+                "gpj{rlo}exe.sh')\n")
+
+
+def test_markdown_images_links_and_bidi_controls_of_a_case_are_text_in_reports_and_the_site(tmp_path):
+    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    folder = tmp_path / "cases" / "markup-case"
+    folder.mkdir(parents=True)
+    (folder / "case.yaml").write_text(MARKUP_CASE.format(rlo=RLO), encoding="utf-8")
+    (folder / "repro.py").write_text(MARKUP_REPRO.format(rlo=RLO), encoding="utf-8")
+    done = reprokit(tmp_path, "run", "--host", "--target", "cpu", "--case", "markup-case")
+    assert "Traceback" not in done.stderr, done.stderr
+    report = (tmp_path / "reports" / "cpu.md").read_text(encoding="utf-8")
+    assert "attacker.example" in report  # the attack reached the report, as text:
+    for raw in ("![x](https:", "[docs](https:", "![img](https:", "[here](https:"):
+        assert raw not in report and raw.replace("[", "\\[").replace("]", "\\]") in report
+    assert RLO not in report and "\\u202e" in report
+    out = tmp_path / "site"
+    built = reprokit(tmp_path, "site", "--out", str(out), "--results", str(tmp_path / "results"))
+    assert built.returncode == 0, built.stderr
+    pages = [p.read_text(encoding="utf-8") for p in out.rglob("*.html")]
+    assert any("attacker.example" in page for page in pages)
+    assert not any(RLO in page for page in pages) and any("\\u202e" in page for page in pages)
