@@ -1,5 +1,6 @@
 """Sandbox, round three: each attack of the third audit, written here as a real case script (or a real input file)
 and run by the real runner or command. Each test asserts that the attack ran and that its effect is absent."""
+import json
 import os
 import shutil
 import signal
@@ -164,3 +165,59 @@ def test_markdown_images_links_and_bidi_controls_of_a_case_are_text_in_reports_a
     pages = [p.read_text(encoding="utf-8") for p in out.rglob("*.html")]
     assert any("attacker.example" in page for page in pages)
     assert not any(RLO in page for page in pages) and any("\\u202e" in page for page in pages)
+
+
+# ------------------------------------------------------------------ import checks what it takes
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                   capture_output=True)
+
+
+def test_import_refuses_forged_records_and_cuts_what_a_run_cuts(tmp_path):
+    from reprokit.model.corpus import content_hash
+    from support import record
+
+    root = tmp_path / "repo"
+    folder = root / "cases" / "real-case"
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / "matrix.yaml", root / "matrix.yaml")
+    (folder / "case.yaml").write_text(ORACLE_CASE.format(id="real-case", exception="ValueError"))
+    (folder / "repro.py").write_text("raise ValueError('v1')\n")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "v1")
+    first = content_hash(folder)
+    (folder / "repro.py").write_text("raise ValueError('v2, not committed')\n")
+    now = content_hash(folder)
+    good = dict(case="real-case", verdict="does-not-reproduce", status="pass", seconds=1.0)
+    lines = {
+        "old-content": json.loads(record(**good, dtype="float32", case_hash=first).model_dump_json()),
+        "huge-message": json.loads(record(**good, dtype="float16", case_hash=now,
+                                          message="m" * 5_000_000).model_dump_json()),
+        "made-up-hash": json.loads(record(**good, dtype="bfloat16", case_hash="0" * 16).model_dump_json()),
+        "future": json.loads(record(**good, dtype="float64", case_hash=now,
+                                    recorded_at="2099-01-01T00:00:00Z").model_dump_json()),
+        "other-case": json.loads(record(**{**good, "case": "someone-elses"}, case_hash=now).model_dump_json()),
+    }
+    text = "\n".join(json.dumps(line) for line in lines.values())
+    text += "\n" + json.dumps(json.loads(record(**good, variant="fixed", case_hash=now).model_dump_json())).replace(
+        '"seconds": 1.0', '"seconds": NaN')
+    text += "\n" + json.dumps(json.loads(record(**good, variant="other", case_hash=now).model_dump_json())).replace(
+        '"seconds": 1.0', '"seconds": 1e400')
+    source = tmp_path / "source"
+    (source / "cpu" / "cases").mkdir(parents=True)
+    (source / "cpu" / "cases" / "2.13.0+cpu.jsonl").write_text(text + "\n")
+    done = reprokit(root, "import", str(source))
+    refused = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert len(refused) == 5 and all(line.startswith("refused cpu/2.13.0+cpu ") for line in refused), refused
+    assert "real-case/repro@bfloat16: case_hash 0000000000000000 is no content" in done.stderr
+    assert "real-case/repro@float64: recorded_at 2099-01-01T00:00:00Z is in the future" in done.stderr
+    assert "someone-elses/repro@float32: case_hash" in done.stderr
+    assert done.stderr.count("not a JSON number") == 2
+    stored = (root / "results" / "cpu" / "cases" / "2.13.0+cpu.jsonl").read_text()
+    assert "NaN" not in stored and "Infinity" not in stored and "0000000000000000" not in stored
+    kept = [json.loads(line) for line in stored.splitlines()]
+    assert sorted(r["dtype"] for r in kept) == ["float16", "float32"]
+    assert all(len(r.get("message") or "") <= 2000 for r in kept)
