@@ -4,11 +4,14 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from reprokit.run import sandbox
 from reprokit.run.execute import observe
 
 pytestmark = pytest.mark.e2e
@@ -221,3 +224,115 @@ def test_import_refuses_forged_records_and_cuts_what_a_run_cuts(tmp_path):
     kept = [json.loads(line) for line in stored.splitlines()]
     assert sorted(r["dtype"] for r in kept) == ["float16", "float32"]
     assert all(len(r.get("message") or "") <= 2000 for r in kept)
+
+
+# ------------------------------------------------------------------ host mode on bubblewrap
+
+BWRAP = pytest.mark.skipif(sandbox.bubblewrap()[0] is None, reason="bubblewrap cannot run here")
+
+
+@pytest.fixture
+def public(tmp_path):
+    """A folder every user can enter (/tmp/...: pytest's own is the runner's alone, which would hide it anyway)."""
+    folder = Path(tempfile.mkdtemp(prefix="reprokit-public-", dir="/tmp"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+UNIX_CONNECT = """
+import os, socket
+path = os.environ["REPRO_SOCKET"]
+print("VISIBLE", os.path.exists(path), flush=True)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect(path)
+    s.sendall(b"from the case")
+    print("CONNECTED", s.recv(100), flush=True)
+except OSError as err:
+    print("REFUSED", type(err).__name__, flush=True)
+"""
+
+
+@BWRAP
+def test_a_host_unix_socket_is_not_reachable_and_the_record_names_bubblewrap(tmp_path, public):
+    path = public / "host.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    path.chmod(0o777)  # anyone who sees the file may connect: a container engine's or a display's socket
+    listener.listen(1)
+    listener.settimeout(0.2)
+    try:
+        obs = run(case_script(tmp_path, UNIX_CONNECT), REPRO_SOCKET=str(path))
+        with pytest.raises(socket.timeout):
+            listener.accept()[0].close()  # nobody connected
+    finally:
+        listener.close()
+    assert "VISIBLE False" in obs.stdout_tail and "REFUSED FileNotFoundError" in obs.stdout_tail, obs.stdout_tail
+    version = sandbox.bubblewrap()[0]["version"]
+    assert f"bubblewrap {version}" in obs.contained and "network namespace (loopback only)" in obs.contained
+
+
+LOOKS_AROUND = """
+import os, sys
+for name in ("REPRO_OTHER_CASE", "REPRO_CHECKOUT", "REPRO_IMPORTED", "REPRO_CASES"):
+    path = os.environ[name]
+    try:
+        seen = sorted(os.listdir(path)) if os.path.isdir(path) else open(path).read()
+        print("SAW", name, seen, flush=True)
+    except OSError as err:
+        print("HIDDEN", name, type(err).__name__, flush=True)
+print("MY CASE", sorted(os.listdir(os.path.dirname(os.path.abspath(sys.argv[0])))), flush=True)
+"""
+
+
+@BWRAP
+def test_the_case_sees_neither_other_cases_nor_the_checkout_nor_other_users_scripts(tmp_path, public):
+    other = public / "cases" / "someone-else"
+    other.mkdir(parents=True)
+    (other / "repro.py").write_text("SECRET = 'another case'\n")
+    imported = public / "reprokit-new-case-x" / "issue_script.py"  # what new-case --from makes world-readable
+    imported.parent.mkdir()
+    imported.write_text("TOKEN = 'from another user'\n")
+    for path in (public / "cases", other, imported.parent):
+        path.chmod(0o755)
+    for path in (other / "repro.py", imported):
+        path.chmod(0o644)
+    obs = run(case_script(tmp_path, LOOKS_AROUND), REPRO_OTHER_CASE=str(other / "repro.py"),
+              REPRO_CHECKOUT=str(ROOT / ".git"), REPRO_IMPORTED=str(imported), REPRO_CASES=str(ROOT / "cases"))
+    out = obs.stdout_tail
+    assert "MY CASE ['repro.py']" in out, out + obs.stderr_tail  # the attack ran, with its own folder readable
+    assert "SAW" not in out and out.count("HIDDEN") == 4, out
+
+
+MANY_THREADS = """
+import threading, time
+started = 0
+try:
+    for _ in range(500):
+        threading.Thread(target=time.sleep, args=(5,), daemon=True).start()
+        started += 1
+finally:
+    print("STARTED", started, flush=True)
+"""
+
+
+@BWRAP
+def test_a_run_cannot_start_more_processes_and_threads_than_its_pids_budget(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPROKIT_PIDS_BUDGET", "64")
+    obs = run(case_script(tmp_path, MANY_THREADS))
+    started = int(obs.stdout_tail.split("STARTED")[-1].split()[0])
+    assert 0 < started < 64, obs.stdout_tail
+    assert "pids budget 64" in obs.contained
+    assert (obs.status, obs.over_budget) == ("over-budget", "pids 64"), (obs.status, obs.contained)
+
+
+def test_where_bubblewrap_cannot_run_the_runner_says_so_in_one_line_and_in_the_record(tmp_path):
+    script = case_script(tmp_path, "print('plain run')\n")
+    code = ("import os, sys; from pathlib import Path; from reprokit.run.execute import observe; "
+            f"o = observe(Path({str(script)!r}), env=dict(os.environ), extra_env={{}}, timeout=60); "
+            "print('CONTAINED', o.contained, o.stdout_tail.strip())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PATH": str(tmp_path), "PYTHONPATH": str(ROOT / "tools")})
+    assert "CONTAINED" in done.stdout and "no bubblewrap" in done.stdout and "plain run" in done.stdout, done.stderr
+    said = [line for line in done.stderr.splitlines() if "bubblewrap" in line]
+    assert len(said) == 1 and "bwrap is not installed" in said[0], done.stderr

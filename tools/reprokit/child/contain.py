@@ -53,6 +53,7 @@ def _sibling(name):
 namespaces = _sibling("namespaces")
 budgets = _sibling("budgets")
 reaper = _sibling("reaper")
+bubblewrap = _sibling("bubblewrap")
 probe = _sibling("probe")  # its Landlock rules (confine_writes), applied here too: see _confine
 
 
@@ -121,7 +122,7 @@ def launch(config, start_case):
     uid, gid = config.get("uid"), config.get("gid")
     root = os.geteuid() == 0 and uid is not None
     _die_with_parent(config.get("parent"))
-    held = []
+    held = ["no bubblewrap"] if config.get("bwrap_missing") else []
     if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
         held.append("subreaper")
     pid_namespace = False
@@ -153,44 +154,14 @@ def launch(config, start_case):
             os._exit(127)
     os.close(write_end)
     status = reaper.wait_for(init)
-    status = _read_init_report(read_end, held, status, pid_namespace)
+    status, _ = reaper.read_init_report(read_end, held, status, pid_namespace)
     reaper.end_all_below()
     if cgroup:
         if budgets.oom_kills(cgroup):
             held.append("over memory budget")
         budgets.remove_cgroup(cgroup)
-    _write_held(config.get("held"), held)
+    reaper.write_held(config.get("held"), held)
     reaper.relay(status)
-
-
-def _read_init_report(read_end, held, status, pid_namespace):
-    """What the init said held (added to `held`), and the case's wait status it relayed ("F" first: a disk budget
-    was full); `status` is the init's own where there is no namespace."""
-    report = b""
-    while chunk := os.read(read_end, 4096):
-        report += chunk
-    lines = report.split(b"\n", 1)
-    try:
-        held += json.loads(lines[0])
-    except ValueError:
-        pass
-    if not pid_namespace:
-        return status
-    tail = lines[1] if len(lines) > 1 else b""
-    if tail[:1] == b"F":
-        held.append("over disk budget")
-        tail = tail[1:]
-    return struct.unpack("i", tail[:4])[0] if len(tail) >= 4 else 9  # no status: the init was killed
-
-
-def _write_held(path, held):
-    if path:
-        try:  # a case without Landlock could have put a link there: then nothing is recorded as held
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            os.write(fd, json.dumps(held).encode())
-            os.close(fd)
-        except OSError:
-            pass
 
 
 def _init(config, uid, gid, pipe, start_case):
@@ -232,10 +203,69 @@ def _init(config, uid, gid, pipe, start_case):
     os._exit(0)
 
 
+def sandboxed(config, command, key):
+    """Run command inside bubblewrap (bubblewrap.py), kept in by this keeper as launch() keeps a run; never returns."""
+    uid, gid = config.get("uid"), config.get("gid")
+    root = os.geteuid() == 0 and uid is not None
+    _die_with_parent(config.get("parent"))
+    held = ["subreaper"] if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 else []
+    cgroup = budgets.memory_cgroup(config.get("memory_budget"))
+    pids = budgets.pids_cgroup(config.get("pids_budget"), cgroup)
+    held += [f"memory budget {config['memory_budget'] >> 20} MiB"] if cgroup else []
+    held += [f"pids budget {config['pids_budget']}"] if pids else []
+    read_end, write_end = os.pipe()
+    key_read, key_write = os.pipe()
+    os.write(key_write, key or b"")
+    os.close(key_write)
+    child = os.fork()
+    if child == 0:
+        os.close(read_end)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        try:
+            budgets.join(cgroup)
+            budgets.join(pids if pids and (not cgroup or pids[0] != cgroup[0]) else None)
+            if root:  # the way to what the run needs, for the case user, in a mount namespace of this process only
+                _private_view(config, uid, gid)
+                _drop(uid, gid)
+            for fd in (write_end, key_read):
+                os.set_inheritable(fd, True)
+            args = bubblewrap.arguments(config, command, write_end, key_read)
+            os.execv(args[0], args)
+        finally:
+            os._exit(127)
+    os.close(write_end)
+    os.close(key_read)
+    status = reaper.wait_for(child)
+    inside = []
+    status, started = reaper.read_init_report(read_end, inside, status, True)
+    if started:  # the first process inside said what held: the sandbox started
+        held += bubblewrap.held(config) + ([f"uid {uid}"] if root else []) + inside
+    else:
+        print("reprokit: the run's bubblewrap sandbox did not start", file=sys.stderr)
+    reaper.end_all_below()
+    for group, kind in ((cgroup, "memory"), (pids, "pids")):
+        if group and budgets.oom_kills(group):
+            held.append(f"over {kind} budget")
+        if group and (kind == "memory" or not cgroup or group[0] != cgroup[0]):
+            budgets.remove_cgroup(group)
+    reaper.write_held(config.get("held"), held)
+    reaper.relay(status)
+
+
+def _private_view(config, uid, gid):
+    namespaces.call(_libc.unshare(namespaces.CLONE_NEWNS), "unshare")
+    namespaces.mount(None, "/", None, namespaces.MS_REC | namespaces.MS_PRIVATE)
+    namespaces.mount("tmpfs", "/dev/shm", "tmpfs", namespaces.MS_NOSUID | namespaces.MS_NODEV, "mode=700,size=1m")
+    namespaces.expose([*config.get("needs", ()), *config.get("rw", ()), config["workdir"]], uid, gid,
+                      "/dev/shm/.reprokit-stage")
+
+
 def main():
     config = json.loads(sys.argv[1])
     command = sys.argv[sys.argv.index("--") + 1:]
     key = _read_key(config)
+    if config.get("bwrap"):
+        sandboxed(config, command, key)
     launch(config, lambda: exec_with_key(command, key))
 
 

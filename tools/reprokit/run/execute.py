@@ -23,6 +23,7 @@ from pathlib import Path
 from reprokit.child import CONTAIN, PROBE
 from reprokit.run.child_setup import child_env, contain_config, read_held
 from reprokit.run.process_groups import Interrupted, Stopper, kill_group
+from reprokit.run.sandbox import sandbox_config
 from reprokit.run.untrusted_files import TAIL_BYTES, read_reports, tail_text
 
 
@@ -130,7 +131,7 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
         config = contain_config(python, script, workdir, private, full_env, writable)
         full_env.update(REPROKIT_REPORT_DIR=str(private / "reports"))
         key_fd = _key_pipe(key)  # the key on a descriptor: never in an environment a case process could read
-        config.update(key_fd=key_fd, parent=os.getpid())
+        config.update(key_fd=key_fd, parent=os.getpid(), **sandbox_config())
         out, err = Capture(tail_bytes), Capture(tail_bytes)
         start = time.monotonic()
         try:
@@ -168,10 +169,10 @@ def finish_observation(private: Path, key: str, code: int | None, timed_out: boo
     probes, malformed = read_reports(private / "reports", key)
     obs = _classify(code, timed_out, seconds, probes, world_size, *outputs)
     obs.contained = read_held(private)
-    for kind in ("memory", "disk"):  # a budget the run reached decides its status: not torch's behaviour
+    for kind, unit in (("memory", " MiB"), ("disk", " MiB"), ("pids", "")):  # not torch's behaviour: decides status
         if f"over {kind} budget" in (obs.contained or ""):
-            size = re.search(rf"{kind} budget (\d+) MiB", obs.contained)
-            obs.status, obs.over_budget = "over-budget", f"{kind} {size.group(1) if size else '?'} MiB"
+            size = re.search(rf"{kind} budget (\d+)", obs.contained)
+            obs.status, obs.over_budget = "over-budget", f"{kind} {size.group(1) if size else '?'}{unit}"
     if malformed:  # an observation the case tampered with (or a probe that broke): recorded as such, never trusted
         obs.status, obs.malformed = "crash", malformed
         obs.exception, obs.stage, obs.dynamo = None, None, None
