@@ -64,7 +64,7 @@ def arguments(config, command, report_fd, key_fd):
             args += ["--ro-bind", path, path]
     args += [arg for name in ETC if os.path.exists(f"/etc/{name}") for arg in ("--ro-bind", f"/etc/{name}", f"/etc/{name}")]
     args += ["--ro-bind-try", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev"]
-    for pattern in DEVICES.get(config.get("device_family"), ()):
+    for pattern in DEVICES.get(os.environ.get("REPRO_DEVICE", "cpu").split(":")[0], ()):  # the run's device family
         args += [arg for node in sorted(glob.glob(pattern)) for arg in ("--dev-bind", node, node)]
     args += [*size, "--tmpfs", "/dev/shm", *size, "--tmpfs", "/tmp", *size, "--tmpfs", workdir]
     for path in _read_only(config):
