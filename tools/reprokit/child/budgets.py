@@ -68,6 +68,30 @@ def pids_cgroup(limit, memory=None):
     return None
 
 
+def run_cgroups(config):
+    """The run's memory and pids cgroups (either None where it cannot be made) and what they hold, as recorded."""
+    memory = memory_cgroup(config.get("memory_budget"))
+    pids = pids_cgroup(config.get("pids_budget"), memory)
+    held = [f"memory budget {config['memory_budget'] >> 20} MiB"] if memory else []
+    return (memory, pids), held + ([f"pids budget {config['pids_budget']}"] if pids else [])
+
+
+def join_all(groups):
+    memory, pids = groups
+    join(memory)
+    join(pids if pids and (not memory or pids[0] != memory[0]) else None)
+
+
+def close_all(groups, held):
+    """Whether the run reached a budget (added to `held`); the cgroups removed."""
+    memory, pids = groups
+    held += ["over memory budget"] if memory and oom_kills(memory) else []
+    held += ["over pids budget"] if pids and oom_kills(pids) else []
+    for group in (memory, pids if pids and (not memory or pids[0] != memory[0]) else None):
+        if group:
+            remove_cgroup(group)
+
+
 def join(cgroup):
     if cgroup:
         with open(os.path.join(cgroup[0], "cgroup.procs"), "w") as fh:

@@ -129,16 +129,15 @@ def launch(config, start_case):
     if root:
         pid_namespace = _libc.unshare(namespaces.CLONE_NEWPID) == 0  # for the children: the init below is its PID 1
     held += namespaces.own_namespaces(root)
-    cgroup = budgets.memory_cgroup(config.get("memory_budget"))
-    if cgroup:
-        held.append(f"memory budget {config['memory_budget'] >> 20} MiB")
+    groups, said = budgets.run_cgroups(config)
+    held += said
     read_end, write_end = os.pipe()
     init = os.fork()
     if init == 0:
         os.close(read_end)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
-            budgets.join(cgroup)
+            budgets.join_all(groups)
             if pid_namespace:
                 _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                 _init(config, uid, gid, write_end, start_case)
@@ -156,10 +155,7 @@ def launch(config, start_case):
     status = reaper.wait_for(init)
     status, _ = reaper.read_init_report(read_end, held, status, pid_namespace)
     reaper.end_all_below()
-    if cgroup:
-        if budgets.oom_kills(cgroup):
-            held.append("over memory budget")
-        budgets.remove_cgroup(cgroup)
+    budgets.close_all(groups, held)
     reaper.write_held(config.get("held"), held)
     reaper.relay(status)
 
@@ -209,10 +205,8 @@ def sandboxed(config, command, key):
     root = os.geteuid() == 0 and uid is not None
     _die_with_parent(config.get("parent"))
     held = ["subreaper"] if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 else []
-    cgroup = budgets.memory_cgroup(config.get("memory_budget"))
-    pids = budgets.pids_cgroup(config.get("pids_budget"), cgroup)
-    held += [f"memory budget {config['memory_budget'] >> 20} MiB"] if cgroup else []
-    held += [f"pids budget {config['pids_budget']}"] if pids else []
+    groups, said = budgets.run_cgroups(config)
+    held += said
     read_end, write_end = os.pipe()
     key_read, key_write = os.pipe()
     os.write(key_write, key or b"")
@@ -222,8 +216,7 @@ def sandboxed(config, command, key):
         os.close(read_end)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
-            budgets.join(cgroup)
-            budgets.join(pids if pids and (not cgroup or pids[0] != cgroup[0]) else None)
+            budgets.join_all(groups)
             if root:  # the way to what the run needs, for the case user, in a mount namespace of this process only
                 _private_view(config, uid, gid)
                 _drop(uid, gid)
@@ -243,11 +236,7 @@ def sandboxed(config, command, key):
     else:
         print("reprokit: the run's bubblewrap sandbox did not start", file=sys.stderr)
     reaper.end_all_below()
-    for group, kind in ((cgroup, "memory"), (pids, "pids")):
-        if group and budgets.oom_kills(group):
-            held.append(f"over {kind} budget")
-        if group and (kind == "memory" or not cgroup or group[0] != cgroup[0]):
-            budgets.remove_cgroup(group)
+    budgets.close_all(groups, held)
     reaper.write_held(config.get("held"), held)
     reaper.relay(status)
 

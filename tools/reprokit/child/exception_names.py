@@ -7,8 +7,10 @@ exception class"). Only modules under `torch` are ever imported. Standard librar
 """
 
 import importlib
+import importlib.util
 import json
 import os
+import sys
 
 # torch modules whose import defines the exception classes an oracle may name by their bare name.
 TORCH_MODULES = ("torch", "torch._dynamo", "torch._dynamo.exc", "torch._inductor.exc", "torch.export",
@@ -30,7 +32,15 @@ def _dotted(name):
     return "class" if isinstance(obj, type) and issubclass(obj, BaseException) else "not an exception class"
 
 
+def _forget_the_package():
+    """No folder of the search path that holds the package (an editable install's .pth puts the checkout's tools/
+    there), no editable-install finder: only torch and the standard library are importable here."""
+    sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or ".", "reprokit"))]
+    sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
+
+
 def main():
+    _forget_the_package()
     names = json.loads(os.environ.get("REPROKIT_DOTTED_NAMES", "[]"))
     try:
         importlib.import_module("torch")
@@ -47,7 +57,8 @@ def main():
         cls = todo.pop()
         bare.add(cls.__name__)
         todo += cls.__subclasses__()
-    answer = {"torch": True, "bare": sorted(bare), "dotted": {n: _dotted(n) for n in names if isinstance(n, str)}}
+    package = importlib.util.find_spec("reprokit") is not None  # nothing of the repository may be importable here
+    answer = {"torch": True, "package": package, "bare": sorted(bare), "dotted": {n: _dotted(n) for n in names if isinstance(n, str)}}
     print("REPROKIT_EXCEPTION_NAMES " + json.dumps(answer), flush=True)
 
 

@@ -80,6 +80,8 @@ def torch_names(dotted: set[str], python: str = sys.executable, root: Path | Non
         raise NamesUnknown(f"the exception names of {python}'s torch could not be read ({obs.status}: "
                            f"{obs.exception or obs.signal or 'exit ' + str(obs.exit_code)})")
     answer = json.loads(lines[-1][len(_MARK):])
+    if answer.get("package"):
+        raise NamesUnknown(f"the child process of {python} could import this package; nothing was looked up")
     if not answer.get("torch"):
         _known[python] = None
         return None
