@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from reprokit.run import sandbox
+from reprokit.run import execute, sandbox
 from reprokit.run.execute import observe
 
 pytestmark = pytest.mark.e2e
@@ -338,3 +338,11 @@ def test_where_bubblewrap_cannot_run_the_runner_says_so_in_one_line_and_in_the_r
     assert "CONTAINED" in done.stdout and "no bubblewrap" in done.stdout and "plain run" in done.stdout, done.stderr
     said = [line for line in done.stderr.splitlines() if "bubblewrap" in line]
     assert len(said) == 1 and "bwrap is not installed" in said[0], done.stderr
+
+
+def test_a_sandbox_that_does_not_start_is_never_the_case_s_failure(tmp_path, monkeypatch):
+    monkeypatch.setattr(execute, "sandbox_config", lambda: {"bwrap": {"path": "/bin/false", "version": "0.0"}})
+    obs = run(case_script(tmp_path, "print('never runs')\n"))
+    assert "never runs" not in obs.stdout_tail
+    assert (obs.status, obs.malformed) == ("crash", "the run's bubblewrap sandbox did not start"), obs.contained
+    assert "bubblewrap failed" in obs.contained

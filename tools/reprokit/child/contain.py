@@ -23,6 +23,10 @@ The process that runs this is the run's *keeper*:
   /dev/shm are size-limited tmpfs of config "disk_budget" bytes; a run that reached a budget says so;
 - the observation key comes on a descriptor (config "key_fd"), never in an environment, and is handed to the case's
   first process on a fresh pipe (REPROKIT_KEY_FD) that the probe reads and closes before the script runs.
+- with config "bwrap" (cold host runs where bubblewrap can run; sandboxed()), the case runs inside bubblewrap
+  instead of the namespaces above (bubblewrap.py: only what the run needs is in its file system), as that user, with
+  this keeper's subreaper, budgets and parent-death signal around it, and the sandbox's first process
+  (sandbox_stage.py) reporting what held and the case's exact wait status; where it never started, "bubblewrap failed";
 - writes are confined with Landlock (the folders of $REPROKIT_WRITABLE, and the probes' report folder config
   "reports") before the probe starts, so what the record says held comes from here, not from the case's process.
 What held is written to config "held" (a file in the runner's private folder) as a JSON list.
@@ -233,8 +237,9 @@ def sandboxed(config, command, key):
     status, started = reaper.read_init_report(read_end, inside, status, True)
     if started:  # the first process inside said what held: the sandbox started
         held += bubblewrap.held(config) + ([f"uid {uid}"] if root else []) + inside
-    else:
+    else:  # the case never ran: recorded as the harness's failure, never as the case's exit
         print("reprokit: the run's bubblewrap sandbox did not start", file=sys.stderr)
+        held.append("bubblewrap failed")
     reaper.end_all_below()
     budgets.close_all(groups, held)
     reaper.write_held(config.get("held"), held)

@@ -148,7 +148,8 @@ def read_held(private: Path) -> str | None:
 
 _HELD = (r"subreaper|pid namespace|mount namespace|private /dev/shm|uid \d{1,10}|ipc namespace"
          r"|network namespace \(loopback only\)|(memory|disk) budget \d{1,9} MiB|pids budget \d{1,9}"
-         r"|over (memory|disk|pids) budget|landlock ABI \d{1,3}|bubblewrap \d{1,4}(\.\d{1,4}){0,3}|no bubblewrap")
+         r"|over (memory|disk|pids) budget|landlock ABI \d{1,3}|bubblewrap \d{1,4}(\.\d{1,4}){0,3}|no bubblewrap"
+         r"|bubblewrap failed")
 
 
 def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str, str],

@@ -173,6 +173,8 @@ def finish_observation(private: Path, key: str, code: int | None, timed_out: boo
         if f"over {kind} budget" in (obs.contained or ""):
             size = re.search(rf"{kind} budget (\d+)", obs.contained)
             obs.status, obs.over_budget = "over-budget", f"{kind} {size.group(1) if size else '?'}{unit}"
+    if "bubblewrap failed" in (obs.contained or ""):  # the sandbox never started the case: nothing was observed
+        malformed = "the run's bubblewrap sandbox did not start"
     if malformed:  # an observation the case tampered with (or a probe that broke): recorded as such, never trusted
         obs.status, obs.malformed = "crash", malformed
         obs.exception, obs.stage, obs.dynamo = None, None, None
