@@ -135,8 +135,12 @@ for name, pid in (("parent", os.getppid()), ("runner", int(os.environ["REPRO_RUN
 
 @ROOT_ONLY
 def test_the_case_cannot_signal_its_runner_or_its_parent(run):
-    out = run(SIGNALS, REPRO_RUNNER=str(os.getpid())).stdout_tail
-    assert "REFUSED parent" in out and "REFUSED runner" in out, out
+    obs = run(SIGNALS, REPRO_RUNNER=str(os.getpid()))
+    out = obs.stdout_tail
+    assert "REFUSED runner" in out, out
+    # Inside bubblewrap the case's parent is the sandbox's first process, the case's own user in its own namespaces:
+    # a signal to it can end only the case's own run (recorded as killed).
+    assert "REFUSED parent" in out or "bubblewrap" in obs.contained, out
 
 
 READS_ENVIRON = """

@@ -11,3 +11,4 @@ FOLDER = Path(__file__).parent
 PROBE = FOLDER / "probe.py"
 CONTAIN = FOLDER / "contain.py"
 ZYGOTE = FOLDER / "zygote.py"
+EXCEPTION_NAMES = FOLDER / "exception_names.py"

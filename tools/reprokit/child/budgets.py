@@ -1,5 +1,6 @@
-"""A run's budgets, for its keeper (contain.py): one memory cgroup for all its processes, and (as root, in its mount
-namespace) its folder as a size-limited tmpfs. Standard library only; loaded by path, like contain.py."""
+"""A run's budgets, for its keeper (contain.py): one memory cgroup for all its processes, a pids cgroup (how many
+processes and threads it may have at once), and (as root, in its mount namespace) its folder as a size-limited tmpfs.
+Standard library only; loaded by path, like contain.py."""
 
 import os
 import time
@@ -35,6 +36,62 @@ def memory_cgroup(budget):
     return None
 
 
+def pids_cgroup(limit, memory=None):
+    """A pids cgroup of at most `limit` tasks below this process's own (v1 `pids`; in v2 the memory cgroup's own
+    folder when its pids.max exists), or None where none can be made."""
+    if not limit:
+        return None
+    if memory and os.path.exists(os.path.join(memory[0], "pids.max")):
+        try:
+            with open(os.path.join(memory[0], "pids.max"), "w") as fh:
+                fh.write(str(limit))
+            return memory[0], "pids.events"
+        except OSError:
+            return None
+    try:
+        with open("/proc/self/cgroup") as fh:
+            paths = [line.rstrip("\n").split(":", 2)[2] for line in fh if "pids" in line.split(":")[1].split(",")]
+    except (OSError, IndexError):
+        return None
+    for path in paths:
+        folder = os.path.join("/sys/fs/cgroup/pids" + path, f"reprokit-{os.getpid()}")
+        try:
+            os.mkdir(folder)
+        except OSError:
+            continue
+        try:
+            with open(os.path.join(folder, "pids.max"), "w") as fh:
+                fh.write(str(limit))
+            return folder, "pids.events"
+        except OSError:
+            os.rmdir(folder)
+    return None
+
+
+def run_cgroups(config):
+    """The run's memory and pids cgroups (either None where it cannot be made) and what they hold, as recorded."""
+    memory = memory_cgroup(config.get("memory_budget"))
+    pids = pids_cgroup(config.get("pids_budget"), memory)
+    held = [f"memory budget {config['memory_budget'] >> 20} MiB"] if memory else []
+    return (memory, pids), held + ([f"pids budget {config['pids_budget']}"] if pids else [])
+
+
+def join_all(groups):
+    memory, pids = groups
+    join(memory)
+    join(pids if pids and (not memory or pids[0] != memory[0]) else None)
+
+
+def close_all(groups, held):
+    """Whether the run reached a budget (added to `held`); the cgroups removed."""
+    memory, pids = groups
+    held += ["over memory budget"] if memory and oom_kills(memory) else []
+    held += ["over pids budget"] if pids and oom_kills(pids) else []
+    for group in (memory, pids if pids and (not memory or pids[0] != memory[0]) else None):
+        if group:
+            remove_cgroup(group)
+
+
 def join(cgroup):
     if cgroup:
         with open(os.path.join(cgroup[0], "cgroup.procs"), "w") as fh:
@@ -42,10 +99,12 @@ def join(cgroup):
 
 
 def oom_kills(cgroup):
-    """How many processes the cgroup's limit killed (memory.events / memory.oom_control: oom_kill N)."""
+    """How many times the cgroup's limit was reached: processes its memory limit killed (memory.events /
+    memory.oom_control: oom_kill N), forks its pids limit refused (pids.events: max N)."""
+    word = "max " if cgroup[1] == "pids.events" else "oom_kill "
     try:
         with open(os.path.join(*cgroup)) as fh:
-            return sum(int(line.split()[1]) for line in fh if line.startswith("oom_kill "))
+            return sum(int(line.split()[1]) for line in fh if line.startswith(word))
     except (OSError, ValueError, IndexError):
         return 0
 

@@ -23,6 +23,12 @@ The process that runs this is the run's *keeper*:
   /dev/shm are size-limited tmpfs of config "disk_budget" bytes; a run that reached a budget says so;
 - the observation key comes on a descriptor (config "key_fd"), never in an environment, and is handed to the case's
   first process on a fresh pipe (REPROKIT_KEY_FD) that the probe reads and closes before the script runs.
+- with config "bwrap" (cold host runs where bubblewrap can run; sandboxed()), the case runs inside bubblewrap
+  instead of the namespaces above (bubblewrap.py: only what the run needs is in its file system), as that user, with
+  this keeper's subreaper, budgets and parent-death signal around it, and the sandbox's first process
+  (sandbox_stage.py) reporting what held and the case's exact wait status; where it never started, "bubblewrap failed";
+- writes are confined with Landlock (the folders of $REPROKIT_WRITABLE, and the probes' report folder config
+  "reports") before the probe starts, so what the record says held comes from here, not from the case's process.
 What held is written to config "held" (a file in the runner's private folder) as a JSON list.
 """
 
@@ -50,6 +56,20 @@ def _sibling(name):
 
 namespaces = _sibling("namespaces")
 budgets = _sibling("budgets")
+reaper = _sibling("reaper")
+bubblewrap = _sibling("bubblewrap")
+probe = _sibling("probe")  # its Landlock rules (confine_writes), applied here too: see _confine
+
+
+def _confine(config, held):
+    """Landlock for the case's first process and all it starts, applied here, before the probe runs: the record's
+    `confined` is what this keeper saw hold, never what a probe (the case's own process) says. The probe's report
+    folder is writable in this layer; the probe adds a layer without it before the script runs."""
+    folders = [p for p in os.environ.get("REPROKIT_WRITABLE", "").split(os.pathsep) if p]
+    if folders:
+        abi = probe.confine_writes(folders + ([config["reports"]] if config.get("reports") else []))
+        if abi:
+            held.append(f"landlock ABI {abi}")
 
 
 def _drop(uid, gid):
@@ -59,64 +79,6 @@ def _drop(uid, gid):
     if os.getuid() != uid or os.geteuid() != uid:
         raise OSError("the case is still root")
     _libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # as after an exec: its own /proc files are its own (warm runs)
-
-
-def _descendants(root):
-    parent_of = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    parent_of[int(entry)] = int(fh.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, frontier = [], [root]
-    while frontier:
-        frontier = [pid for pid, ppid in parent_of.items() if ppid in frontier]
-        found += frontier
-    return found
-
-
-def _end_all_below():
-    """Kill and reap every process left below this one (a subreaper: orphans of the run are its children)."""
-    me = os.getpid()
-    while True:
-        for pid in _descendants(me):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            os.wait()
-        except ChildProcessError:
-            return
-
-
-def _relay(status):
-    """Exit as the case did: the same code, or death by the same signal (without a core of this process)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if os.WIFSIGNALED(status):
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        number = os.WTERMSIG(status)
-        signal.signal(number, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
-        os.kill(os.getpid(), number)
-        os._exit(128 + number)
-    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
-
-
-def _wait_for(pid):
-    """Wait for pid, reaping whatever else ends meanwhile (orphans re-parented here); its wait status."""
-    while True:
-        try:
-            ended, status = os.wait()
-        except ChildProcessError:
-            return 9  # killed from outside
-        if ended == pid:
-            return status
 
 
 def _read_key(config):
@@ -150,7 +112,7 @@ def _die_with_parent(parent):
     """SIGTERM when the process that started this keeper dies (the runner, or the warm zygote): end the run first."""
 
     def ended(signum, frame):
-        _end_all_below()
+        reaper.end_all_below()
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, ended)
@@ -164,28 +126,29 @@ def launch(config, start_case):
     uid, gid = config.get("uid"), config.get("gid")
     root = os.geteuid() == 0 and uid is not None
     _die_with_parent(config.get("parent"))
-    held = []
+    held = ["no bubblewrap"] if config.get("bwrap_missing") else []
     if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
         held.append("subreaper")
     pid_namespace = False
     if root:
         pid_namespace = _libc.unshare(namespaces.CLONE_NEWPID) == 0  # for the children: the init below is its PID 1
     held += namespaces.own_namespaces(root)
-    cgroup = budgets.memory_cgroup(config.get("memory_budget"))
-    if cgroup:
-        held.append(f"memory budget {config['memory_budget'] >> 20} MiB")
+    groups, said = budgets.run_cgroups(config)
+    held += said
     read_end, write_end = os.pipe()
     init = os.fork()
     if init == 0:
         os.close(read_end)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
-            budgets.join(cgroup)
+            budgets.join_all(groups)
             if pid_namespace:
                 _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                 _init(config, uid, gid, write_end, start_case)
             drop = root and all(namespaces.reachable(p, uid, gid) for p in config.get("needs", ()))
-            os.write(write_end, (json.dumps([f"uid {uid}"] if drop else []) + "\n").encode())
+            said = [f"uid {uid}"] if drop else []
+            _confine(config, said)
+            os.write(write_end, (json.dumps(said) + "\n").encode())
             os.close(write_end)
             if drop:
                 _drop(uid, gid)
@@ -193,45 +156,12 @@ def launch(config, start_case):
         finally:
             os._exit(127)
     os.close(write_end)
-    status = _wait_for(init)
-    status = _read_init_report(read_end, held, status, pid_namespace)
-    _end_all_below()
-    if cgroup:
-        if budgets.oom_kills(cgroup):
-            held.append("over memory budget")
-        budgets.remove_cgroup(cgroup)
-    _write_held(config.get("held"), held)
-    _relay(status)
-
-
-def _read_init_report(read_end, held, status, pid_namespace):
-    """What the init said held (added to `held`), and the case's wait status it relayed ("F" first: a disk budget
-    was full); `status` is the init's own where there is no namespace."""
-    report = b""
-    while chunk := os.read(read_end, 4096):
-        report += chunk
-    lines = report.split(b"\n", 1)
-    try:
-        held += json.loads(lines[0])
-    except ValueError:
-        pass
-    if not pid_namespace:
-        return status
-    tail = lines[1] if len(lines) > 1 else b""
-    if tail[:1] == b"F":
-        held.append("over disk budget")
-        tail = tail[1:]
-    return struct.unpack("i", tail[:4])[0] if len(tail) >= 4 else 9  # no status: the init was killed
-
-
-def _write_held(path, held):
-    if path:
-        try:  # a case without Landlock could have put a link there: then nothing is recorded as held
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            os.write(fd, json.dumps(held).encode())
-            os.close(fd)
-        except OSError:
-            pass
+    status = reaper.wait_for(init)
+    status, _ = reaper.read_init_report(read_end, held, status, pid_namespace)
+    reaper.end_all_below()
+    budgets.close_all(groups, held)
+    reaper.write_held(config.get("held"), held)
+    reaper.relay(status)
 
 
 def _init(config, uid, gid, pipe, start_case):
@@ -255,6 +185,7 @@ def _init(config, uid, gid, pipe, start_case):
     drop = all(namespaces.reachable(p, uid, gid) for p in config.get("needs", ()))
     if drop:
         held.append(f"uid {uid}")
+    _confine(config, held)
     os.write(pipe, (json.dumps(held) + "\n").encode())
     case = os.fork()
     if case == 0:
@@ -265,17 +196,70 @@ def _init(config, uid, gid, pipe, start_case):
             start_case()
         finally:
             os._exit(127)
-    status = _wait_for(case)
+    status = reaper.wait_for(case)
     if any(h.startswith("disk budget") for h in held) and budgets.full(config["workdir"], "/dev/shm"):
         os.write(pipe, b"F")
     os.write(pipe, struct.pack("i", status))
     os._exit(0)
 
 
+def sandboxed(config, command, key):
+    """Run command inside bubblewrap (bubblewrap.py), kept in by this keeper as launch() keeps a run; never returns."""
+    uid, gid = config.get("uid"), config.get("gid")
+    root = os.geteuid() == 0 and uid is not None
+    _die_with_parent(config.get("parent"))
+    held = ["subreaper"] if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 else []
+    groups, said = budgets.run_cgroups(config)
+    held += said
+    read_end, write_end = os.pipe()
+    key_read, key_write = os.pipe()
+    os.write(key_write, key or b"")
+    os.close(key_write)
+    child = os.fork()
+    if child == 0:
+        os.close(read_end)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        try:
+            budgets.join_all(groups)
+            if root:  # the way to what the run needs, for the case user, in a mount namespace of this process only
+                _private_view(config, uid, gid)
+                _drop(uid, gid)
+            for fd in (write_end, key_read):
+                os.set_inheritable(fd, True)
+            args = bubblewrap.arguments(config, command, write_end, key_read)
+            os.execv(args[0], args)
+        finally:
+            os._exit(127)
+    os.close(write_end)
+    os.close(key_read)
+    status = reaper.wait_for(child)
+    inside = []
+    status, started = reaper.read_init_report(read_end, inside, status, True)
+    if started:  # the first process inside said what held: the sandbox started
+        held += bubblewrap.held(config) + ([f"uid {uid}"] if root else []) + inside
+    else:  # the case never ran: recorded as the harness's failure, never as the case's exit
+        print("reprokit: the run's bubblewrap sandbox did not start", file=sys.stderr)
+        held.append("bubblewrap failed")
+    reaper.end_all_below()
+    budgets.close_all(groups, held)
+    reaper.write_held(config.get("held"), held)
+    reaper.relay(status)
+
+
+def _private_view(config, uid, gid):
+    namespaces.call(_libc.unshare(namespaces.CLONE_NEWNS), "unshare")
+    namespaces.mount(None, "/", None, namespaces.MS_REC | namespaces.MS_PRIVATE)
+    namespaces.mount("tmpfs", "/dev/shm", "tmpfs", namespaces.MS_NOSUID | namespaces.MS_NODEV, "mode=700,size=1m")
+    namespaces.expose([*config.get("needs", ()), *config.get("rw", ()), config["workdir"]], uid, gid,
+                      "/dev/shm/.reprokit-stage")
+
+
 def main():
     config = json.loads(sys.argv[1])
     command = sys.argv[sys.argv.index("--") + 1:]
     key = _read_key(config)
+    if config.get("bwrap"):
+        sandboxed(config, command, key)
     launch(config, lambda: exec_with_key(command, key))
 
 

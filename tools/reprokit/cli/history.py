@@ -6,6 +6,7 @@ import argparse
 import fnmatch
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 from reprokit.cli.common import OUT_HELP, root_of, store_of
@@ -151,9 +152,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     root = root_of(args)
     store = store_of(args, root)
     for source in args.source:
-        records, runs = importer.import_into(store, Path(source))
+        records, runs, refused = importer.import_into(store, Path(source), root)
+        for line in refused:
+            print(line, file=sys.stderr)
         print(f"imported {records} records of {runs} run(s) from {source} into {store.folder}")
-    return 0
+    return 1 if refused else 0
 
 
 def add_import(sub) -> None:

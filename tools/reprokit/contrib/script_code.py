@@ -5,8 +5,14 @@ and where it reads the corpus's REPRO_DEVICE / REPRO_DTYPE variables."""
 from __future__ import annotations
 
 import ast
+import contextlib
+import os
 import re
+import resource
 from dataclasses import dataclass
+from pathlib import Path
+
+from reprokit.model.schema import InputError
 
 REPRO_VARIABLES = ("REPRO_DEVICE", "REPRO_DTYPE")
 # torch dtypes a case may declare (model/schema.py DType), by the attribute names torch has for them
@@ -15,11 +21,63 @@ DTYPE_NAMES = {"float32": "float32", "float": "float32", "float64": "float64", "
 _NPROC = re.compile(r"^--nproc[-_]per[-_]node[= ](\d+)$")
 
 
-def parse(text: str) -> ast.Module | None:
+SCRIPT_LIMIT = 1 << 20  # bytes: a repro is a few KB; a larger file is refused before anything reads it whole
+PARSE_MEMORY = 1 << 30  # bytes of address space the syntax tree of one script may take (1 MB of code: ~100 MB)
+
+
+def read_script(path: Path, where: str = "--from") -> str:
+    """The text of a script to make a case of: at most SCRIPT_LIMIT bytes, UTF-8, and a syntax tree that builds within
+    PARSE_MEMORY and Python's recursion limit; InputError (one line) otherwise. After it, parsing the text is safe."""
     try:
-        return ast.parse(text)
+        size = os.stat(path).st_size
+    except OSError as err:
+        raise InputError(f"{where} {path}: cannot be read ({err.strerror})") from None
+    if size > SCRIPT_LIMIT:
+        raise InputError(f"{where} {path}: {size} bytes, more than the {SCRIPT_LIMIT} a case script may have")
+    with open(path, "rb") as fh:
+        data = fh.read(SCRIPT_LIMIT + 1)
+    if len(data) > SCRIPT_LIMIT:
+        raise InputError(f"{where} {path}: more than the {SCRIPT_LIMIT} bytes a case script may have")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"{where} {path}: not UTF-8 (byte {err.start}); a case script is UTF-8 text") from None
+    parse(text, f"{where} {path}")
+    return text
+
+
+@contextlib.contextmanager
+def _address_space(extra: int):
+    """At most `extra` more bytes of address space for this process while the block runs (RLIMIT_AS)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    try:
+        with open("/proc/self/status") as fh:
+            used = next(int(line.split()[1]) << 10 for line in fh if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError):
+        used = None
+    limit = used + extra if used is not None else None
+    if limit is not None and (hard == resource.RLIM_INFINITY or limit < hard):
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def parse(text: str, where: str = "script") -> ast.Module | None:
+    """The script's syntax tree, or None where it does not parse; built within PARSE_MEMORY bytes, and an expression
+    nested too deeply for Python is an InputError in one line (never a RecursionError traceback)."""
+    if len(text) > SCRIPT_LIMIT:
+        raise InputError(f"{where}: more than the {SCRIPT_LIMIT} bytes a case script may have")
+    try:
+        with _address_space(PARSE_MEMORY):
+            return ast.parse(text)
     except SyntaxError:
         return None
+    except RecursionError:
+        raise InputError(f"{where}: an expression is nested too deeply for Python to read it") from None
+    except MemoryError:
+        raise InputError(f"{where}: its syntax tree needs more than {PARSE_MEMORY >> 20} MiB") from None
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -1,23 +1,22 @@
 """Check every input file: cases (schema, unique ids, standalone scripts, oracles, links), matrix, claims, sweep.
 
-Each problem is one line naming the file, the field and what is allowed; nothing is run. Besides the schema, the
-claim-judging rules of CONTRIBUTING.md that can be checked without a run: every exception class an oracle or a script
-names exists in the installed torch (or builtins); a measurement case has fixed.py or says why none applies; a claim
+Each problem is one line naming the file, the field and what is allowed; no case code is run and nothing a case
+names is imported here. Besides the schema, the claim-judging rules of CONTRIBUTING.md that can be checked without a
+run: every exception class an oracle or a script names exists in the installed torch (or builtins: asked in a
+contained child process, contrib/exception_names.py); a measurement case has fixed.py or says why none applies; a claim
 about specific hardware is gated to it; a claim about the article's fix has article_fix.py; one claim per variant.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
-import functools
-import importlib
-import importlib.util
 import re
 from pathlib import Path
 
 from reprokit.contrib import case_files
+from reprokit.contrib.exception_names import BUILTIN_EXCEPTIONS, NamesUnknown, TorchNames, torch_names, under_torch
 from reprokit.contrib.oracle_checks import oracle_problems
+from reprokit.model import corpus
 from reprokit.model.case import load_case
 from reprokit.model.claims import Claims, load_claims
 from reprokit.model.matrix import Matrix, load_matrix
@@ -25,10 +24,6 @@ from reprokit.model.schema import InputError
 from reprokit.run import sweep
 
 PROJECT_PACKAGE = "reprokit"
-# torch modules whose import defines the exception classes an oracle may name by their bare name.
-TORCH_MODULES = ("torch", "torch._dynamo", "torch._dynamo.exc", "torch._inductor.exc", "torch.export",
-                 "torch.fx.experimental.symbolic_shapes", "torch._subclasses.fake_tensor", "torch.distributed",
-                 "torch.distributed.tensor", "torch.distributed.fsdp", "torch.utils._sympy.value_ranges")
 # Words that make a claim one about specific hardware (rule 4).
 HARDWARE_WORDS = re.compile(r"\b(A10|A100|H100|H200|RTX ?4090|MI300X|910B|NVLink|PCIe|NUMA)\b")
 
@@ -39,6 +34,8 @@ def script_problems(path: Path) -> list[str]:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except SyntaxError as err:
         return [f"{path}:{err.lineno}: does not parse ({err.msg})"]
+    except (RecursionError, MemoryError):
+        return [f"{path}: an expression is nested too deeply for Python to read it"]
     problems = []
     for node in ast.walk(tree):
         names = []
@@ -52,44 +49,30 @@ def script_problems(path: Path) -> list[str]:
     return problems
 
 
-@functools.cache
-def torch_exception_names() -> frozenset[str]:
-    """The bare names of every exception class builtins and the installed torch define (after importing its modules)."""
-    for name in TORCH_MODULES:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - a module this build lacks (e.g. no distributed) defines nothing to find
-            continue
-    found, todo = set(), [BaseException]
-    while todo:
-        cls = todo.pop()
-        found.add(cls.__name__)
-        todo += cls.__subclasses__()
-    return frozenset(found)
-
-
-def bare_exception_problem(where: str, name: str) -> str | None:
-    if isinstance(getattr(builtins, name, None), type) and issubclass(getattr(builtins, name), BaseException):
-        return None
-    if importlib.util.find_spec("torch") is None or name in torch_exception_names():
+def bare_exception_problem(where: str, name: str, names: TorchNames | None) -> str | None:
+    if name in BUILTIN_EXCEPTIONS or names is None or name in names.bare:
         return None
     return (f"{where}: {name!r} is no exception class of builtins or of the installed torch; "
             "an oracle naming it could never match (use a class torch raises, or kind: nonzero-exit)")
 
 
-def exception_problem(case_yaml: Path, dotted: str) -> str | None:
-    """An oracle's exception must exist: a bare name in builtins or torch, a dotted one where its module imports."""
+def exception_problem(case_yaml: Path, dotted: str, names: TorchNames | None) -> str | None:
+    """An oracle's exception must exist: a bare name in builtins or torch, a dotted one under `torch.` (or
+    `builtins.`) where the torch under test has it. Nothing else is looked up (validate never imports a name)."""
+    where = f"{case_yaml}: expect.repro.exception"
     if "." not in dotted:
-        return bare_exception_problem(f"{case_yaml}: expect.repro.exception", dotted)
+        return bare_exception_problem(where, dotted, names)
     module, _, attr = dotted.rpartition(".")
-    if importlib.util.find_spec(module.split(".")[0]) is None:
-        return None
-    try:
-        obj = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError):
-        return f"{case_yaml}: expect.repro.exception: {dotted!r} does not resolve to a class"
-    if not (isinstance(obj, type) and issubclass(obj, BaseException)):
-        return f"{case_yaml}: expect.repro.exception: {dotted!r} is not an exception class"
+    if module == "builtins":
+        return None if attr in BUILTIN_EXCEPTIONS else f"{where}: {dotted!r} does not resolve to a class"
+    if not under_torch(dotted):
+        return (f"{where}: {dotted!r} is not under torch. or builtins; an oracle names torch's exception classes "
+                "(or Python's), and validate looks up no other module")
+    found = "class" if names is None else names.dotted.get(dotted, "missing")
+    if found == "missing":
+        return f"{where}: {dotted!r} does not resolve to a class"
+    if found != "class":
+        return f"{where}: {dotted!r} is not an exception class"
     return None
 
 
@@ -97,7 +80,7 @@ def compared_class_names(path: Path) -> list[tuple[int, str]]:
     """String constants a script compares with a class's __name__ / __qualname__ that look like exception names."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError):
         return []
     found = []
     for node in ast.walk(tree):
@@ -137,6 +120,61 @@ def claim_problems(path: Path, claims: Claims, case_dirs: dict[str, Path], matri
     return problems
 
 
+def case_problems(yml: Path, case, named: list[tuple[str, str, bool]]) -> list[str]:
+    """One case folder's problems; the exception names it uses are added to `named` ((where, name, named by an
+    oracle)), checked later for every case at once (one contained run of the torch under test)."""
+    if undecodable := corpus.not_text(yml.parent):  # nothing else of it is read: the site leaves it out too
+        return undecodable
+    problems = []
+    if not (yml.parent / "repro.py").exists():
+        problems.append(f"{yml.parent}: repro.py is missing")
+    problems += [p for name in case_files.EXTRA_FILES if (p := case_files.problem(yml.parent, name))]
+    for script in sorted(yml.parent.glob("*.py")):
+        problems += script_problems(script)
+        named += [(f"{script}:{line}: compares a class name with", name, False)
+                  for line, name in compared_class_names(script)]
+    named += [(str(yml), o.exception, True) for o in [case.expect.repro, *(e.repro for e in case.overrides.values())]
+              if o.exception]
+    problems += oracle_problems(yml, case)
+    article = case.article
+    if article and article.stance == "measures" and not article.no_fix and not (yml.parent / "fixed.py").exists():
+        problems.append(f"{yml}: article.stance: measures needs fixed.py or article.no_fix (why no fix applies)")
+    return problems
+
+
+def name_problems(named: list[tuple[str, str, bool]], root: Path) -> list[str]:
+    """Rule 3 (real names) for every (where, name, by an oracle): an oracle's exception (where is its case.yaml) or a class name a
+    script compares with (bare), against the torch under test, asked in a contained child process."""
+    try:
+        names = torch_names({n for _, n, _ in named if under_torch(n)}, root=root) if named else None
+    except NamesUnknown as err:
+        return [f"{root}: exception names: {err}"]
+    problems = []
+    for where, name, oracle in named:
+        if oracle:
+            problem = exception_problem(Path(where), name, names)
+        else:
+            problem = bare_exception_problem(where, name, names)
+        problems += [problem] if problem else []
+    return problems
+
+
+def sweep_problems(sweep_dir: Path, ids: dict[str, Path]) -> list[str]:
+    problems = []
+    try:
+        sweep.load_grid(sweep_dir / "grid.yaml")
+    except InputError as err:
+        problems.append(str(err))
+    for model in sorted((sweep_dir / "models").glob("*.py")):
+        tree = ast.parse(model.read_text(encoding="utf-8"))
+        if not any(isinstance(n, ast.FunctionDef) and n.name == "build" for n in tree.body):
+            problems.append(f"{model}: defines no build() returning (model, example_inputs)")
+        sweep_id = "sweep-" + model.stem.replace("_", "-")
+        if sweep_id in ids:
+            problems.append(f"{model}: its id {sweep_id!r} collides with {ids[sweep_id]}")
+    return problems
+
+
 def validate(root: Path, resolve_exceptions: bool = True) -> list[str]:
     problems: list[str] = []
     matrix = None
@@ -145,6 +183,7 @@ def validate(root: Path, resolve_exceptions: bool = True) -> list[str]:
     except InputError as err:
         problems.append(str(err))
     ids: dict[str, Path] = {}
+    named: list[tuple[str, str, bool]] = []
     for yml in sorted((root / "cases").glob("*/case.yaml")):
         try:
             case = load_case(yml)
@@ -154,41 +193,15 @@ def validate(root: Path, resolve_exceptions: bool = True) -> list[str]:
         if case.id in ids:
             problems.append(f"{yml}: id: {case.id!r} is also used by {ids[case.id]}")
         ids[case.id] = yml
-        if not (yml.parent / "repro.py").exists():
-            problems.append(f"{yml.parent}: repro.py is missing")
-        problems += [p for name in case_files.EXTRA_FILES if (p := case_files.problem(yml.parent, name))]
-        for script in sorted(yml.parent.glob("*.py")):
-            problems += script_problems(script)
-        oracles = [case.expect.repro, *(e.repro for e in case.overrides.values())]
-        for oracle in oracles:
-            if resolve_exceptions and oracle.exception and (p := exception_problem(yml, oracle.exception)):
-                problems.append(p)
-        if resolve_exceptions:
-            for script in sorted(yml.parent.glob("*.py")):
-                for line, name in compared_class_names(script):
-                    if p := bare_exception_problem(f"{script}:{line}: compares a class name with", name):
-                        problems.append(p)
-        problems += oracle_problems(yml, case)
-        article = case.article
-        if article and article.stance == "measures" and not article.no_fix and not (yml.parent / "fixed.py").exists():
-            problems.append(f"{yml}: article.stance: measures needs fixed.py or article.no_fix (why no fix applies)")
+        problems += case_problems(yml, case, named)
+    if resolve_exceptions:
+        problems += name_problems(named, root)
     if (root / "claims.yaml").exists():
         try:
             claims = load_claims(root / "claims.yaml", set(ids))
             problems += claim_problems(root / "claims.yaml", claims, {k: v.parent for k, v in ids.items()}, matrix)
         except InputError as err:
             problems.append(str(err))
-    sweep_dir = root / "sweep"
-    if sweep_dir.is_dir():
-        try:
-            sweep.load_grid(sweep_dir / "grid.yaml")
-        except InputError as err:
-            problems.append(str(err))
-        for model in sorted((sweep_dir / "models").glob("*.py")):
-            tree = ast.parse(model.read_text(encoding="utf-8"))
-            if not any(isinstance(n, ast.FunctionDef) and n.name == "build" for n in tree.body):
-                problems.append(f"{model}: defines no build() returning (model, example_inputs)")
-            sweep_id = "sweep-" + model.stem.replace("_", "-")
-            if sweep_id in ids:
-                problems.append(f"{model}: its id {sweep_id!r} collides with {ids[sweep_id]}")
+    if (root / "sweep").is_dir():
+        problems += sweep_problems(root / "sweep", ids)
     return problems

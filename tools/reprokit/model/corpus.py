@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +58,38 @@ def _check_files(folder: Path, cases_dir: Path) -> None:
             raise InputError(f"{path}: must be a regular file, not a link")
     if not (folder / "repro.py").is_file():
         raise InputError(f"{folder}: repro.py is missing (every case needs its failing script)")
+    if bad := not_text(folder):
+        raise InputError(bad[0])
+
+
+TEXT_CAP = 4 << 20  # bytes of a case file read to check it (scripts are capped at 1 MB where they are read)
+
+
+def not_text(folder: Path) -> list[str]:
+    """Why each regular file directly in a case folder is not UTF-8 text (the site, the reports and `validate` read
+    them as such; one undecodable byte stopped the whole site), one line each; links and others are not opened."""
+    problems = []
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as err:
+        return [f"{folder}: cannot be read ({err.strerror})"]
+    for entry in entries:
+        if not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            data = os.read(fd, TEXT_CAP) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        finally:
+            os.close(fd)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            if err.start < TEXT_CAP - 4:  # not a character cut at the cap
+                problems.append(f"{entry.path}: not UTF-8 (byte {err.start}); case files are UTF-8 text")
+    return problems
 
 
 def discover(cases_dir: Path, on_error=None) -> list[CaseDir]:

@@ -1,5 +1,8 @@
-"""Text a case controls (its output, its exception's name and message, the why built from them), made safe for each
-place we publish it: a Markdown table cell, JUnit XML, a fenced block of a pull request, a terminal or CI log line."""
+"""Text a case controls (its output, its exception's name and message, the why built from them, its title), made safe
+for each place we publish it: a Markdown table cell, JUnit XML, a fenced block of a pull request, a terminal or CI log
+line, a page of the site. Bidirectional controls (U+202A-U+202E, U+2066-U+2069: a right-to-left override makes
+`exe.txt` read as `txt.exe`) are shown as `\\u202e` everywhere; in a Markdown cell, brackets are literal, so a case's
+text makes no image or link."""
 
 from __future__ import annotations
 
@@ -9,11 +12,23 @@ _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every C0/C1 control but tab and newline
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")  # outside XML 1.0's Char
 _SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate: no UTF-8 encoder writes it (json.dumps does)
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")  # embeddings, overrides, isolates
+
+
+def bidi_escaped(text: str) -> str:
+    """Bidirectional control characters shown as `\\u202e` (they reorder what a reader sees, never what is there)."""
+    return _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def bidi_safe(value: object) -> object:
+    """A template value with its bidirectional controls shown (jinja's `finalize`: every `{{ }}` of the site);
+    markup stays markup."""
+    return type(value)(bidi_escaped(value)) if isinstance(value, str) else value
 
 
 def plain(text: str | None) -> str:
-    """No terminal escape sequences, no control characters (tab and newline kept)."""
-    return _CONTROL.sub("", _ANSI.sub("", text or ""))
+    """No terminal escape sequences, no control characters (tab and newline kept), bidirectional controls shown."""
+    return bidi_escaped(_CONTROL.sub("", _ANSI.sub("", text or "")))
 
 
 def recordable(text: str | None) -> str:
@@ -39,10 +54,12 @@ def one_line(text: str | None) -> str:
 
 
 def md_cell(text: str | None, width: int = 90) -> str:
-    """A Markdown table cell: one line, cut at `width`; pipes, backticks and HTML made literal."""
+    """A Markdown table cell: one line, cut at `width`; pipes, backticks, brackets (images, links) and HTML made
+    literal."""
     line = one_line(text)
     line = line if len(line) <= width else line[: width - 1] + "…"
-    for raw, safe in (("\\", "\\\\"), ("|", "\\|"), ("`", "\\`"), ("<", "&lt;"), (">", "&gt;")):
+    for raw, safe in (("\\", "\\\\"), ("|", "\\|"), ("`", "\\`"), ("[", "\\["), ("]", "\\]"), ("<", "&lt;"),
+                      (">", "&gt;")):
         line = line.replace(raw, safe)
     return line
 

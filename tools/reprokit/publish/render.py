@@ -4,6 +4,7 @@ Pure: the same records give the same bytes."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +35,8 @@ class Published:
 
 def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
     pins = {name: t.pins.torch for name, t in matrix.targets.items()}
-    cases = issue_states.applied(corpus.discover(root / "cases"), issue_states.load(root))  # the tracker's states
+    found = corpus.discover(root / "cases", on_error=lambda why: print(f"reprokit: {why}", file=sys.stderr))
+    cases = issue_states.applied(found, issue_states.load(root))  # the tracker's states; a bad case left out
     claims_file = root / "claims.yaml"
     claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
     views = {name: shown(loaded, v, claims) for name in matrix.targets

@@ -9,6 +9,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from reprokit.model.records import Record
+from reprokit.model.untrusted_text import identifier, md_cell
 from reprokit.model.verdict import Verdict
 from reprokit.publish import ci_artifacts
 from reprokit.publish.run_facts import machine_text, run_lines
@@ -97,8 +98,8 @@ def render_target(res: View, description: str, heatmap: str | None) -> str:
         lines += ["", f"![structure x configuration]({heatmap})"]
     failing = [r for r in res.records if r.verdict.compile_failure]
     lines += ["", f"## Failing cells ({len(failing)})", ""]
-    rows = [[structure(r), column(r), r.stage or "", f"`{(r.exception or r.status or '').rsplit('.', 1)[-1]}`",
-             " ".join((r.headline() or r.why or "").split())[:100].replace("|", "\\|")]
+    rows = [[structure(r), column(r), md_cell(r.stage), f"`{identifier(r.exception or r.status).rsplit('.', 1)[-1]}`",
+             md_cell(r.headline() or r.why, 100)]
             for r in sorted(failing, key=lambda r: r.key)]
     lines.append(tabulate(rows, headers=["structure", "cell", "stage", "error", "message"], tablefmt="github")
                  if rows else "None.")

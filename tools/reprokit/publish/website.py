@@ -29,7 +29,7 @@ import jinja2
 
 from reprokit.model.matrix import Matrix
 from reprokit.model.records import Record
-from reprokit.model.untrusted_text import xml_text
+from reprokit.model.untrusted_text import bidi_safe, xml_text
 from reprokit.model.verdict import Verdict
 from reprokit.publish import issue_status, ledger, site_glossary, sweep_report
 from reprokit.publish.render import Published, gather
@@ -59,7 +59,7 @@ STATIC = ("site.css", "site.js", "favicon.svg")
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("reprokit.publish", "templates/site"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True)
+                             keep_trailing_newline=True, finalize=bidi_safe)
     env.filters.update(short=shortened, slug=slug, xml=xml_text)
     env.globals.update(short_word={str(v): w for v, w in site_glossary.SHORT_WORD.items()})
     return env

@@ -22,10 +22,12 @@ FILE_CAP = 2 << 30  # the largest file a run may write (its output goes through 
 # made). The corpus's largest CPU run writes a few hundred MB of compile caches and peaks under 4 GiB.
 DISK_BUDGET = 4 << 30
 MEMORY_BUDGET = 8 << 30
+PIDS_BUDGET = 4096  # processes and threads of a run at once (a torchrun case: two ranks, each a few dozen threads)
 
 
 def budget(name: str, default: int, env: dict[str, str] | None = None) -> int:
-    """A budget in bytes from the runner's environment (e.g. REPROKIT_MEMORY_BUDGET=512M), else the default."""
+    """A budget in bytes (or a count) from the runner's environment (e.g. REPROKIT_MEMORY_BUDGET=512M), else the
+    default."""
     text = (env if env is not None else os.environ).get(name, "").strip().upper()
     match = re.fullmatch(r"(\d+)([KMG]?)I?B?", text)
     if not match:
@@ -101,15 +103,11 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
     user = case_user()
     reports = private / "reports"
     reports.mkdir()
-    config = {"held": str(private / "held.json"), "workdir": str(workdir),
+    config = {"held": str(private / "held.json"), "workdir": str(workdir), "reports": str(reports),
               "disk_budget": budget("REPROKIT_DISK_BUDGET", DISK_BUDGET),
-              "memory_budget": budget("REPROKIT_MEMORY_BUDGET", MEMORY_BUDGET)}
-    if user is None:
-        return config
-    uid, gid = user
-    for folder in (workdir, reports, shared_header_dir(), *writable):
-        for path in [folder, *(folder.rglob("*") if folder == workdir else ())]:
-            os.lchown(path, uid, gid)
+              "memory_budget": budget("REPROKIT_MEMORY_BUDGET", MEMORY_BUDGET),
+              "pids_budget": budget("REPROKIT_PIDS_BUDGET", PIDS_BUDGET),
+              "rw": [str(reports), *map(str, writable), *([str(shared_header_dir())] if user is None else [])]}
     needs = {str(Path(python).absolute().parent.parent), str(Path(python).resolve().parent.parent), str(PROBE),
              str(script.parent.absolute()), str(workdir), str(reports), str(shared_header_dir()),
              *map(str, writable)}
@@ -117,8 +115,23 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
         needs.update(p for p in (sys.prefix, sys.base_prefix, *sys.path) if p and os.path.isabs(p))
     for name in ("VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_HOME", "ROCM_PATH", "LD_LIBRARY_PATH", "PATH", "PYTHONPATH"):
         needs.update(p for p in env.get(name, "").split(os.pathsep) if os.path.isabs(p))
-    config.update(uid=uid, gid=gid, needs=sorted(p for p in needs if os.path.exists(p)))
+    config["needs"] = sorted(p for p in needs if os.path.exists(p) and not _beyond_the_run(Path(p), script))
+    if user is None:
+        return config
+    uid, gid = user
+    for folder in (workdir, reports, shared_header_dir(), *writable):
+        for path in [folder, *(folder.rglob("*") if folder == workdir else ())]:
+            os.lchown(path, uid, gid)
+    config.update(uid=uid, gid=gid)
     return config
+
+
+def _beyond_the_run(path: Path, script: Path) -> bool:
+    """A path on the search path that would show the case more than it needs: a folder holding this package or a
+    checkout (`.git`), or one above the case's folder (other cases, the repository)."""
+    case = script.parent.absolute()
+    package = (path / "reprokit").exists() and path.name not in ("site-packages", "dist-packages")  # a source tree
+    return package or (path / ".git").exists() or (path != case and case.is_relative_to(path))
 
 
 def read_held(private: Path) -> str | None:
@@ -133,8 +146,10 @@ def read_held(private: Path) -> str | None:
     return ", ".join(h for h in held if isinstance(h, str) and re.fullmatch(_HELD, h)) or None
 
 
-_HELD = (r"subreaper|pid namespace|private /dev/shm|uid \d{1,10}|ipc namespace|network namespace \(loopback only\)"
-         r"|(memory|disk) budget \d{1,9} MiB|over (memory|disk) budget")
+_HELD = (r"subreaper|pid namespace|mount namespace|private /dev/shm|uid \d{1,10}|ipc namespace"
+         r"|network namespace \(loopback only\)|(memory|disk) budget \d{1,9} MiB|pids budget \d{1,9}"
+         r"|over (memory|disk|pids) budget|landlock ABI \d{1,3}|bubblewrap \d{1,4}(\.\d{1,4}){0,3}|no bubblewrap"
+         r"|bubblewrap failed")
 
 
 def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str, str],

@@ -23,6 +23,7 @@ from pathlib import Path
 from reprokit.child import CONTAIN, PROBE
 from reprokit.run.child_setup import child_env, contain_config, read_held
 from reprokit.run.process_groups import Interrupted, Stopper, kill_group
+from reprokit.run.sandbox import sandbox_config
 from reprokit.run.untrusted_files import TAIL_BYTES, read_reports, tail_text
 
 
@@ -53,13 +54,14 @@ class Observation:
                 "exception": self.exception, "message": self.message, "stage": self.stage, "dynamo": self.dynamo,
                 "seconds": self.seconds, "stderr_tail": self.stderr_tail, "stdout_tail": self.stdout_tail[-2000:],
                 "output_bytes": {"stdout": self.stdout_bytes, "stderr": self.stderr_bytes},
-                "confined": _confined(self.probes), "contained": self.contained}
+                "confined": _confined(self.contained), "contained": self.contained}
 
 
-def _confined(probes: list[dict]) -> int | None:
-    """The Landlock ABI every process of the run (each torchrun rank) was confined with; None if one was not."""
-    abis = [p.get("confined") for p in probes]
-    return min(abis) if abis and all(isinstance(a, int) for a in abis) else None
+def _confined(contained: str | None) -> int | None:
+    """The Landlock ABI the keeper confined the run with (every process of it, torchrun ranks included), as the keeper
+    says, never as a probe says: a probe's report is written by the case's own process."""
+    found = re.search(r"landlock ABI (\d+)", contained or "")
+    return int(found.group(1)) if found else None
 
 
 class Capture:
@@ -129,7 +131,7 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
         config = contain_config(python, script, workdir, private, full_env, writable)
         full_env.update(REPROKIT_REPORT_DIR=str(private / "reports"))
         key_fd = _key_pipe(key)  # the key on a descriptor: never in an environment a case process could read
-        config.update(key_fd=key_fd, parent=os.getpid())
+        config.update(key_fd=key_fd, parent=os.getpid(), **sandbox_config())
         out, err = Capture(tail_bytes), Capture(tail_bytes)
         start = time.monotonic()
         try:
@@ -167,10 +169,12 @@ def finish_observation(private: Path, key: str, code: int | None, timed_out: boo
     probes, malformed = read_reports(private / "reports", key)
     obs = _classify(code, timed_out, seconds, probes, world_size, *outputs)
     obs.contained = read_held(private)
-    for kind in ("memory", "disk"):  # a budget the run reached decides its status: not torch's behaviour
+    for kind, unit in (("memory", " MiB"), ("disk", " MiB"), ("pids", "")):  # not torch's behaviour: decides status
         if f"over {kind} budget" in (obs.contained or ""):
-            size = re.search(rf"{kind} budget (\d+) MiB", obs.contained)
-            obs.status, obs.over_budget = "over-budget", f"{kind} {size.group(1) if size else '?'} MiB"
+            size = re.search(rf"{kind} budget (\d+)", obs.contained)
+            obs.status, obs.over_budget = "over-budget", f"{kind} {size.group(1) if size else '?'}{unit}"
+    if "bubblewrap failed" in (obs.contained or ""):  # the sandbox never started the case: nothing was observed
+        malformed = "the run's bubblewrap sandbox did not start"
     if malformed:  # an observation the case tampered with (or a probe that broke): recorded as such, never trusted
         obs.status, obs.malformed = "crash", malformed
         obs.exception, obs.stage, obs.dynamo = None, None, None
@@ -194,11 +198,11 @@ def _classify(code, timed_out, seconds, probes, world_size, stdout_tail, stdout_
     if timed_out:
         status = "timeout"
     elif code is not None and code < 0:
-        sig = _signal_name(-code)
-        status = "oom" if sig == "SIGKILL" else "crash"  # an unasked-for SIGKILL is the kernel's OOM killer
+        # Any signal, SIGKILL included, is a crash: a case can send it to itself, so a SIGKILL is no proof of an
+        # out-of-memory kill (the run's memory budget, where it holds, says "over-budget" from the cgroup's count).
+        sig, status = _signal_name(-code), "crash"
     elif code and rank_signal and len(probes) < world_size and not failed:  # not torchrun stopping the others
-        sig = _signal_name(int(rank_signal.group(1)))
-        status = "oom" if sig == "SIGKILL" else "crash"
+        sig, status = _signal_name(int(rank_signal.group(1))), "crash"
     elif first.get("exception") == "MemoryError" or "OutOfMemoryError" in (first.get("exception") or ""):
         status = "oom"
     elif code == 0:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from reprokit.model.records import Record, RunHeader, Sitting
 from reprokit.model.schema import InputError
+from reprokit.store import import_checks
 from reprokit.store.store import Store
 
 LEGACY_DROPPED = ("key",)  # derived from case/variant@dtype in the store
@@ -68,15 +69,21 @@ def from_legacy(path: Path, suite: str | None = None) -> tuple[list[Record], lis
     return records, headers
 
 
-def import_into(store: Store, source: Path) -> tuple[int, int]:
-    """Merge a store folder or a legacy results.json into `store`; returns (records, runs) merged."""
+def import_into(store: Store, source: Path, root: Path | None = None) -> tuple[int, int, list[str]]:
+    """Merge a store folder or a legacy results.json into `store`; returns (records, runs) merged and one line for
+    each record refused (import_checks.py; a store folder's records against the case folders of `root`)."""
+    refused: list[str] = []
     if source.is_dir():
         loaded = Store(source).load()
         records, headers = loaded.records, list(loaded.runs.values())
+        if root is not None:
+            records, refused = import_checks.checked(records, root)
+            taken, recorded = {r.run_id for r in records}, {r.run_id for r in loaded.records}
+            headers = [h for h in headers if h.run_id in taken or h.run_id not in recorded]  # no run of refused ones
     else:
         suite = "sweep" if source.name.startswith("sweep") else None
         records, headers = from_legacy(source, suite)
-    if not records and not headers:
+    if not records and not headers and not refused:
         raise InputError(f"{source}: no records to import")
     store.merge(records, headers)
-    return len(records), len(headers)
+    return len(records), len(headers), refused

@@ -1,0 +1,348 @@
+"""Sandbox, round three: each attack of the third audit, written here as a real case script (or a real input file)
+and run by the real runner or command. Each test asserts that the attack ran and that its effect is absent."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from reprokit.run import execute, sandbox
+from reprokit.run.execute import observe
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[1]
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and the uid drop need a root runner")
+
+
+def case_script(tmp_path: Path, source: str, name: str = "repro.py") -> Path:
+    folder = tmp_path / "case"
+    folder.mkdir(exist_ok=True)
+    folder.chmod(0o755)
+    path = folder / name
+    path.write_text(source)
+    path.chmod(0o644)
+    return path
+
+
+def run(path: Path, timeout: float = 60, **extra):
+    return observe(path, env=dict(os.environ), extra_env=extra, timeout=timeout)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGSEGV])
+def test_a_case_that_kills_itself_is_recorded_as_killed_by_that_signal(tmp_path, sig):
+    obs = run(case_script(tmp_path, f"import os\nprint('KILLING', flush=True)\nos.kill(os.getpid(), {int(sig)})\n"))
+    assert "KILLING" in obs.stdout_tail  # the attack ran
+    assert (obs.status, obs.signal, obs.exit_code) == ("crash", sig.name, -int(sig)), obs.stderr_tail
+    assert "Traceback" not in obs.stderr_tail  # the keeper relayed the signal, it did not die of an exception
+
+
+# ------------------------------------------------------------------ validate never imports what a case names
+
+SECRET = {"GITHUB_TOKEN": "ghp_roundthree000000000000000000000", "AWS_SECRET_ACCESS_KEY": "aws-round-three"}
+
+
+def reprokit(root: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """The CLI as a runner starts it from a checkout: `python -m reprokit` in the root (so the root is on sys.path)."""
+    env = {**os.environ, **SECRET, "PYTHONPATH": str(ROOT / "tools")}
+    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=root)
+
+
+ORACLE_CASE = """id: {id}
+title: t
+category: diagnosis
+expect:
+  repro: {{kind: raises, exception: {exception}}}
+"""
+STEAL = """import json, os
+open({out!r}, "w").write(json.dumps(dict(os.environ)))
+class Boom(Exception):
+    pass
+"""
+
+
+def test_validate_imports_no_module_an_oracle_names(tmp_path):
+    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    stolen = tmp_path / "stolen.json"
+    for case_id, exception in (("zen", "this.Boom"), ("atkx", "cases.atkx.repro.Boom"), ("ok", "torch.NoSuchBoom")):
+        folder = tmp_path / "cases" / case_id
+        folder.mkdir(parents=True)
+        (folder / "case.yaml").write_text(ORACLE_CASE.format(id=case_id, exception=exception))
+        (folder / "repro.py").write_text(STEAL.format(out=str(stolen)))
+    (tmp_path / "cases" / "__init__.py").write_text("")
+    (tmp_path / "cases" / "atkx" / "__init__.py").write_text("")
+    proc = reprokit(tmp_path, "validate")
+    assert "Beautiful is better than ugly" not in proc.stdout + proc.stderr  # `this` was never imported
+    assert not stolen.exists()  # nor the case's repro.py, with the runner's environment
+    assert "'this.Boom' is not under torch. or builtins" in proc.stdout, proc.stdout + proc.stderr
+    assert "'cases.atkx.repro.Boom' is not under torch. or builtins" in proc.stdout
+    assert "'torch.NoSuchBoom' does not resolve to a class" in proc.stdout  # torch's names are still checked
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------ containment facts come from the keeper
+
+FORGE = """
+import inspect, json, os
+frames = [f.frame for f in inspect.stack()]
+key = next(f.f_locals["key"] for f in frames if isinstance(f.f_locals.get("key"), str))
+report = next(f.f_locals["report"] for f in frames if isinstance(f.f_locals.get("report"), int))
+forged = {"exception": None, "message": None, "stage": "inductor", "exit_code": 0, "confined": 99,
+          "dynamo": {"graph_breaks": 42}, "key": key}
+os.write(report, json.dumps(forged).encode())
+print("FORGED through fd", report, flush=True)
+os._exit(0)
+"""
+
+
+def test_a_forged_report_never_says_what_contained_the_run(tmp_path):
+    obs = run(case_script(tmp_path, FORGE))
+    assert "FORGED through fd" in obs.stdout_tail, obs.stderr_tail  # the attack ran (the verdict is a documented limit)
+    fields = obs.record_fields()
+    assert fields["confined"] != 99  # the Landlock ABI the record shows is the keeper's
+    from reprokit.child.probe import landlock_abi
+    if landlock_abi() >= 1:
+        assert fields["confined"] == landlock_abi() and f"landlock ABI {landlock_abi()}" in obs.contained
+
+
+# ------------------------------------------------------------------ bad bytes in a case folder
+
+GOOD_CASE = ROOT / "cases" / "custom-op-unregistered-gemm"
+
+
+def test_a_case_file_that_is_not_utf8_is_a_validation_error_and_the_site_builds_without_it(tmp_path):
+    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    for case_id in ("good-case", "bad-bytes"):
+        folder = tmp_path / "cases" / case_id
+        folder.mkdir(parents=True)
+        (folder / "case.yaml").write_text((GOOD_CASE / "case.yaml").read_text().replace(
+            "id: custom-op-unregistered-gemm", f"id: {case_id}"))
+        (folder / "repro.py").write_text("print('hi')\n")
+    (tmp_path / "cases" / "bad-bytes" / "notes.md").write_bytes(b"# notes\n\xff\xfe broken\n")
+    (tmp_path / "cases" / "bad-bytes" / "fixed.py").write_bytes(b"print('caf\xe9')\n")
+    proc = reprokit(tmp_path, "validate")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "bad-bytes/fixed.py: not UTF-8 (byte 10)" in proc.stdout and "bad-bytes/notes.md: not UTF-8" in proc.stdout
+    out = tmp_path / "site"
+    proc = reprokit(tmp_path, "site", "--out", str(out), "--results", str(tmp_path / "results"))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "bad-bytes" in proc.stderr and "not UTF-8" in proc.stderr  # said in one line, then left out
+    assert (out / "cases" / "good-case.html").exists() and not (out / "cases" / "bad-bytes.html").exists()
+
+
+# ------------------------------------------------------------------ markup and spoofing in what is published
+
+RLO = "\u202e"
+MARKUP_CASE = """id: markup-case
+title: "pixel ![x](https://attacker.example/p.png) and [docs](https://attacker.example/) exe{rlo}txt.py"
+category: diagnosis
+requires: {{devices: [cpu], timeout: 60}}
+expect:
+  repro: {{kind: raises, exception: ValueError}}
+"""
+MARKUP_REPRO = ("raise ValueError('see ![img](https://attacker.example/m.png) or [here](https://attacker.example/) "
+                "gpj{rlo}exe.sh')\n")
+
+
+def test_markdown_images_links_and_bidi_controls_of_a_case_are_text_in_reports_and_the_site(tmp_path):
+    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    folder = tmp_path / "cases" / "markup-case"
+    folder.mkdir(parents=True)
+    (folder / "case.yaml").write_text(MARKUP_CASE.format(rlo=RLO), encoding="utf-8")
+    (folder / "repro.py").write_text(MARKUP_REPRO.format(rlo=RLO), encoding="utf-8")
+    done = reprokit(tmp_path, "run", "--host", "--target", "cpu", "--case", "markup-case")
+    assert "Traceback" not in done.stderr, done.stderr
+    report = (tmp_path / "reports" / "cpu.md").read_text(encoding="utf-8")
+    assert "attacker.example" in report  # the attack reached the report, as text:
+    for raw in ("![x](https:", "[docs](https:", "![img](https:", "[here](https:"):
+        assert raw not in report and raw.replace("[", "\\[").replace("]", "\\]") in report
+    assert RLO not in report and "\\u202e" in report
+    out = tmp_path / "site"
+    built = reprokit(tmp_path, "site", "--out", str(out), "--results", str(tmp_path / "results"))
+    assert built.returncode == 0, built.stderr
+    pages = [p.read_text(encoding="utf-8") for p in out.rglob("*.html")]
+    assert any("attacker.example" in page for page in pages)
+    assert not any(RLO in page for page in pages) and any("\\u202e" in page for page in pages)
+
+
+# ------------------------------------------------------------------ import checks what it takes
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                   capture_output=True)
+
+
+def test_import_refuses_forged_records_and_cuts_what_a_run_cuts(tmp_path):
+    from reprokit.model.corpus import content_hash
+    from support import record
+
+    root = tmp_path / "repo"
+    folder = root / "cases" / "real-case"
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / "matrix.yaml", root / "matrix.yaml")
+    (folder / "case.yaml").write_text(ORACLE_CASE.format(id="real-case", exception="ValueError"))
+    (folder / "repro.py").write_text("raise ValueError('v1')\n")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "v1")
+    first = content_hash(folder)
+    (folder / "repro.py").write_text("raise ValueError('v2, not committed')\n")
+    now = content_hash(folder)
+    good = dict(case="real-case", verdict="does-not-reproduce", status="pass", seconds=1.0)
+    lines = {
+        "old-content": json.loads(record(**good, dtype="float32", case_hash=first).model_dump_json()),
+        "huge-message": json.loads(record(**good, dtype="float16", case_hash=now,
+                                          message="m" * 5_000_000).model_dump_json()),
+        "made-up-hash": json.loads(record(**good, dtype="bfloat16", case_hash="0" * 16).model_dump_json()),
+        "future": json.loads(record(**good, dtype="float64", case_hash=now,
+                                    recorded_at="2099-01-01T00:00:00Z").model_dump_json()),
+        "other-case": json.loads(record(**{**good, "case": "someone-elses"}, case_hash=now).model_dump_json()),
+    }
+    text = "\n".join(json.dumps(line) for line in lines.values())
+    text += "\n" + json.dumps(json.loads(record(**good, variant="fixed", case_hash=now).model_dump_json())).replace(
+        '"seconds": 1.0', '"seconds": NaN')
+    text += "\n" + json.dumps(json.loads(record(**good, variant="other", case_hash=now).model_dump_json())).replace(
+        '"seconds": 1.0', '"seconds": 1e400')
+    source = tmp_path / "source"
+    (source / "cpu" / "cases").mkdir(parents=True)
+    (source / "cpu" / "cases" / "2.13.0+cpu.jsonl").write_text(text + "\n")
+    done = reprokit(root, "import", str(source))
+    refused = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert len(refused) == 5 and all(line.startswith("refused cpu/2.13.0+cpu ") for line in refused), refused
+    assert "real-case/repro@bfloat16: case_hash 0000000000000000 is no content" in done.stderr
+    assert "real-case/repro@float64: recorded_at 2099-01-01T00:00:00Z is in the future" in done.stderr
+    assert "someone-elses/repro@float32: case_hash" in done.stderr
+    assert done.stderr.count("not a JSON number") == 2
+    stored = (root / "results" / "cpu" / "cases" / "2.13.0+cpu.jsonl").read_text()
+    assert "NaN" not in stored and "Infinity" not in stored and "0000000000000000" not in stored
+    kept = [json.loads(line) for line in stored.splitlines()]
+    assert sorted(r["dtype"] for r in kept) == ["float16", "float32"]
+    assert all(len(r.get("message") or "") <= 2000 for r in kept)
+
+
+# ------------------------------------------------------------------ host mode on bubblewrap
+
+BWRAP = pytest.mark.skipif(sandbox.bubblewrap()[0] is None, reason="bubblewrap cannot run here")
+
+
+@pytest.fixture
+def public(tmp_path):
+    """A folder every user can enter (/tmp/...: pytest's own is the runner's alone, which would hide it anyway)."""
+    folder = Path(tempfile.mkdtemp(prefix="reprokit-public-", dir="/tmp"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+UNIX_CONNECT = """
+import os, socket
+path = os.environ["REPRO_SOCKET"]
+print("VISIBLE", os.path.exists(path), flush=True)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect(path)
+    s.sendall(b"from the case")
+    print("CONNECTED", s.recv(100), flush=True)
+except OSError as err:
+    print("REFUSED", type(err).__name__, flush=True)
+"""
+
+
+@BWRAP
+def test_a_host_unix_socket_is_not_reachable_and_the_record_names_bubblewrap(tmp_path, public):
+    path = public / "host.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    path.chmod(0o777)  # anyone who sees the file may connect: a container engine's or a display's socket
+    listener.listen(1)
+    listener.settimeout(0.2)
+    try:
+        obs = run(case_script(tmp_path, UNIX_CONNECT), REPRO_SOCKET=str(path))
+        with pytest.raises(socket.timeout):
+            listener.accept()[0].close()  # nobody connected
+    finally:
+        listener.close()
+    assert "VISIBLE False" in obs.stdout_tail and "REFUSED FileNotFoundError" in obs.stdout_tail, obs.stdout_tail
+    version = sandbox.bubblewrap()[0]["version"]
+    assert f"bubblewrap {version}" in obs.contained and "network namespace (loopback only)" in obs.contained
+
+
+LOOKS_AROUND = """
+import os, sys
+for name in ("REPRO_OTHER_CASE", "REPRO_CHECKOUT", "REPRO_IMPORTED", "REPRO_CASES"):
+    path = os.environ[name]
+    try:
+        seen = sorted(os.listdir(path)) if os.path.isdir(path) else open(path).read()
+        print("SAW", name, seen, flush=True)
+    except OSError as err:
+        print("HIDDEN", name, type(err).__name__, flush=True)
+print("MY CASE", sorted(os.listdir(os.path.dirname(os.path.abspath(sys.argv[0])))), flush=True)
+"""
+
+
+@BWRAP
+def test_the_case_sees_neither_other_cases_nor_the_checkout_nor_other_users_scripts(tmp_path, public):
+    other = public / "cases" / "someone-else"
+    other.mkdir(parents=True)
+    (other / "repro.py").write_text("SECRET = 'another case'\n")
+    imported = public / "reprokit-new-case-x" / "issue_script.py"  # what new-case --from makes world-readable
+    imported.parent.mkdir()
+    imported.write_text("TOKEN = 'from another user'\n")
+    for path in (public / "cases", other, imported.parent):
+        path.chmod(0o755)
+    for path in (other / "repro.py", imported):
+        path.chmod(0o644)
+    obs = run(case_script(tmp_path, LOOKS_AROUND), REPRO_OTHER_CASE=str(other / "repro.py"),
+              REPRO_CHECKOUT=str(ROOT / ".git"), REPRO_IMPORTED=str(imported), REPRO_CASES=str(ROOT / "cases"))
+    out = obs.stdout_tail
+    assert "MY CASE ['repro.py']" in out, out + obs.stderr_tail  # the attack ran, with its own folder readable
+    assert "SAW" not in out and out.count("HIDDEN") == 4, out
+
+
+MANY_THREADS = """
+import threading, time
+started = 0
+try:
+    for _ in range(500):
+        threading.Thread(target=time.sleep, args=(5,), daemon=True).start()
+        started += 1
+finally:
+    print("STARTED", started, flush=True)
+"""
+
+
+@ROOT_ONLY
+def test_a_run_cannot_start_more_processes_and_threads_than_its_pids_budget(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPROKIT_PIDS_BUDGET", "64")
+    obs = run(case_script(tmp_path, MANY_THREADS))
+    if "pids budget" not in (obs.contained or ""):
+        pytest.skip("no pids cgroup can be made on this host")
+    started = int(obs.stdout_tail.split("STARTED")[-1].split()[0])
+    assert 0 < started < 64, obs.stdout_tail
+    assert "pids budget 64" in obs.contained
+    assert (obs.status, obs.over_budget) == ("over-budget", "pids 64"), (obs.status, obs.contained)
+
+
+def test_where_bubblewrap_cannot_run_the_runner_says_so_in_one_line_and_in_the_record(tmp_path):
+    script = case_script(tmp_path, "print('plain run')\n")
+    code = ("import os, sys; from pathlib import Path; from reprokit.run.execute import observe; "
+            f"o = observe(Path({str(script)!r}), env=dict(os.environ), extra_env={{}}, timeout=60); "
+            "print('CONTAINED', o.contained, o.stdout_tail.strip())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PATH": str(tmp_path), "PYTHONPATH": str(ROOT / "tools")})
+    assert "CONTAINED" in done.stdout and "no bubblewrap" in done.stdout and "plain run" in done.stdout, done.stderr
+    said = [line for line in done.stderr.splitlines() if "bubblewrap" in line]
+    assert len(said) == 1 and "bwrap is not installed" in said[0], done.stderr
+
+
+def test_a_sandbox_that_does_not_start_is_never_the_case_s_failure(tmp_path, monkeypatch):
+    monkeypatch.setattr(execute, "sandbox_config", lambda: {"bwrap": {"path": "/bin/false", "version": "0.0"}})
+    obs = run(case_script(tmp_path, "print('never runs')\n"))
+    assert "never runs" not in obs.stdout_tail
+    assert (obs.status, obs.malformed) == ("crash", "the run's bubblewrap sandbox did not start"), obs.contained
+    assert "bubblewrap failed" in obs.contained

@@ -1,0 +1,103 @@
+"""How a run's keeper (contain.py) ends: every process left below it killed and reaped, and the case's way of ending
+(its exit code, or death by its signal) passed on as its own. Standard library only; loaded by path, like contain.py."""
+
+import json
+import os
+import signal
+import struct
+import sys
+
+
+def descendants(root):
+    parent_of = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    parent_of[int(entry)] = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = [], [root]
+    while frontier:
+        frontier = [pid for pid, ppid in parent_of.items() if ppid in frontier]
+        found += frontier
+    return found
+
+
+def end_all_below():
+    """Kill and reap every process left below this one (a subreaper: orphans of the run are its children)."""
+    me = os.getpid()
+    while True:
+        for pid in descendants(me):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.wait()
+        except ChildProcessError:
+            return
+
+
+def relay(status):
+    """Exit as the case did: the same code, or death by the same signal (without a core of this process)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.WIFSIGNALED(status):
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        number = os.WTERMSIG(status)
+        if number not in (signal.SIGKILL, signal.SIGSTOP):  # these two have no handler to reset (EINVAL)
+            try:
+                signal.signal(number, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, [number])
+            except (OSError, ValueError):
+                pass
+        os.kill(os.getpid(), number)
+        os._exit(128 + number)  # a signal that does not end a process by default
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def wait_for(pid):
+    """Wait for pid, reaping whatever else ends meanwhile (orphans re-parented here); its wait status."""
+    while True:
+        try:
+            ended, status = os.wait()
+        except ChildProcessError:
+            return 9  # killed from outside
+        if ended == pid:
+            return status
+
+
+def read_init_report(read_end, held, status, pid_namespace):
+    """What the init (or the sandbox's first process) said held (added to `held`), and the case's wait status it
+    relayed ("F" first: a disk budget was full); `status` is the init's own where there is no namespace, or where
+    nothing was said (a sandbox that never started: bwrap said why on stderr); and whether anything was said."""
+    report = b""
+    while chunk := os.read(read_end, 4096):
+        report += chunk
+    if not report:
+        return status, False
+    lines = report.split(b"\n", 1)
+    try:
+        held += json.loads(lines[0])
+    except ValueError:
+        pass
+    if not pid_namespace:
+        return status, True
+    tail = lines[1] if len(lines) > 1 else b""
+    if tail[:1] == b"F":
+        held.append("over disk budget")
+        tail = tail[1:]
+    return (struct.unpack("i", tail[:4])[0] if len(tail) >= 4 else 9), True  # no status: the init was killed
+
+
+def write_held(path, held):
+    if path:
+        try:  # a case without Landlock could have put a link there: then nothing is recorded as held
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            os.write(fd, json.dumps(held).encode())
+            os.close(fd)
+        except OSError:
+            pass
