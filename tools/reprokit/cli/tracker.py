@@ -1,13 +1,16 @@
-"""The issue tracker, both ways: `tracker` (every linked pytorch/pytorch issue with the comment it needs) and
-`tracker-states` (the issue states read from GitHub, into issue-states.yaml)."""
+"""The issue tracker, both ways: `tracker` (every linked pytorch/pytorch issue with the comment it needs),
+`tracker-states` (the issue states read from GitHub, into issue-states.yaml) and `triage` (an issue's own script run
+on the releases, and what to say on it)."""
 
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 from reprokit.cli.common import OUT_HELP, root_of, store_of
-from reprokit.contrib import tracker
+from reprokit.contrib import issue_json, tracker, triage, triage_standing
+from reprokit.model.schema import InputError
 from reprokit.run.request import load_root_matrix
 
 
@@ -49,3 +52,38 @@ def add_tracker_states(sub) -> None:
     sts.add_argument("--import", dest="source", required=True, metavar="FILE",
                      help="JSON lines with number and state (what `gh api repos/pytorch/pytorch/issues/N` prints)")
     sts.set_defaults(func=cmd_tracker_states)
+
+
+def cmd_triage(args: argparse.Namespace) -> int:
+    root = root_of(args)
+    if args.issue is None and not args.issue_json:
+        raise InputError("triage: give the issue number, or --issue-json FILE")
+    issue = issue_json.read(Path(args.issue_json)) if args.issue_json else triage.from_gh(args.issue)
+    if args.issue is not None and issue.number != args.issue:
+        print(f"reprokit: {args.issue_json} is issue #{issue.number}, not #{args.issue}")
+        return 2
+    matrix = load_root_matrix(root)
+    versions = [str(v) for v in matrix.targets[args.target].pins.history] + ["nightly"] if not args.here else []
+    out = Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream"
+    done = triage.triage(issue, versions, out, here=args.here, timeout=args.timeout, ours=(root.resolve(),))
+    print(done.standing.line())
+    for ran in done.runs:
+        print(f"  torch {ran.release}: {ran.why or triage_standing.observed_line(ran.obs)}")
+    if done.draft is not None:
+        command = shlex.join(["gh", "issue", "comment", str(issue.number), "--repo", "pytorch/pytorch",
+                              "--body-file", str(done.draft)])
+        print(f"  draft: {done.draft} (open it, write your own words on its first line)\n  post:  {command}")
+    return 0
+
+
+def add_triage(sub) -> None:
+    tri = sub.add_parser("triage", help="run a pytorch/pytorch issue's own script, contained, on the releases and say "
+                                        "whether it still reproduces (and draft the comment)")
+    tri.add_argument("issue", type=int, nargs="?", help="the issue number (read with gh)")
+    tri.add_argument("--issue-json", metavar="FILE", help="the issue as `gh issue view N --json "
+                                                          f"{triage.GH_FIELDS}` printed it")
+    tri.add_argument("--here", action="store_true", help="run only this environment's torch")
+    tri.add_argument("--target", default="cpu", help="whose recorded releases to run (default: cpu)")
+    tri.add_argument("--timeout", type=float, default=triage.TIMEOUT, help="seconds per run (default: %(default)s)")
+    tri.add_argument("--report-dir", metavar="DIR", help="write the draft here (default: reports/upstream/)")
+    tri.set_defaults(func=cmd_triage)
