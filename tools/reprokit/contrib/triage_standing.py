@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reprokit.contrib.bug_text import code_span, fence
+from reprokit.contrib.bug_text import OWN_WORDS, code_span, fence
 from reprokit.contrib.issue_json import Issue, Reported
 from reprokit.contrib.traceback_text import headline
 from reprokit.run.execute import Observation
@@ -24,8 +24,6 @@ SAME_WORDS = 0.7  # of the reported message's words that the observed message mu
 # torch's own words when the failure is the behaviour it documents (it names what to use instead)
 DOCUMENTED = (re.compile(r"This graph break is fundamental"), re.compile(r"\bmaybe_mark_dynamic\b"))
 NO_CUDA = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are available")
-OWN_WORDS = "_(Your own words here, then delete this line: what you checked and why you post this. The rest was " \
-            "written by `reprokit triage` from runs of the issue's script; read it before posting.)_"
 
 
 @dataclass(frozen=True)
@@ -126,7 +124,7 @@ def _lead(issue: Issue, st: Standing, reported: Reported | None) -> str:
 
 
 def render(issue: Issue, st: Standing, reported: Reported | None, runs: list[Ran], versions: str,
-           extra: list[str] = ()) -> str:
+           extra: tuple[str, ...] | list[str] = ()) -> str:
     """The comment: the poster's own words first, then the facts of the runs."""
     rows = ["| torch | `python repro.py` |", "| --- | --- |",
             *[f"| {r.release} | {code_span(r.why or observed_line(r.obs))} |" for r in runs]]

@@ -11,6 +11,12 @@ from pathlib import Path
 from reprokit.contrib.traceback_text import without_harness
 
 SITE = re.compile(r"(?:/[^\s\"'/:]+)+/(site-packages|dist-packages)/")
+PROBE = re.compile(r"(?:/[^\s\"'/:]+)*/reprokit/child/probe\.py")  # torchrun names the script it started: ours
+INTERPRETER = re.compile(r"(?:/[^\s\"'/:]+)+/bin/(python[\d.]*)\b")
+# torch's CUDA wheel on a machine without CUDA says so while compiling for the CPU: not part of any failure
+NOISE = re.compile(r"^.*No CUDA runtime is found, using CUDA_HOME=.*\n?", re.M)
+CASE_FILE = re.compile(r"(?:/[^\s\"'/:]+)*/cases/[\w.-]+/([\w.-]+)")  # a case folder's file, in any checkout
+CACHE = re.compile(r"(?:/[^\s\"'/:]+)*/\.cache/reprokit(/[^\s\"':]*)?")  # the caches of reprokit, on any machine
 RUN_FOLDER = re.compile(re.escape(tempfile.gettempdir().rstrip("/")) + r"/reprokit-[\w-]+(/[^\s\"':]*)?")
 
 
@@ -24,7 +30,12 @@ def as_user_sees(text: str, script: str | Path | None = None, ours: tuple[str | 
     text = without_harness(text)
     if script is not None:
         text = text.replace(str(script), "repro.py")
+    text = NOISE.sub("", text)
+    text = PROBE.sub("repro.py", text)
+    text = INTERPRETER.sub(lambda m: m.group(1), text)
     text = SITE.sub(lambda m: f".../{m.group(1)}/", text)
+    text = CASE_FILE.sub(lambda m: m.group(1), text)
+    text = CACHE.sub(lambda m: (m.group(1) or "/.").rsplit("/", 1)[-1] or ".", text)
     text = RUN_FOLDER.sub(lambda m: (m.group(1) or "/.").rsplit("/", 1)[-1] or ".", text)
     for root in sorted({str(r) for r in ours if str(r) not in ("", "/")}, key=len, reverse=True):
         text = _under(root).sub(lambda m: (m.group(1) or "/.").rsplit("/", 1)[-1] or ".", text)
