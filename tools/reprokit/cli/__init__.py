@@ -28,6 +28,7 @@ COMMANDS = (
     contrib.add_upstream,
     tracker.add_tracker,
     tracker.add_tracker_states,
+    tracker.add_tracker_link,
     tracker.add_triage,
     contrib.add_autofix,
     images.add_images,

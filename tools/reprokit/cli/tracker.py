@@ -69,6 +69,10 @@ def cmd_triage(args: argparse.Namespace) -> int:
     print(done.standing.line())
     for ran in done.runs:
         print(f"  torch {ran.release}: {ran.why or triage_standing.observed_line(ran.obs)}")
+    ran = [r.release for r in done.runs if r.obs is not None]
+    if args.record:
+        path = tracker.record_triage(root, issue.number, done.standing.line(), ran[-1] if ran else "none run")
+        print(f"  recorded in {path}" if path else f"  not recorded: no case links #{issue.number}")
     if done.draft is not None:
         command = shlex.join(["gh", "issue", "comment", str(issue.number), "--repo", "pytorch/pytorch",
                               "--body-file", str(done.draft)])
@@ -86,4 +90,23 @@ def add_triage(sub) -> None:
     tri.add_argument("--target", default="cpu", help="whose recorded releases to run (default: cpu)")
     tri.add_argument("--timeout", type=float, default=triage.TIMEOUT, help="seconds per run (default: %(default)s)")
     tri.add_argument("--report-dir", metavar="DIR", help="write the draft here (default: reports/upstream/)")
+    tri.add_argument("--record", action="store_true", help="keep the standing in issue-states.yaml (for a linked "
+                                                           "issue): `tracker` drafts a comment only where it agrees")
     tri.set_defaults(func=cmd_triage)
+
+
+def cmd_tracker_link(args: argparse.Namespace) -> int:
+    path = tracker.record_link(root_of(args), args.issue, args.kind, args.why)
+    if path is None:
+        raise InputError(f"#{args.issue}: no case links it (issue-states.yaml has no such issue)")
+    print(f"updated {path}: #{args.issue} {args.kind}")
+    return 0
+
+
+def add_tracker_link(sub) -> None:
+    lnk = sub.add_parser("tracker-link", help="say whether a linked case fails the way its issue reports (read from "
+                                              "the issue's thread); a related one drafts no comment")
+    lnk.add_argument("issue", type=int)
+    lnk.add_argument("kind", choices=["same", "related"])
+    lnk.add_argument("--why", required=True, help="one line: what the issue reports and what the case tests")
+    lnk.set_defaults(func=cmd_tracker_link)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from reprokit.contrib import fp64_check, issue_json, triage_standing, upstream_runs
 from reprokit.contrib.issue_json import Issue
-from reprokit.contrib.triage_standing import NOT_POSTED, SAME, Ran, Standing
+from reprokit.contrib.triage_standing import NO_LONGER, NOT_POSTED, SAME, Ran, Standing
 from reprokit.contrib.user_paths import as_user_sees
 from reprokit.model.schema import InputError
 from reprokit.run import torch_envs
@@ -150,7 +150,9 @@ def triage(issue: Issue, versions: list[str], out: Path, *, here: bool = False, 
             else:
                 extra = [f"Against an fp64 reference (torch {newest.release}): {judged.line()}.", ""]
         draft = None
-        if st.kind != NOT_POSTED:
+        if st.kind == NO_LONGER and issue.closed:  # agrees with the closing: nothing to add to the thread
+            st = Standing(NO_LONGER, st.detail + "; the issue is closed: no comment")
+        elif st.kind != NOT_POSTED:
             versions_text = upstream_runs.collect_env(python_of[newest.release])
             body = triage_standing.render(issue, st, reported, runs, as_user_sees(versions_text, None, ours), extra)
             out.mkdir(parents=True, exist_ok=True)
