@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from reprokit.contrib import issue_json
+from reprokit.contrib import issue_json, triage_standing
+from reprokit.run.execute import Observation
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -163,3 +164,29 @@ def test_the_issue_text_gives_the_script_the_failure_and_the_version():
     assert issue_json.closure(parsed) is None
     with pytest.raises(issue_json.InputError):
         issue_json.parse({**data, "state": "MERGED"})
+
+
+def _ran(exception=None, message="", status="fail", log=""):
+    obs = Observation(status=status, exit_code=0 if status == "pass" else 1, signal=None, seconds=1.0,
+                      exception=exception, message=message)
+    return triage_standing.Ran("2.14.1", obs, "", log)
+
+
+def test_what_a_run_cannot_say_is_not_posted():
+    parsed = issue_json.parse(issue(3, [PASSES], "no traceback here"))
+    # no exception named and a script that checks nothing: exiting 0 says nothing about the bug
+    said = triage_standing.standing(parsed, None, [_ran(status="pass")], PASSES).line()
+    assert said.startswith("not posted: the issue names no exception and its script checks nothing")
+    assert triage_standing.standing(parsed, None, [_ran(status="pass")], PASSES + "assert y == 1\n").line() \
+        .startswith("no longer reproduces")
+    gone = _ran("torch._dynamo.exc.Unsupported", "Observed exception",
+                log="AttributeError: module 'torch._dynamo' has no attribute 'set_fullgraph'")
+    assert triage_standing.standing(parsed, None, [gone], PASSES).line().startswith(
+        "not posted: the script uses what torch 2.14.1 does not have (module 'torch._dynamo' has no attribute")
+    cuda = _ran("RuntimeError", "Found no NVIDIA driver on your system.")
+    assert triage_standing.standing(parsed, None, [cuda], PASSES).line() == \
+        "not posted: the script needs CUDA, which torch 2.14.1 here lacks"
+    hint = _ran("torch._dynamo.exc.UserError", "Constraints violated (L['x'].size()[0])! ... use maybe_mark_dynamic")
+    reported = issue_json.Reported("torch._dynamo.exc.UserError", "Constraints violated (L['x'].size()[0])!")
+    assert triage_standing.standing(parsed, reported, [hint], PASSES).line().startswith(
+        "not posted: documented behaviour: torch 2.14.1's own message says 'maybe_mark_dynamic'")

@@ -138,7 +138,7 @@ def triage(issue: Issue, versions: list[str], out: Path, *, here: bool = False, 
                 continue
             obs, err = _run_once(python, script, timeout, ours)
             runs.append(Ran(release, obs, "", err))
-        st = triage_standing.standing(issue, reported, runs)
+        st = triage_standing.standing(issue, reported, runs, text)
         extra = []
         newest = next((r for r in reversed(runs) if r.obs is not None), None)
         if (newest and newest.obs.status != "pass" and st.kind != NOT_POSTED
@@ -150,6 +150,7 @@ def triage(issue: Issue, versions: list[str], out: Path, *, here: bool = False, 
             else:
                 extra = [f"Against an fp64 reference (torch {newest.release}): {judged.line()}.", ""]
         draft = None
+        (out / f"issue-{issue.number}-comment.md").unlink(missing_ok=True)  # an earlier draft says no more
         if st.kind == NO_LONGER and issue.closed:  # agrees with the closing: nothing to add to the thread
             st = Standing(NO_LONGER, st.detail + "; the issue is closed: no comment")
         elif st.kind != NOT_POSTED:

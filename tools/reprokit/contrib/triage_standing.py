@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from reprokit.contrib.bug_text import OWN_WORDS, code_span, fence
 from reprokit.contrib.issue_json import Issue, Reported
+from reprokit.contrib.not_a_bug import UNKNOWN_NAME
 from reprokit.contrib.traceback_text import headline
 from reprokit.run.execute import Observation
 
@@ -23,6 +24,7 @@ WORD = re.compile(r"[a-z_][a-z_.]{2,}")
 SAME_WORDS = 0.7  # of the reported message's words that the observed message must hold
 # torch's own words when the failure is the behaviour it documents (it names what to use instead)
 DOCUMENTED = (re.compile(r"This graph break is fundamental"), re.compile(r"\bmaybe_mark_dynamic\b"))
+CHECKS = re.compile(r"^\s*(assert\b|raise\b)|assert_close|\.allclose\(|sys\.exit\(", re.M)  # the script can fail
 NO_CUDA = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are available")
 
 
@@ -80,7 +82,7 @@ def _spans(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
 
 
-def standing(issue: Issue, reported: Reported | None, runs: list[Ran]) -> Standing:
+def standing(issue: Issue, reported: Reported | None, runs: list[Ran], script: str = "") -> Standing:
     """The standing from the runs, oldest release first (the last is the newest release run)."""
     ran = [(r, outcome(reported, r.obs)) for r in runs if outcome(reported, r.obs) != NOT_RUN]
     if not ran:
@@ -89,6 +91,10 @@ def standing(issue: Issue, reported: Reported | None, runs: list[Ran]) -> Standi
     newest, now = ran[-1]
     if newest.obs and NO_CUDA.search(newest.obs.message or ""):
         return Standing(NOT_POSTED, f"the script needs CUDA, which torch {newest.release} here lacks")
+    for pattern in UNKNOWN_NAME:  # torch's words for a name it does not have: the script needs another release
+        if now != PASSES and newest.obs and (m := pattern.search(newest.log or newest.obs.message or "")):
+            return Standing(NOT_POSTED, f"the script uses what torch {newest.release} does not have ({m.group(0)}): "
+                                        "it needs the release it was written for")
     for pattern in DOCUMENTED:
         if now != PASSES and newest.obs and (m := pattern.search(newest.obs.message or "")):
             return Standing(NOT_POSTED, f"documented behaviour: torch {newest.release}'s own message says "
@@ -97,6 +103,9 @@ def standing(issue: Issue, reported: Reported | None, runs: list[Ran]) -> Standi
         same = [r.release for r, o in ran if o == SAME]
         return Standing(STILL, f"on torch {_spans(same)} (newest run: {newest.release}): "
                                f"{observed_line(newest.obs)}")
+    if now == PASSES and reported is None and not CHECKS.search(script):
+        return Standing(NOT_POSTED, "the issue names no exception and its script checks nothing (no assert or raise): "
+                                    f"exiting 0 on torch {newest.release} says nothing about the bug")
     if now == PASSES:
         stretch = []
         for r, o in reversed(ran):
