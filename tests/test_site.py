@@ -17,7 +17,6 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from reprokit.contrib.not_a_bug import screen
 from reprokit.model import corpus
 from reprokit.model.records import Record
 from reprokit.model.verdict import rate_text, reproduce_rate
@@ -28,6 +27,7 @@ from reprokit.publish.site_stamp import BuildStamp, from_git
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import current, history_rows, releases
+from reprokit.tracker.not_a_bug import screen
 from support import record
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from reprokit.contrib.bug_text import OWN_WORDS
+from reprokit.tracker.bug_text import OWN_WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from reprokit.contrib import issue_json, triage_standing
 from reprokit.run.execute import Observation
+from reprokit.tracker import issue_json, triage_standing
 
 ROOT = Path(__file__).resolve().parents[1]
 

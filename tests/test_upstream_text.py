@@ -3,15 +3,15 @@ where a failure was raised, what a script's code says, the one-line release hist
 import json
 
 import pytest
-from reprokit.contrib import issue_search
-from reprokit.contrib.issue_fields import Failure, title
-from reprokit.contrib.release_summary import ReleaseHistory
 from reprokit.contrib.script_code import facts, torch_calls
-from reprokit.contrib.standalone import standalone
-from reprokit.contrib.traceback_text import raised_at, without_harness
-from reprokit.contrib.user_paths import as_user_sees
 from reprokit.model.schema import InputError
 from reprokit.run.execute import Observation
+from reprokit.tracker import issue_search
+from reprokit.tracker.issue_fields import Failure, title
+from reprokit.tracker.release_summary import ReleaseHistory
+from reprokit.tracker.standalone import standalone
+from reprokit.tracker.traceback_text import raised_at, without_harness
+from reprokit.tracker.user_paths import as_user_sees
 
 SCRIPT = '''"""A repro.
 

@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 
 from reprokit.cli.common import OUT_HELP, case_of, root_of, store_of
-from reprokit.contrib import autofix, minify, new_case, upstream, validate
+from reprokit.contrib import autofix, new_case, validate
 from reprokit.model.case import AREAS
 from reprokit.model.schema import CATEGORIES, InputError
 from reprokit.run.request import load_root_matrix, target_of
 from reprokit.store.store import Store
 from reprokit.store.views import current
+from reprokit.tracker import minify, upstream
 
 
 def cmd_new_case(args: argparse.Namespace) -> int:

@@ -9,19 +9,19 @@ import shlex
 from pathlib import Path
 
 from reprokit.cli.common import OUT_HELP, root_of, store_of
-from reprokit.contrib import issue_json, tracker, triage, triage_standing
 from reprokit.model.schema import InputError
 from reprokit.run.request import load_root_matrix
+from reprokit.tracker import issue_json, linked, triage, triage_standing
 
 
 def cmd_tracker(args: argparse.Namespace) -> int:
     root = root_of(args)
-    data = tracker.Corpus.read(root, store_of(args, root).folder, load_root_matrix(root))
+    data = linked.Corpus.read(root, store_of(args, root).folder, load_root_matrix(root))
     if args.numbers:
-        print("\n".join(str(n) for n in sorted({i.number for i in tracker.linked(data)})))
+        print("\n".join(str(n) for n in sorted({i.number for i in linked.linked(data)})))
         return 0
     out = Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream"
-    rows = tracker.drafts(data, out)
+    rows = linked.drafts(data, out)
     for item, path, command in rows:
         print(f"#{item.number} {item.state} (checked {item.checked})  {item.cd.case.id}: {item.line()}")
         if path is not None:
@@ -42,7 +42,7 @@ def add_tracker(sub) -> None:
 
 
 def cmd_tracker_states(args: argparse.Namespace) -> int:
-    path, taken = tracker.import_states(root_of(args), Path(args.source))
+    path, taken = linked.import_states(root_of(args), Path(args.source))
     print(f"updated {path} ({taken} issue states); `reprokit report` re-renders reports/upstream-issues.md")
     return 0
 
@@ -71,7 +71,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
         print(f"  torch {ran.release}: {ran.why or triage_standing.observed_line(ran.obs)}")
     ran = [r.release for r in done.runs if r.obs is not None]
     if args.record:
-        path = tracker.record_triage(root, issue.number, done.standing.line(), ran[-1] if ran else "none run")
+        path = linked.record_triage(root, issue.number, done.standing.line(), ran[-1] if ran else "none run")
         print(f"  recorded in {path}" if path else f"  not recorded: no case links #{issue.number}")
     if done.draft is not None:
         command = shlex.join(["gh", "issue", "comment", str(issue.number), "--repo", "pytorch/pytorch",
@@ -96,7 +96,7 @@ def add_triage(sub) -> None:
 
 
 def cmd_tracker_link(args: argparse.Namespace) -> int:
-    path = tracker.record_link(root_of(args), args.issue, args.kind, args.why)
+    path = linked.record_link(root_of(args), args.issue, args.kind, args.why)
     if path is None:
         raise InputError(f"#{args.issue}: no case links it (issue-states.yaml has no such issue)")
     print(f"updated {path}: #{args.issue} {args.kind}")

@@ -15,11 +15,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.contrib import case_files, issue_comment
-from reprokit.contrib.issue_comment import NO_LONGER, STILL, CommentEvidence
-from reprokit.contrib.release_summary import ReleaseHistory
-from reprokit.contrib.standalone import standalone
-from reprokit.contrib.user_paths import as_user_sees
+from reprokit.contrib import case_files
 from reprokit.model import corpus, issue_states
 from reprokit.model.corpus import DEVICE_STRING, CaseDir
 from reprokit.model.matrix import Matrix
@@ -27,6 +23,11 @@ from reprokit.model.schema import InputError
 from reprokit.publish import issue_status
 from reprokit.store.store import Loaded, Store
 from reprokit.store.views import release_of, releases, repro_history
+from reprokit.tracker import issue_comment
+from reprokit.tracker.issue_comment import NO_LONGER, STILL, CommentEvidence
+from reprokit.tracker.release_summary import ReleaseHistory
+from reprokit.tracker.standalone import standalone
+from reprokit.tracker.user_paths import as_user_sees
 
 REPO = "pytorch/pytorch"
 

@@ -13,9 +13,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.contrib.bug_text import code_span
 from reprokit.model.schema import InputError
 from reprokit.model.untrusted_text import plain
+from reprokit.tracker.bug_text import code_span
 
 FIELDS = "number,title,state,url,isPullRequest"
 LIMIT = 10

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reprokit.contrib.bug_text import OWN_WORDS, code_span, fence
-from reprokit.contrib.issue_json import Issue, Reported
-from reprokit.contrib.not_a_bug import UNKNOWN_NAME
-from reprokit.contrib.traceback_text import headline
 from reprokit.run.execute import Observation
+from reprokit.tracker.bug_text import OWN_WORDS, code_span, fence
+from reprokit.tracker.issue_json import Issue, Reported
+from reprokit.tracker.not_a_bug import UNKNOWN_NAME
+from reprokit.tracker.traceback_text import headline
 
 STILL, NO_LONGER, DIFFERENT, NOT_POSTED = "still reproduces", "no longer reproduces", "fails differently", "not posted"
 SAME, PASSES, OTHER, NOT_RUN = "same", "passes", "other", "not run"

@@ -18,12 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.contrib import fp64_check, issue_json, triage_standing, upstream_runs
-from reprokit.contrib.issue_json import Issue
-from reprokit.contrib.triage_standing import NO_LONGER, NOT_POSTED, SAME, Ran, Standing
-from reprokit.contrib.user_paths import as_user_sees
 from reprokit.model.schema import InputError
 from reprokit.run import torch_envs
+from reprokit.tracker import fp64_check, issue_json, triage_standing, upstream_runs
+from reprokit.tracker.issue_json import Issue
+from reprokit.tracker.triage_standing import NO_LONGER, NOT_POSTED, SAME, Ran, Standing
+from reprokit.tracker.user_paths import as_user_sees
 
 GH_FIELDS = "number,title,body,state,stateReason,closedAt,labels,comments,url"
 TIMEOUT = 300.0

@@ -14,9 +14,9 @@ import re
 import subprocess
 from dataclasses import dataclass
 
-from reprokit.contrib.traceback_text import RaisedAt, headline
 from reprokit.model.case import Case
 from reprokit.run.execute import Observation
+from reprokit.tracker.traceback_text import RaisedAt, headline
 
 # torch's words when it is handed a name it does not have: an inductor option, a module attribute, a config entry, a
 # backend, a keyword argument.

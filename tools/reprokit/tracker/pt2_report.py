@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reprokit.contrib.bug_text import OWN_WORDS, code_span, fence
-from reprokit.contrib.issue_fields import Failure
-from reprokit.contrib.not_a_bug import Screened
-from reprokit.contrib.release_summary import ReleaseHistory
-from reprokit.contrib.upstream_runs import ABLATION, summary
 from reprokit.run.execute import Observation
+from reprokit.tracker.bug_text import OWN_WORDS, code_span, fence
+from reprokit.tracker.issue_fields import Failure
+from reprokit.tracker.not_a_bug import Screened
+from reprokit.tracker.release_summary import ReleaseHistory
+from reprokit.tracker.upstream_runs import ABLATION, summary
 
 FORM_FIELDS = ("🐛 Describe the bug", "Error logs", "Versions")  # the form's textareas, in its order
 # GitHub refuses an issue body over 65,536 characters: the logs are cut to their last lines within these

@@ -1,6 +1,6 @@
 """`reprokit upstream ID`: what the PyTorch issue tracker should hear about a case.
 
-A case that links a pytorch/pytorch issue gets the comment that issue needs (tracker.py: "still reproduces" on a
+A case that links a pytorch/pytorch issue gets the comment that issue needs (linked.py: "still reproduces" on a
 closed one, "no longer reproduces" on an open one). Any other case gets a new-issue report in the fields of PyTorch's
 torch.compile form, after the not-a-bug screens (not_a_bug.py), made of runs on this machine now: the case's script
 made standalone (constants for REPRO_DEVICE / REPRO_DTYPE) and run contained exactly as `reprokit run` runs a case
@@ -18,29 +18,21 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.contrib import (
-    case_files,
-    issue_fields,
-    minify,
-    not_a_bug,
-    report_facts,
-    trace_bundle,
-    tracker,
-    upstream_runs,
-)
-from reprokit.contrib.issue_comment import NO_LONGER, STILL, CommentEvidence
-from reprokit.contrib.issue_fields import Failure
-from reprokit.contrib.pt2_report import Evidence, render
-from reprokit.contrib.release_summary import BAD, ReleaseHistory
+from reprokit.contrib import case_files
 from reprokit.contrib.script_code import facts, torch_calls
-from reprokit.contrib.traceback_text import raised_at
-from reprokit.contrib.user_paths import as_user_sees
 from reprokit.model.corpus import CaseDir
 from reprokit.model.matrix import Matrix
 from reprokit.model.schema import InputError
 from reprokit.run import torch_envs
 from reprokit.run.execute import Observation
 from reprokit.store.views import repro_history
+from reprokit.tracker import issue_fields, linked, minify, not_a_bug, report_facts, trace_bundle, upstream_runs
+from reprokit.tracker.issue_comment import NO_LONGER, STILL, CommentEvidence
+from reprokit.tracker.issue_fields import Failure
+from reprokit.tracker.pt2_report import Evidence, render
+from reprokit.tracker.release_summary import BAD, ReleaseHistory
+from reprokit.tracker.traceback_text import raised_at
+from reprokit.tracker.user_paths import as_user_sees
 
 MINIFY_TIMEOUT = 600
 
@@ -166,7 +158,7 @@ def setting_for(cd: CaseDir, device_kind: str, dtype: str, python: str = sys.exe
     return upstream_runs.Setting(python, device_kind, dtype, req.timeout, req.launcher, req.world_size)
 
 
-def linked_comment(item: tracker.Linked, setting: upstream_runs.Setting, out: Path, force: bool = False) -> Filed:
+def linked_comment(item: linked.Linked, setting: upstream_runs.Setting, out: Path, force: bool = False) -> Filed:
     """The comment a linked issue needs, its evidence from a contained run of the standalone repro made now."""
     kind = item.kind
     if item.held and not force:
@@ -192,7 +184,7 @@ def linked_comment(item: tracker.Linked, setting: upstream_runs.Setting, out: Pa
     ours = (item.cd.path.resolve(), item.cd.path.resolve().parent.parent, torch_envs.cache_root())
     evidence = CommentEvidence(kind, item.histories, text, ran, as_user_sees(plain.stderr_tail, script, ours), versions,
                                item.triage)
-    path, command = tracker.write(item, evidence, out)
+    path, command = linked.write(item, evidence, out)
     notes = [] if plain.status != "pass" else [f"note: the repro exits 0 here now, while the store's newest "
                                                f"record says otherwise; check before posting ({path})"]
     return Filed(report=path, attachments=[], commands=[(f"post it on {item.url}:", command)], notes=notes)
@@ -202,7 +194,7 @@ def linked_comment(item: tracker.Linked, setting: upstream_runs.Setting, out: Pa
 def draft(root: Path, store_dir: Path, matrix: Matrix, case_id: str, target: str, out: Path, *, force: bool = False,
           tlparse: str | None = None, python: str = sys.executable, search_json: Path | None = None) -> Filed:
     """`reprokit upstream ID`: the comment a linked issue needs, else a new-issue report (screened first)."""
-    data = tracker.Corpus.read(root, store_dir, matrix)
+    data = linked.Corpus.read(root, store_dir, matrix)
     cd = next((c for c in data.cases if c.case.id == case_id), None)
     if cd is None:
         raise InputError(f"{case_id!r}: no such case (see `reprokit list`)")
@@ -216,7 +208,7 @@ def draft(root: Path, store_dir: Path, matrix: Matrix, case_id: str, target: str
         raise InputError(f"cases/{case_id}/case.yaml: requires.dtypes: none of them is tested on {target}")
     dtype, history = repro_history(data.loaded[target], target, case_id, dtypes)
     setting = setting_for(cd, matrix.targets[target].device.kind, dtype, python)
-    item = next((i for i in tracker.linked(data) if i.cd.case.id == case_id), None)
+    item = next((i for i in linked.linked(data) if i.cd.case.id == case_id), None)
     if item is not None:
         return linked_comment(item, setting, out, force)
     errors = report_facts.errors_by_release(data.loaded[target], target, case_id, dtype)

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reprokit.contrib import case_files, issue_search
-from reprokit.contrib.bug_text import code_span
-from reprokit.contrib.issue_fields import Failure
-from reprokit.contrib.release_summary import ReleaseHistory
-from reprokit.contrib.standalone import standalone
-from reprokit.contrib.traceback_text import headline
+from reprokit.contrib import case_files
 from reprokit.model.corpus import CaseDir
 from reprokit.model.schema import InputError
 from reprokit.store.store import Loaded
 from reprokit.store.views import releases
+from reprokit.tracker import issue_search
+from reprokit.tracker.bug_text import code_span
+from reprokit.tracker.issue_fields import Failure
+from reprokit.tracker.release_summary import ReleaseHistory
+from reprokit.tracker.standalone import standalone
+from reprokit.tracker.traceback_text import headline
 
 REGRESSION_LABEL = "module: regression"
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reprokit.contrib.bug_text import OWN_WORDS, fence
-from reprokit.contrib.release_summary import BAD, GOOD, ReleaseHistory
 from reprokit.store.views import release_order
+from reprokit.tracker.bug_text import OWN_WORDS, fence
+from reprokit.tracker.release_summary import BAD, GOOD, ReleaseHistory
 
 STILL, NO_LONGER = "still reproduces", "no longer reproduces"
 

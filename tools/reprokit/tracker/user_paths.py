@@ -8,7 +8,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from reprokit.contrib.traceback_text import without_harness
+from reprokit.tracker.traceback_text import without_harness
 
 SITE = re.compile(r"(?:/[^\s\"'/:]+)+/(site-packages|dist-packages)/")
 PROBE = re.compile(r"(?:/[^\s\"'/:]+)*/reprokit/child/probe\.py")  # torchrun names the script it started: ours
