@@ -18,7 +18,6 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from reprokit.contrib.not_a_bug import screen
 from reprokit.model import corpus
 from reprokit.model.attribution import compile_rate
 from reprokit.model.records import Record
@@ -34,6 +33,7 @@ from reprokit.publish.site_standing import standing_line
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import current, history_rows, release_order, releases
+from reprokit.tracker.not_a_bug import screen
 from support import record
 
 ROOT = Path(__file__).resolve().parents[1]

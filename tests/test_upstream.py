@@ -1,5 +1,6 @@
 """`reprokit upstream`: a new-issue report in the fields of PyTorch's torch.compile form for a genuine torch failure,
 refused in one line for what is not a torch bug, and the comment a linked issue needs. Real cases, real runs."""
+import json
 import os
 import re
 import shlex
@@ -80,20 +81,29 @@ def test_a_genuine_torch_failure_gets_a_report_in_the_pt2_form(tmp_path):
     # aten._transformer_encoder_layer_fwd disagrees with the real one). No upstream issue links it, nothing documents it.
     case_id = "type-inference-encoder-fastpath-stride"
     repo = repo_with(tmp_path, case_id)
-    proc = reprokit(repo, "upstream", case_id)
+    searched = tmp_path / "search.json"  # what `gh search issues --json ...` printed, read offline
+    searched.write_text(json.dumps([{"number": 158888, "title": "[inductor] stride assert in encoder fast path",
+                                     "state": "OPEN", "isPullRequest": False}]))
+    proc = reprokit(repo, "upstream", case_id, "--search-json", str(searched))
     assert proc.returncode == 0, proc.stderr
     body = (repo / "reports" / "upstream" / f"{case_id}.md").read_text()
     found = check_against_the_form(body)
+    assert found["🐛 Describe the bug"]["text"][1].startswith("_(Your own words here")  # after the heading: the poster's words
+    assert not re.search(r"/work/|/root/|/home/|/tmp/|probe\.py|\.cache/reprokit|cases/", body)  # no path of ours
     assert len(body) < 65_536  # what GitHub takes as an issue body
     describe = " ".join(found["🐛 Describe the bug"]["text"])
     # the ablation: the script calls torch.compile; the first backend that fails names inductor
     assert "| `eager` | `pass` |" in body and "| `aot_eager` | `pass` |" in body
     assert re.search(r"\| `inductor` \| `fail: AssertionError: expected size", body)
     assert "Releases: regressed in 2.13.0, 2.12.1 works" in describe  # from the store, in one line
-    assert "Suggested labels: `module: inductor`" in describe and "Minified repro" in describe
+    assert re.search(r"Per error: `[^`]*2\.13\.0[.\d]*: AssertionError: expected size", describe)
+    assert "Expected: `python repro.py` exits 0, as it does on torch 2.12.1 (a regression in 2.13.0)." in describe
+    assert "Suggested labels: `module: inductor`" in describe and "`module: regression`" in describe
+    assert "Minified repro" in describe and "Workaround: the same computation" in describe
+    assert "- #158888 (open issue): \\[inductor\\] stride assert in encoder fast path" in body
     # the script: standalone, constants instead of the corpus's variables, and it fails the same way when run with
     # `python -I` in an empty folder with nothing but torch
-    (info, script), = [f for f in found["🐛 Describe the bug"]["fences"] if f[0] == "python"]
+    (info, script), _workaround = [f for f in found["🐛 Describe the bug"]["fences"] if f[0] == "python"]
     assert "REPRO_" not in script and 'device = "cpu"' in script and "dtype = torch.float32" in script
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -105,7 +115,7 @@ def test_a_genuine_torch_failure_gets_a_report_in_the_pt2_form(tmp_path):
     assert "probe.py" not in error_log and "runpy" not in error_log
     assert error_log.rstrip().endswith(plain.stderr.rstrip().splitlines()[-1])
     # title names the symptom; the duplicate search uses torch's text; filing goes through the form
-    assert "title: torch.compile (inductor): AssertionError: expected size 2==2, stride 1024==64 at dim=0 in " \
+    assert "title: [regression 2.13.0, 2.12.1 works] torch.compile (inductor): AssertionError: expected size 2==2, stride 1024==64 at dim=0 in " \
            "torch.ops.aten._transformer_encoder_layer_fwd" in proc.stdout
     search = next(ln.strip() for ln in proc.stdout.splitlines() if ln.strip().startswith("gh search"))
     assert shlex.split(search)[-1].startswith("AssertionError expected size stride")
@@ -126,6 +136,8 @@ NOT_A_BUG = {
     "diagnosis-output-graph-hook": "invalid usage: an API torch does not have: AttributeError: 'OutputGraph' object "
                                    "has no attribute 'debug_print'",
     "fusion-article-is-fusable": "feature request: torch raised nothing: the failure is the script's own assertion",
+    "ddp-recompile-dynamic": "own expectation: torch raised nothing: the failure is the script's own assertion "
+                             "(repro.py line 58, in <module>: `assert graphs == 1",
     "fixture-data-dependent-branch": "fundamental graph break: Data-dependent branching under fullgraph=True",
 }
 # No case of the corpus branches on a tensor's value under fullgraph=True any more (fusion-vit-qkv-dynamic-mask did

@@ -1,13 +1,17 @@
 """The pieces of a bug report that need no run: the standalone script, tracebacks without the runner's frames and
 where a failure was raised, what a script's code says, the one-line release history, the title."""
+import json
+
 import pytest
-from reprokit.contrib.issue_fields import Failure, title
-from reprokit.contrib.release_summary import ReleaseHistory
 from reprokit.contrib.script_code import facts, torch_calls
-from reprokit.contrib.standalone import standalone
-from reprokit.contrib.traceback_text import raised_at, without_harness
 from reprokit.model.schema import InputError
 from reprokit.run.execute import Observation
+from reprokit.tracker import issue_search
+from reprokit.tracker.issue_fields import Failure, title
+from reprokit.tracker.release_summary import ReleaseHistory
+from reprokit.tracker.standalone import standalone
+from reprokit.tracker.traceback_text import raised_at, without_harness
+from reprokit.tracker.user_paths import as_user_sees
 
 SCRIPT = '''"""A repro.
 
@@ -97,3 +101,49 @@ def test_the_title_names_the_symptom_and_the_op():
     failure = Failure(obs, own_check=False, component="inductor", compiles=True, exports=False)
     assert title(failure) == ("torch.compile (inductor): AssertionError: expected size 2==2, stride 1024==64 at dim=0 "
                               "in torch.ops.aten._transformer_encoder_layer_fwd")
+
+
+def test_the_history_per_error_and_a_regression():
+    history = ReleaseHistory.of(
+        [("2.8.0", "does-not-reproduce"), ("2.9.1", "reproduces"), ("2.10.0", "reproduces"), ("2.11.0", "reproduces")],
+        {"2.9.1": "UserError: Constraints violated", "2.10.0": "UserError: Constraints violated",
+         "2.11.0": "InternalTorchDynamoError: PendingUnbackedSymbolNotFound"})
+    assert history.by_error() == ("2.8.0: works; 2.9.1..2.10.0: UserError: Constraints violated; "
+                                  "2.11.0: InternalTorchDynamoError: PendingUnbackedSymbolNotFound")
+    assert history.regression() == ("2.8.0", "2.9.1")
+    fixed = ReleaseHistory.of([("2.8.0", "reproduces"), ("2.9.1", "does-not-reproduce")], {"2.8.0": "UserError: x"})
+    assert fixed.regression() is None and fixed.by_error() == "2.8.0: UserError: x; 2.9.1: works"
+
+
+def test_a_log_holds_no_path_of_ours():
+    log = ('Traceback (most recent call last):\n'
+           '  File "/work/main/tools/reprokit/child/probe.py", line 227, in main\n'
+           '    runpy.run_path(script, run_name="__main__")\n'
+           '  File "<frozen runpy>", line 291, in run_path\n'
+           '  File "/tmp/reprokit-upstream-x1y2/script/repro.py", line 8, in <module>\n'
+           '    f(x)\n'
+           '  File "/root/.cache/reprokit/envs/torch-2.15.0/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py",'
+           ' line 1, in _fn\n'
+           '  File "/home/ci/checkout/cases/some-case/repro.py", line 3, in f\n'
+           'RuntimeError: wrote /root/.cache/reprokit/triage/12/out.txt and /tmp/reprokit-abc/x.log\n')
+    out = as_user_sees(log, "/tmp/reprokit-upstream-x1y2/script/repro.py")
+    assert 'File "repro.py", line 8, in <module>' in out and 'File "repro.py", line 3, in f' in out
+    assert 'File ".../site-packages/torch/_dynamo/eval_frame.py"' in out
+    assert "wrote out.txt and x.log" in out
+    for ours in ("probe.py", "runpy", "/tmp/", ".cache", "/work/", "/home/", "cases/"):
+        assert ours not in out, ours
+
+
+def test_related_issues_are_listed_from_the_search(tmp_path):
+    found = tmp_path / "search.json"
+    found.write_text(json.dumps([
+        {"number": 151234, "title": "[inductor] stride assert in _transformer_encoder_layer_fwd", "state": "OPEN",
+         "url": "https://github.com/pytorch/pytorch/issues/151234", "isPullRequest": False},
+        {"number": 151999, "title": "Fix <script> meta stride", "state": "MERGED", "isPullRequest": True},
+        {"number": "x", "title": "not an issue"}]))
+    lines = issue_search.related(["AssertionError expected size stride", "_transformer_encoder_layer_fwd"], found)
+    assert lines[0].startswith("Related issues and pull requests (2 found by `gh search issues -- 'AssertionError")
+    assert "- #151999 (merged pull request): Fix \\<script\\> meta stride" in lines
+    assert "- #151234 (open issue): \\[inductor\\] stride assert in \\_transformer\\_encoder\\_layer\\_fwd" in lines
+    assert issue_search.failing_op("failed on aten._transformer_encoder_layer_fwd.default") == \
+        "_transformer_encoder_layer_fwd"

@@ -29,6 +29,8 @@ COMMANDS = (
     contrib.add_upstream,
     tracker.add_tracker,
     tracker.add_tracker_states,
+    tracker.add_tracker_link,
+    tracker.add_triage,
     contrib.add_autofix,
     images.add_images,
     images.add_image,

@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 
 from reprokit.cli.common import OUT_HELP, case_of, root_of, store_of
-from reprokit.contrib import autofix, minify, new_case, upstream, validate
+from reprokit.contrib import autofix, new_case, validate
 from reprokit.model.case import AREAS
 from reprokit.model.schema import CATEGORIES, InputError
 from reprokit.run.request import load_root_matrix, target_of
 from reprokit.store.store import Store
 from reprokit.store.views import current
+from reprokit.tracker import minify, upstream
 
 
 def cmd_new_case(args: argparse.Namespace) -> int:
@@ -99,7 +100,7 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     root = root_of(args)
     out = Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream"
     filed = upstream.draft(root, store_of(args, root).folder, load_root_matrix(root), args.id, args.target, out,
-                           force=args.force,
+                           force=args.force, search_json=Path(args.search_json) if args.search_json else None,
                            tlparse=shutil.which("tlparse") or shutil.which("tlparse", path=str(Path(sys.executable).parent)))
     for note in filed.notes:
         print(note, file=sys.stderr)
@@ -123,6 +124,9 @@ def add_upstream(sub) -> None:
     ups.add_argument("--report-dir", metavar="DIR", help="write the report here (default: reports/upstream/)")
     ups.add_argument("--force", action="store_true",
                      help="write it even if the case says the behaviour is documented or links a pytorch issue")
+    ups.add_argument("--search-json", metavar="FILE", help="related issues: what `gh search issues --json "
+                                                           "number,title,state,url,isPullRequest` printed (offline; "
+                                                           "default: run gh where it is installed)")
     ups.set_defaults(func=cmd_upstream)
 
 

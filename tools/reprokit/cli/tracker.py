@@ -1,24 +1,27 @@
-"""The issue tracker, both ways: `tracker` (every linked pytorch/pytorch issue with the comment it needs) and
-`tracker-states` (the issue states read from GitHub, into issue-states.yaml)."""
+"""The issue tracker, both ways: `tracker` (every linked pytorch/pytorch issue with the comment it needs),
+`tracker-states` (the issue states read from GitHub, into issue-states.yaml) and `triage` (an issue's own script run
+on the releases, and what to say on it)."""
 
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 from reprokit.cli.common import OUT_HELP, root_of, store_of
-from reprokit.contrib import tracker
+from reprokit.model.schema import InputError
 from reprokit.run.request import load_root_matrix
+from reprokit.tracker import issue_json, linked, triage, triage_standing
 
 
 def cmd_tracker(args: argparse.Namespace) -> int:
     root = root_of(args)
-    data = tracker.Corpus.read(root, store_of(args, root).folder, load_root_matrix(root))
+    data = linked.Corpus.read(root, store_of(args, root).folder, load_root_matrix(root))
     if args.numbers:
-        print("\n".join(str(n) for n in sorted({i.number for i in tracker.linked(data)})))
+        print("\n".join(str(n) for n in sorted({i.number for i in linked.linked(data)})))
         return 0
     out = Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream"
-    rows = tracker.drafts(data, out)
+    rows = linked.drafts(data, out)
     for item, path, command in rows:
         print(f"#{item.number} {item.state} (checked {item.checked})  {item.cd.case.id}: {item.line()}")
         if path is not None:
@@ -39,7 +42,7 @@ def add_tracker(sub) -> None:
 
 
 def cmd_tracker_states(args: argparse.Namespace) -> int:
-    path, taken = tracker.import_states(root_of(args), Path(args.source))
+    path, taken = linked.import_states(root_of(args), Path(args.source))
     print(f"updated {path} ({taken} issue states); `reprokit report` re-renders reports/upstream-issues.md")
     return 0
 
@@ -49,3 +52,61 @@ def add_tracker_states(sub) -> None:
     sts.add_argument("--import", dest="source", required=True, metavar="FILE",
                      help="JSON lines with number and state (what `gh api repos/pytorch/pytorch/issues/N` prints)")
     sts.set_defaults(func=cmd_tracker_states)
+
+
+def cmd_triage(args: argparse.Namespace) -> int:
+    root = root_of(args)
+    if args.issue is None and not args.issue_json:
+        raise InputError("triage: give the issue number, or --issue-json FILE")
+    issue = issue_json.read(Path(args.issue_json)) if args.issue_json else triage.from_gh(args.issue)
+    if args.issue is not None and issue.number != args.issue:
+        print(f"reprokit: {args.issue_json} is issue #{issue.number}, not #{args.issue}")
+        return 2
+    matrix = load_root_matrix(root)
+    versions = [str(v) for v in matrix.targets[args.target].pins.history] + ["nightly"] if not args.here else []
+    out = Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream"
+    done = triage.triage(issue, versions, out, here=args.here, timeout=args.timeout, ours=(root.resolve(),))
+    print(done.standing.line())
+    for ran in done.runs:
+        print(f"  torch {ran.release}: {ran.why or triage_standing.observed_line(ran.obs)}")
+    ran = [r.release for r in done.runs if r.obs is not None]
+    if args.record:
+        path = linked.record_triage(root, issue.number, done.standing.line(), ran[-1] if ran else "none run")
+        print(f"  recorded in {path}" if path else f"  not recorded: no case links #{issue.number}")
+    if done.draft is not None:
+        command = shlex.join(["gh", "issue", "comment", str(issue.number), "--repo", "pytorch/pytorch",
+                              "--body-file", str(done.draft)])
+        print(f"  draft: {done.draft} (open it, write your own words on its first line)\n  post:  {command}")
+    return 0
+
+
+def add_triage(sub) -> None:
+    tri = sub.add_parser("triage", help="run a pytorch/pytorch issue's own script, contained, on the releases and say "
+                                        "whether it still reproduces (and draft the comment)")
+    tri.add_argument("issue", type=int, nargs="?", help="the issue number (read with gh)")
+    tri.add_argument("--issue-json", metavar="FILE", help="the issue as `gh issue view N --json "
+                                                          f"{triage.GH_FIELDS}` printed it")
+    tri.add_argument("--here", action="store_true", help="run only this environment's torch")
+    tri.add_argument("--target", default="cpu", help="whose recorded releases to run (default: cpu)")
+    tri.add_argument("--timeout", type=float, default=triage.TIMEOUT, help="seconds per run (default: %(default)s)")
+    tri.add_argument("--report-dir", metavar="DIR", help="write the draft here (default: reports/upstream/)")
+    tri.add_argument("--record", action="store_true", help="keep the standing in issue-states.yaml (for a linked "
+                                                           "issue): `tracker` drafts a comment only where it agrees")
+    tri.set_defaults(func=cmd_triage)
+
+
+def cmd_tracker_link(args: argparse.Namespace) -> int:
+    path = linked.record_link(root_of(args), args.issue, args.kind, args.why)
+    if path is None:
+        raise InputError(f"#{args.issue}: no case links it (issue-states.yaml has no such issue)")
+    print(f"updated {path}: #{args.issue} {args.kind}")
+    return 0
+
+
+def add_tracker_link(sub) -> None:
+    lnk = sub.add_parser("tracker-link", help="say whether a linked case fails the way its issue reports (read from "
+                                              "the issue's thread); a related one drafts no comment")
+    lnk.add_argument("issue", type=int)
+    lnk.add_argument("kind", choices=["same", "related"])
+    lnk.add_argument("--why", required=True, help="one line: what the issue reports and what the case tests")
+    lnk.set_defaults(func=cmd_tracker_link)

@@ -17,18 +17,28 @@ import yaml
 from pydantic import ValidationError
 
 from reprokit.model.corpus import CaseDir
-from reprokit.model.schema import InputError, Strict, describe_error, read_yaml
+from reprokit.model.schema import InputError, OneLine, Strict, describe_error, read_yaml
 
 FILE_NAME = "issue-states.yaml"
 ISSUE_NUMBER = re.compile(r"^https://github\.com/pytorch/pytorch/issues/(\d+)$")
 HEADER = ("# The state of each pytorch/pytorch issue linked from cases/ (source: upstream), as read from GitHub on\n"
           "# `checked`. Written by .github/workflows/issue-states.yml (`reprokit tracker-states --import`); it\n"
-          "# overrides a case.yaml's issue_state / issue_checked. reports/upstream-issues.md is rendered from it.\n")
+          "# overrides a case.yaml's issue_state / issue_checked. reports/upstream-issues.md is rendered from it.\n"
+          "# link: same | related (does the case fail the way the issue reports? read from its thread; related: no\n"
+          "# comment from the case); triage / triage_torch: what `reprokit triage N --record` said on that torch.\n")
 
 
 class IssueState(Strict):
     state: Literal["open", "closed"]
     checked: datetime.date
+    # Whether the linked case fails the way the issue reports (same API path and mode, same exception), read from the
+    # issue's thread: "related" when the case tests something else near it (then no comment is drafted from it).
+    # Kept here, not in case.yaml, so that the judgement does not change the case's content hash.
+    link: Literal["same", "related"] | None = None
+    link_why: OneLine | None = None
+    # What `reprokit triage N --record` said after running the issue's own script: its one line, and on which torch.
+    triage: OneLine | None = None
+    triage_torch: OneLine | None = None
 
 
 class IssueStates(Strict):
@@ -53,8 +63,10 @@ def load(root: Path) -> IssueStates:
 
 def save(root: Path, states: IssueStates) -> Path:
     path = root / FILE_NAME
-    data = {"issues": {n: {"state": s.state, "checked": s.checked.isoformat()} for n, s in
-                       sorted(states.issues.items())}}
+    data = {"issues": {n: {"state": s.state, "checked": s.checked.isoformat(),
+                           **{k: v for k, v in s.model_dump(include={"link", "link_why", "triage", "triage_torch"}).items()
+                              if v is not None}}
+                       for n, s in sorted(states.issues.items())}}
     path.write_text(HEADER + yaml.safe_dump(data, sort_keys=False, width=120), encoding="utf-8")
     return path
 

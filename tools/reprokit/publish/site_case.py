@@ -18,11 +18,11 @@ from reprokit.store.views import release_order
 
 # A case folder's files published as plain files beside its page; nothing a browser would run as a page (html, svg).
 PUBLISHED_SUFFIXES = (".py", ".yaml", ".yml", ".txt", ".md")
-PYTORCH_ISSUE = re.compile(r"^https://github\.com/pytorch/pytorch/issues/\d+")  # as contrib/upstream.py matches
+PYTORCH_ISSUE = re.compile(r"^https://github\.com/pytorch/pytorch/issues/\d+")  # as tracker/upstream.py matches
 
 
 def upstream_refusal(case: Case) -> str | None:
-    """Why `reprokit upstream` refuses this case, from case.yaml alone: documented behaviour (contrib/not_a_bug.py's
+    """Why `reprokit upstream` refuses this case, from case.yaml alone: documented behaviour (tracker/not_a_bug.py's
     first screen, which publish/ may not import). A case linked to an issue is never refused (upstream drafts the
     comment its issue needs); the other screens (invalid usage, a fundamental graph break, a feature request) depend
     on a run, so the page cannot know them."""

@@ -8,17 +8,14 @@ upstream ID` makes that issue's draft from a contained run made now."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.contrib import case_files, issue_comment
-from reprokit.contrib.issue_comment import NO_LONGER, STILL, CommentEvidence
-from reprokit.contrib.release_summary import ReleaseHistory
-from reprokit.contrib.standalone import standalone
-from reprokit.contrib.traceback_text import without_harness
+from reprokit.contrib import case_files
 from reprokit.model import corpus, issue_states
 from reprokit.model.corpus import DEVICE_STRING, CaseDir
 from reprokit.model.matrix import Matrix
@@ -26,6 +23,11 @@ from reprokit.model.schema import InputError
 from reprokit.publish import issue_status
 from reprokit.store.store import Loaded, Store
 from reprokit.store.views import release_of, releases, repro_history
+from reprokit.tracker import issue_comment
+from reprokit.tracker.issue_comment import NO_LONGER, STILL, CommentEvidence
+from reprokit.tracker.release_summary import ReleaseHistory
+from reprokit.tracker.standalone import standalone
+from reprokit.tracker.user_paths import as_user_sees
 
 REPO = "pytorch/pytorch"
 
@@ -39,19 +41,22 @@ class Linked:
     state: str
     checked: str
     histories: dict[str, ReleaseHistory]  # target -> recorded releases of its repro
-    kind: str | None  # STILL | NO_LONGER | None (the runs agree with the issue's state)
-
+    kind: str | None  # STILL | NO_LONGER | None (no comment: see `held`)
+    held: str | None = None  # why no comment although the case's runs disagree with the issue's state
+    triage: str | None = None  # what `reprokit triage N --record` said, with its torch
     @property
     def url(self) -> str:
         return f"https://github.com/{REPO}/issues/{self.number}"
 
     def line(self) -> str:
         said = {STILL: issue_comment.still_line, NO_LONGER: issue_comment.no_longer_line}
+        if self.held:
+            return self.held
         return said[self.kind](self.flagged()) if self.kind else "agrees with the recorded runs"
 
-    def flagged(self) -> dict[str, ReleaseHistory]:
+    def flagged(self, kind: str | None = None) -> dict[str, ReleaseHistory]:
         """The targets whose newest recorded release disagrees with the issue's state."""
-        want = issue_comment.BAD if self.kind == STILL else issue_comment.GOOD
+        want = issue_comment.BAD if (kind or self.kind) == STILL else issue_comment.GOOD
         return {t: h for t, h in self.histories.items() if h.decisive() and h.decisive()[-1][1] == want}
 
 
@@ -62,12 +67,14 @@ class Corpus:
     cases: list[CaseDir]
     loaded: dict[str, Loaded]
     matrix: Matrix
+    states: issue_states.IssueStates = issue_states.IssueStates()
 
     @classmethod
     def read(cls, root: Path, store_dir: Path, matrix: Matrix) -> Corpus:
-        cases = issue_states.applied(corpus.discover(root / "cases"), issue_states.load(root))
+        states = issue_states.load(root)
+        cases = issue_states.applied(corpus.discover(root / "cases"), states)
         store = Store(store_dir)
-        return cls(cases, {t: store.load(t, "cases") for t in matrix.targets}, matrix)
+        return cls(cases, {t: store.load(t, "cases") for t in matrix.targets}, matrix, states)
 
 
 def linked(data: Corpus) -> list[Linked]:
@@ -88,8 +95,33 @@ def linked(data: Corpus) -> list[Linked]:
                     histories[target] = ReleaseHistory.of(pairs)
         flagged = any((cd.case.id, t) in flags for t in histories)
         kind = (STILL if cd.case.issue_state == "closed" else NO_LONGER) if flagged else None
-        out.append(Linked(cd, numbers[0], cd.case.issue_state or "?", cd.case.issue_checked or "?", histories, kind))
+        item = Linked(cd, numbers[0], cd.case.issue_state or "?", cd.case.issue_checked or "?", histories, kind)
+        out.append(_held(item, data.states.issues.get(numbers[0])))
     return out
+
+
+def _held(item: Linked, known: issue_states.IssueState | None) -> Linked:
+    """The item with no comment where the issue's own script or thread says otherwise than the case: a case that
+    tests something else than the issue ("related"), a triage of the issue's own script that disagrees, or (for
+    "still reproduces", which would reopen a closed issue) no triage at all."""
+    triage = f"{known.triage} (torch {known.triage_torch})" if known and known.triage else None
+    item = dataclasses.replace(item, triage=triage)
+    if item.kind is None:
+        return item
+    ours = item.line()
+    if known and known.link == "related":
+        return dataclasses.replace(item, kind=None, held=f"related: {known.link_why or 'the case tests something else'}"
+                                                         f"; no comment from it (the case {ours})")
+    if triage is None:
+        if item.kind == STILL:
+            return dataclasses.replace(item, kind=None, held=f"not triaged: the case {ours}, but the issue's own "
+                                                             f"script was not run (`reprokit triage {item.number}`); "
+                                                             "no comment")
+        return item
+    if not known.triage.startswith(item.kind):
+        return dataclasses.replace(item, kind=None, held=f"the issue's own script: {triage}; no comment (the case "
+                                                         f"{ours})")
+    return item
 
 
 def _recorded_versions(environment: dict) -> str:
@@ -117,8 +149,8 @@ def from_store(item: Linked, data: Corpus) -> CommentEvidence:
                         DEVICE_STRING[data.matrix.targets[target].device.kind], record.dtype)
     ran = (f"Recorded run on torch {record.torch} ({target}, {record.recorded_at[:10]}): {record.verdict}"
            + (f", `{record.exception}`" if record.exception else "") + ".")
-    return CommentEvidence(item.kind, item.histories, script, ran, without_harness(record.stderr_tail or ""),
-                           _recorded_versions(header.environment if header else {}))
+    return CommentEvidence(item.kind, item.histories, script, ran, as_user_sees(record.stderr_tail or ""),
+                           _recorded_versions(header.environment if header else {}), item.triage)
 
 
 def write(item: Linked, evidence: CommentEvidence, out: Path) -> tuple[Path, str]:
@@ -146,9 +178,31 @@ def import_states(root: Path, source: Path, today: datetime.date | None = None) 
         if state not in ("open", "closed"):
             raise InputError(f"{source}:{i}: state {state!r}: open or closed")
         if number in wanted:
-            current[number] = issue_states.IssueState(state=state, checked=today or datetime.date.today())
+            read = {"state": state, "checked": today or datetime.date.today()}
+            before = current.get(number)  # what was judged of the issue (link, triage) stays
+            current[number] = before.model_copy(update=read) if before else issue_states.IssueState(**read)
             taken += 1
     return issue_states.save(root, issue_states.IssueStates(issues=current)), taken
+
+
+def _update(root: Path, number: int, fields: dict) -> Path | None:
+    current = dict(issue_states.load(root).issues)
+    if number not in current:
+        return None
+    current[number] = current[number].model_copy(update=fields)
+    return issue_states.save(root, issue_states.IssueStates(issues=current))
+
+
+def record_triage(root: Path, number: int, line: str, torch: str) -> Path | None:
+    """issue-states.yaml with what triage said of a linked issue (None: no case links it, nothing written)."""
+    return _update(root, number, {"triage": " ".join(line.split())[:400], "triage_torch": torch})
+
+
+def record_link(root: Path, number: int, kind: str, why: str) -> Path | None:
+    """issue-states.yaml with whether the linked case fails the way the issue reports, read from its thread."""
+    if kind not in ("same", "related"):
+        raise InputError(f"link {kind!r}: same or related")
+    return _update(root, number, {"link": kind, "link_why": " ".join(why.split())[:300] or None})
 
 
 def drafts(data: Corpus, out: Path) -> list[tuple[Linked, Path | None, str | None]]:
@@ -156,6 +210,7 @@ def drafts(data: Corpus, out: Path) -> list[tuple[Linked, Path | None, str | Non
     found = []
     for item in sorted(linked(data), key=lambda i: (i.kind is None, i.number)):
         if item.kind is None:
+            (out / f"{item.cd.case.id}-comment.md").unlink(missing_ok=True)  # an earlier draft it no longer needs
             found.append((item, None, None))
         else:
             found.append((item, *write(item, from_store(item, data), out)))

@@ -11,8 +11,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from reprokit.contrib.bug_text import code_span
 from reprokit.contrib.case_files import regular_files
+from reprokit.tracker.bug_text import code_span
 
 TRACE_CAP = 64 << 20  # per log file: a trace of a small repro is a few MB
 INSTALL_TLPARSE = "pip install 'reprokit[upstream]'  (or: pip install tlparse)"

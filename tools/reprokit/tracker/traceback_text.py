@@ -14,6 +14,7 @@ TRACEBACK = re.compile(r"^(\[rank\d+\]: ?)?Traceback \(most recent call last\):$
 # Errors the interpreter raises on the script's own code (torch's C++ operators raise RuntimeError, TypeError, ...).
 PYTHON_ERRORS = ("AssertionError", "AttributeError", "NameError", "UnboundLocalError", "KeyError", "ImportError",
                  "ModuleNotFoundError", "SyntaxError")
+LAUNCHER_FAILED = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
 _HARNESS = re.compile(r"(^<frozen runpy>$|/runpy\.py$|/reprokit/child/probe\.py$|/probe\.py$)")
 
 
@@ -53,6 +54,9 @@ def last_frames(stderr: str) -> list[Frame]:
     before its header still gives the frames that are left."""
     lines = stderr.splitlines()
     starts = [i for i, line in enumerate(lines) if TRACEBACK.match(line)]
+    # torchrun's own summary of a rank that failed comes last: the rank's traceback is the failure
+    while len(starts) > 1 and any(LAUNCHER_FAILED in line for line in lines[starts[-1]:]):
+        lines, starts = lines[:starts[-1]], starts[:-1]
     frames: list[Frame] = []
     rest = lines[starts[-1] + 1 if starts else 0:]
     for i, line in enumerate(rest):

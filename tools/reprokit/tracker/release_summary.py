@@ -4,7 +4,7 @@ recorded, is named beside the releases."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reprokit.model.verdict import Verdict
 from reprokit.store.views import release_of
@@ -18,12 +18,32 @@ class ReleaseHistory:
 
     releases: list[tuple[str, Verdict]]
     nightly: list[tuple[str, Verdict]]
+    errors: dict[str, str] = field(default_factory=dict)  # release -> "Class: first line" of what it raised
 
     @classmethod
-    def of(cls, history: list[tuple[str, str]]) -> ReleaseHistory:
-        """From (torch build, verdict) pairs as views.repro_history gives them."""
+    def of(cls, history: list[tuple[str, str]], errors: dict[str, str] | None = None) -> ReleaseHistory:
+        """From (torch build, verdict) pairs as views.repro_history gives them, and what each release raised."""
         pairs = [(release_of(build), Verdict(verdict)) for build, verdict in history]
-        return cls([p for p in pairs if "dev" not in p[0]], [p for p in pairs if "dev" in p[0]])
+        return cls([p for p in pairs if "dev" not in p[0]], [p for p in pairs if "dev" in p[0]], dict(errors or {}))
+
+    def regression(self) -> tuple[str, str] | None:
+        """(the last good release, the first bad one) when the newest stretch fails and a release before it worked."""
+        change = self.last_change()
+        return (change[0], change[2]) if change and self.decisive()[-1][1] == BAD else None
+
+    def by_error(self) -> str:
+        """'2.8.0..2.13.0: UserError: ...; 2.14.1..2.15.0: InternalTorchDynamoError: ...': consecutive releases that
+        raised the same error collapsed ("works" where one did not fail); empty when no error is recorded."""
+        if not self.errors:
+            return ""
+        spans: list[list] = []
+        for release, verdict in self.releases:
+            said = self.errors.get(release) or ("works" if verdict == GOOD else str(verdict))
+            if spans and spans[-1][2] == said:
+                spans[-1][1] = release
+            else:
+                spans.append([release, release, said])
+        return "; ".join(f"{a if a == b else f'{a}..{b}'}: {said}" for a, b, said in spans)
 
     def decisive(self) -> list[tuple[str, Verdict]]:
         return [(r, v) for r, v in self.releases if v in (BAD, GOOD)]

@@ -13,11 +13,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.contrib.standalone import standalone
-from reprokit.contrib.traceback_text import headline
 from reprokit.model.corpus import DEVICE_STRING
 from reprokit.run.child_setup import ALLOWED_ENV
 from reprokit.run.execute import Observation, observe
+from reprokit.tracker.standalone import standalone
+from reprokit.tracker.traceback_text import headline
 
 ABLATION = ("eager", "aot_eager", "inductor")  # pt2's ladder: the first backend that fails names the faulty stage
 LOG_BYTES = 48_000  # of each output stream: GitHub refuses an issue body over 65,536 characters

@@ -9,8 +9,8 @@ import shlex
 import urllib.parse
 from dataclasses import dataclass
 
-from reprokit.contrib.traceback_text import headline
 from reprokit.run.execute import Observation
+from reprokit.tracker.traceback_text import headline
 
 FORM_URL = "https://github.com/pytorch/pytorch/issues/new?template=pt2-bug-report.yml"
 # The backend of the ablation ladder that fails first names the component (PyTorch's troubleshooting page).

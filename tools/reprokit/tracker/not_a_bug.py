@@ -3,8 +3,9 @@ exception, its chain, the frames of its traceback, the output) and from case.yam
 
 Screens, in order: documented behaviour (case.yaml `documented:`); invalid usage (an optional package that is not
 installed, an option or API torch does not have, an error raised by the script's own code with no torch frame); a
-fundamental graph break under fullgraph=True (torch's own hint says so); a feature request (torch raised nothing:
-the failure is the script's own assertion, with no torch frame, in a script that compiles nothing).
+fundamental graph break under fullgraph=True (torch's own hint says so); the script's own expectation (torch raised
+nothing: the failure is the script's own assertion, with no torch frame, on something other than a computed result,
+such as a count of graphs or recompiles); a feature request (the same in a script that compiles nothing).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import re
 import subprocess
 from dataclasses import dataclass
 
-from reprokit.contrib.traceback_text import RaisedAt, headline
 from reprokit.model.case import Case
 from reprokit.run.execute import Observation
+from reprokit.tracker.traceback_text import RaisedAt, headline
 
 # torch's words when it is handed a name it does not have: an inductor option, a module attribute, a config entry, a
 # backend, a keyword argument.
@@ -29,6 +30,9 @@ UNKNOWN_NAME = (
 MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
 INSTALL_HINT = re.compile(r"to install ([A-Za-z_][\w.]*)")
 FUNDAMENTAL = "This graph break is fundamental"  # torch's hint on a graph break Dynamo will not trace (2.7 and later)
+# An assertion that checks a computed result (values, dtype, shape): compiled against eager, a wrong result.
+RESULT_CHECK = re.compile(r"allclose|assert_close|isclose|equal\(|\.abs\(|same\(|\.dtype|\.shape|\.size\(|\.stride\(|"
+                          r"torch\.testing|\bmax\(|norm")
 DATA_DEPENDENT = re.compile(r"^Data-dependent branching|generic_jump", re.M)  # the same break before the hint existed
 
 
@@ -36,7 +40,7 @@ DATA_DEPENDENT = re.compile(r"^Data-dependent branching|generic_jump", re.M)  # 
 class Screened:
     """Why this failure is not a new torch bug: which screen, and the reason in one line."""
 
-    screen: str  # documented behaviour | invalid usage | fundamental graph break | feature request
+    screen: str  # documented behaviour | invalid usage | fundamental graph break | own expectation | feature request
     reason: str
 
     def line(self) -> str:
@@ -106,8 +110,14 @@ def own_code(obs: Observation, raised: RaisedAt, compiles: bool) -> Screened | N
     if obs.exception != "AssertionError":
         return Screened("invalid usage", f"{obs.exception}: {_headline(obs)} is raised in the script's own code "
                                          f"({raised.where()}), with no torch frame in its traceback")
-    if compiles:
+    code = raised.innermost.code if raised.innermost else ""
+    if compiles and (RESULT_CHECK.search(code) or "/torch/testing/" in raised.innermost.file):
         return None  # compiled against eager: a wrong result of torch.compile is a bug (the ablation says where)
+    if compiles:
+        return Screened("own expectation", f"torch raised nothing: the failure is the script's own assertion "
+                                           f"({raised.where()}: `{code[:120]}`), with no torch frame, on something "
+                                           "other than a computed result; check what torch documents first (a count "
+                                           "of graphs or recompiles changes with automatic dynamic shapes)")
     return Screened("feature request", f"torch raised nothing: the failure is the script's own assertion "
                                        f"({raised.where()}: {_headline(obs)}), with no torch frame, in a script "
                                        "that calls no torch.compile")

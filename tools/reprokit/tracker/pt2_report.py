@@ -6,14 +6,14 @@ stack the error asks for), "Error logs" (the plain run's stderr as `python repro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from reprokit.contrib.bug_text import code_span, fence
-from reprokit.contrib.issue_fields import Failure
-from reprokit.contrib.not_a_bug import Screened
-from reprokit.contrib.release_summary import ReleaseHistory
-from reprokit.contrib.upstream_runs import ABLATION, summary
 from reprokit.run.execute import Observation
+from reprokit.tracker.bug_text import OWN_WORDS, code_span, fence
+from reprokit.tracker.issue_fields import Failure
+from reprokit.tracker.not_a_bug import Screened
+from reprokit.tracker.release_summary import ReleaseHistory
+from reprokit.tracker.upstream_runs import ABLATION, summary
 
 FORM_FIELDS = ("🐛 Describe the bug", "Error logs", "Versions")  # the form's textareas, in its order
 # GitHub refuses an issue body over 65,536 characters: the logs are cut to their last lines within these
@@ -48,6 +48,9 @@ class Evidence:
     versions: str
     labels: list[str]
     overridden: Screened | None = None  # a screen that --force overrode
+    expected: str = ""  # the expected behaviour, one line
+    workaround: str | None = None  # fixed.py made standalone: what works instead
+    related: list[str] = field(default_factory=list)  # Markdown lines: the search run and the issues / PRs it found
 
 
 def _what_happened(ev: Evidence) -> str:
@@ -76,7 +79,9 @@ def _ablation(ev: Evidence) -> list[str]:
 
 
 def _history(ev: Evidence) -> list[str]:
+    per_error = ev.history.by_error()
     return [f"Releases: {ev.history.line()} (recorded runs of this script on target `{ev.target}`).", "",
+            *([f"Per error: {code_span(per_error[:900])}.", ""] if per_error else []),
             "<details><summary>Every recorded release</summary>", "", *ev.history.table(), "", "</details>", ""]
 
 
@@ -88,13 +93,16 @@ def _verbose(ev: Evidence) -> list[str]:
 
 
 def describe(ev: Evidence) -> list[str]:
-    lines = [_what_happened(ev), "", *_history(ev),
+    lines = [OWN_WORDS, "", _what_happened(ev), "", *([ev.expected, ""] if ev.expected else []), *_history(ev),
              "Minimal reproducer: save it as `repro.py` in an empty folder and run `python repro.py` (only torch "
              "installed).", "", fence(ev.script, "python"), "", *_ablation(ev)]
     if ev.minified:
         lines += ["Minified repro (PyTorch's minifier, `TORCHDYNAMO_REPRO_AFTER`, from the script above):", "",
                   fence(ev.minified, "python"), ""]
-    lines += [ev.minified_note, "", ev.trace_note, "", *_verbose(ev)]
+    if ev.workaround:
+        lines += ["Workaround: the same computation written this way works (`python fixed.py` exits 0):", "",
+                  fence(ev.workaround, "python"), ""]
+    lines += [ev.minified_note, "", ev.trace_note, "", *_verbose(ev), *ev.related]
     if ev.labels:
         lines += ["Suggested labels: " + ", ".join(f"`{label}`" for label in ev.labels), ""]
     if ev.overridden:

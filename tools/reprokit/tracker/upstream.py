@@ -1,6 +1,6 @@
 """`reprokit upstream ID`: what the PyTorch issue tracker should hear about a case.
 
-A case that links a pytorch/pytorch issue gets the comment that issue needs (tracker.py: "still reproduces" on a
+A case that links a pytorch/pytorch issue gets the comment that issue needs (linked.py: "still reproduces" on a
 closed one, "no longer reproduces" on an open one). Any other case gets a new-issue report in the fields of PyTorch's
 torch.compile form, after the not-a-bug screens (not_a_bug.py), made of runs on this machine now: the case's script
 made standalone (constants for REPRO_DEVICE / REPRO_DTYPE) and run contained exactly as `reprokit run` runs a case
@@ -18,18 +18,21 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.contrib import case_files, issue_fields, minify, not_a_bug, trace_bundle, tracker, upstream_runs
-from reprokit.contrib.issue_comment import NO_LONGER, STILL, CommentEvidence
-from reprokit.contrib.issue_fields import Failure
-from reprokit.contrib.pt2_report import Evidence, render
-from reprokit.contrib.release_summary import BAD, ReleaseHistory
+from reprokit.contrib import case_files
 from reprokit.contrib.script_code import facts, torch_calls
-from reprokit.contrib.traceback_text import raised_at, without_harness
 from reprokit.model.corpus import CaseDir
 from reprokit.model.matrix import Matrix
 from reprokit.model.schema import InputError
+from reprokit.run import torch_envs
 from reprokit.run.execute import Observation
 from reprokit.store.views import repro_history
+from reprokit.tracker import issue_fields, linked, minify, not_a_bug, report_facts, trace_bundle, upstream_runs
+from reprokit.tracker.issue_comment import NO_LONGER, STILL, CommentEvidence
+from reprokit.tracker.issue_fields import Failure
+from reprokit.tracker.pt2_report import Evidence, render
+from reprokit.tracker.release_summary import BAD, ReleaseHistory
+from reprokit.tracker.traceback_text import raised_at
+from reprokit.tracker.user_paths import as_user_sees
 
 MINIFY_TIMEOUT = 600
 
@@ -94,18 +97,20 @@ def _torch_version(versions: str) -> str:
                 "?")
 
 
-def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history: list[tuple[str, str]], out: Path, *,
-              force: bool = False, tlparse: str | None = None) -> Filed:
+def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history: ReleaseHistory, out: Path, *,
+              force: bool = False, tlparse: str | None = None, search_json: Path | None = None) -> Filed:
     """Long: one report's runs in order, each deciding whether the next is needed (screens, ablation, minifier).
 
-    history: (torch build, repro verdict) of this case on `target` from recorded runs, oldest first."""
+    history: this case's repro on `target` from recorded runs, oldest first, with what each release raised."""
     case_id, notes = cd.case.id, []
     workdir = Path(tempfile.mkdtemp(prefix="reprokit-upstream-"))
     try:
         script, plain = _plain(cd, setting, workdir / "script", force)
         text = script.read_text(encoding="utf-8")
-        error_log, stdout = without_harness(plain.stderr_tail), plain.stdout_tail
-        raised = raised_at(error_log, str(script))
+        ours = (cd.path.resolve(), cd.path.resolve().parent.parent, torch_envs.cache_root())
+        error_log = as_user_sees(plain.stderr_tail, script, ours)
+        stdout = as_user_sees(plain.stdout_tail, script, ours)
+        raised = raised_at(error_log, "repro.py")
         screened = not_a_bug.screen(cd.case, plain, stdout + "\n" + error_log, raised, facts(text).compiles,
                                     setting.python)
         if screened and not force:
@@ -116,7 +121,7 @@ def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history:
         failure = _failure(plain, raised, text, ladder)
         verbose = None
         if "TORCHDYNAMO_VERBOSE=1" in error_log:
-            verbose = without_harness(upstream_runs.verbose(setting, script).stderr_tail)
+            verbose = as_user_sees(upstream_runs.verbose(setting, script).stderr_tail, script, ours)
         out.mkdir(parents=True, exist_ok=True)
         upstream_runs.traced(setting, script, workdir / "trace")
         attachments, trace_note = trace_bundle.bundle(workdir / "trace", out, case_id, tlparse)
@@ -125,17 +130,22 @@ def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history:
         shutil.rmtree(workdir, ignore_errors=True)
     versions = upstream_runs.collect_env(setting.python)
     labels = issue_fields.labels(failure, cd.case.area, cd.case.category)
+    if history.regression():
+        labels.append(report_facts.REGRESSION_LABEL)
+    key = re.sub(r"['\"]", "", issue_fields.search_key(failure, torch_calls(text)))[:200]
     ev = Evidence(failure=failure, script=text, error_log=error_log, stdout=stdout, device=setting.device,
-                  torch_version=_torch_version(versions), target=target, history=ReleaseHistory.of(history),
+                  torch_version=_torch_version(versions), target=target, history=history,
                   ladder=ladder, verbose_log=verbose, minified=minified, minified_note=minified_note,
-                  trace_note=trace_note, versions=versions, labels=labels, overridden=screened)
+                  trace_note=trace_note, versions=versions, labels=labels, overridden=screened,
+                  expected=report_facts.expected(failure, history),
+                  workaround=report_facts.workaround(cd, setting.device, setting.dtype),
+                  related=report_facts.related(failure, key, search_json))
     report = out / f"{case_id}.md"
     report.write_text(render(ev), encoding="utf-8")
     if tlparse is None:
         notes.append(f"tlparse is not installed, the report attaches the raw trace only; install it: "
                      f"{trace_bundle.INSTALL_TLPARSE}")
-    title = issue_fields.title(failure)
-    key = re.sub(r"['\"]", "", issue_fields.search_key(failure, torch_calls(text)))[:200]
+    title = report_facts.regression_title(issue_fields.title(failure), history)
     steps = [("search for duplicates first (torch's own exception text):", issue_fields.search_command(key)),
              ("then file it through PyTorch's torch.compile form (title filled in; paste each section of the draft "
               "into the field of the same name, attach the files; labels a non-member gives on the command line are "
@@ -148,9 +158,12 @@ def setting_for(cd: CaseDir, device_kind: str, dtype: str, python: str = sys.exe
     return upstream_runs.Setting(python, device_kind, dtype, req.timeout, req.launcher, req.world_size)
 
 
-def linked_comment(item: tracker.Linked, setting: upstream_runs.Setting, out: Path, force: bool = False) -> Filed:
+def linked_comment(item: linked.Linked, setting: upstream_runs.Setting, out: Path, force: bool = False) -> Filed:
     """The comment a linked issue needs, its evidence from a contained run of the standalone repro made now."""
     kind = item.kind
+    if item.held and not force:
+        raise InputError(f"cases/{item.cd.case.id}: links {item.url}: {item.held} (--force writes what the case's runs "
+                         "show anyway)")
     if kind is None:
         newest = {t: h.decisive()[-1] for t, h in item.histories.items() if h.decisive()}
         if not force or not newest:
@@ -168,8 +181,10 @@ def linked_comment(item: tracker.Linked, setting: upstream_runs.Setting, out: Pa
     versions = upstream_runs.collect_env(setting.python)
     ran = (f"Run now on torch {_torch_version(versions)} ({setting.device}), contained as the corpus runs its cases: "
            f"{upstream_runs.summary(plain)}.")
-    evidence = CommentEvidence(kind, item.histories, text, ran, without_harness(plain.stderr_tail), versions)
-    path, command = tracker.write(item, evidence, out)
+    ours = (item.cd.path.resolve(), item.cd.path.resolve().parent.parent, torch_envs.cache_root())
+    evidence = CommentEvidence(kind, item.histories, text, ran, as_user_sees(plain.stderr_tail, script, ours), versions,
+                               item.triage)
+    path, command = linked.write(item, evidence, out)
     notes = [] if plain.status != "pass" else [f"note: the repro exits 0 here now, while the store's newest "
                                                f"record says otherwise; check before posting ({path})"]
     return Filed(report=path, attachments=[], commands=[(f"post it on {item.url}:", command)], notes=notes)
@@ -177,9 +192,9 @@ def linked_comment(item: tracker.Linked, setting: upstream_runs.Setting, out: Pa
 
 
 def draft(root: Path, store_dir: Path, matrix: Matrix, case_id: str, target: str, out: Path, *, force: bool = False,
-          tlparse: str | None = None, python: str = sys.executable) -> Filed:
+          tlparse: str | None = None, python: str = sys.executable, search_json: Path | None = None) -> Filed:
     """`reprokit upstream ID`: the comment a linked issue needs, else a new-issue report (screened first)."""
-    data = tracker.Corpus.read(root, store_dir, matrix)
+    data = linked.Corpus.read(root, store_dir, matrix)
     cd = next((c for c in data.cases if c.case.id == case_id), None)
     if cd is None:
         raise InputError(f"{case_id!r}: no such case (see `reprokit list`)")
@@ -193,7 +208,9 @@ def draft(root: Path, store_dir: Path, matrix: Matrix, case_id: str, target: str
         raise InputError(f"cases/{case_id}/case.yaml: requires.dtypes: none of them is tested on {target}")
     dtype, history = repro_history(data.loaded[target], target, case_id, dtypes)
     setting = setting_for(cd, matrix.targets[target].device.kind, dtype, python)
-    item = next((i for i in tracker.linked(data) if i.cd.case.id == case_id), None)
+    item = next((i for i in linked.linked(data) if i.cd.case.id == case_id), None)
     if item is not None:
         return linked_comment(item, setting, out, force)
-    return new_issue(cd, target, setting, history, out, force=force, tlparse=tlparse)
+    errors = report_facts.errors_by_release(data.loaded[target], target, case_id, dtype)
+    return new_issue(cd, target, setting, ReleaseHistory.of(history, errors), out, force=force, tlparse=tlparse,
+                     search_json=search_json)

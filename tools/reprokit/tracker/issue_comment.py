@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reprokit.contrib.bug_text import fence
-from reprokit.contrib.release_summary import BAD, GOOD, ReleaseHistory
 from reprokit.store.views import release_order
+from reprokit.tracker.bug_text import OWN_WORDS, fence
+from reprokit.tracker.release_summary import BAD, GOOD, ReleaseHistory
 
 STILL, NO_LONGER = "still reproduces", "no longer reproduces"
 
@@ -25,6 +25,7 @@ class CommentEvidence:
     ran: str  # one line: which run the log is from and how it ended
     error_log: str
     versions: str
+    triage: str | None = None  # what running the issue's own script said (`reprokit triage N --record`)
 
 
 def stretch(history: ReleaseHistory, verdict) -> tuple[str, str] | None:
@@ -77,15 +78,19 @@ def release_table(histories: dict[str, ReleaseHistory]) -> list[str]:
 
 
 def render(ev: CommentEvidence) -> str:
-    if ev.kind == STILL:
-        lead = (f"This {still_line(ev.histories)}: the newest release recorded on each of those targets still fails "
-                "the way this issue reports, although the issue is closed.")
-    else:
-        lead = (f"This {no_longer_line(ev.histories)}: a repro written from this issue stopped failing the way it "
-                "reports, although the issue is open (fixed, or the repro misses what the issue describes).")
+    """The comment: the poster's own words, what the issue's own script did (when triaged), then the case's runs,
+    named as what they are: supporting evidence from a repro written from the issue."""
+    said = still_line(ev.histories) if ev.kind == STILL else no_longer_line(ev.histories)
+    lead = ([f"The script in this issue's description, run unchanged (`reprokit triage`): {ev.triage}.", ""]
+            if ev.triage else ["The script in this issue's description was not run here; what follows is a repro "
+                               "written from it.", ""])
+    support = (f"Supporting evidence: a repro written from this issue (not its own code) {said}"
+               + (", although the issue is closed." if ev.kind == STILL else
+                  ", although the issue is open (fixed, or the repro misses what the issue describes)."))
     return "\n".join([
-        lead, "", "Repro (save as `repro.py`, run `python repro.py` with only torch installed):", "",
-        fence(ev.script, "python"), "", ev.ran, "",
+        OWN_WORDS, "", *lead, support, "", "That repro (save as `repro.py`, run `python repro.py` with only torch "
+        "installed):", "", fence(ev.script, "python"), "", ev.ran, "",
         "<details><summary>Error log</summary>", "", fence(ev.error_log.rstrip() or "(nothing on stderr)"), "",
-        "</details>", "", "Recorded releases (🔴 reproduces, 🟢 does not):", "", *release_table(ev.histories), "",
+        "</details>", "", "Recorded releases of that repro (🔴 reproduces, 🟢 does not):", "",
+        *release_table(ev.histories), "",
         "<details><summary>Versions</summary>", "", fence(ev.versions), "", "</details>", ""])
