@@ -121,7 +121,8 @@ def test_a_genuine_torch_failure_gets_a_report_in_the_pt2_form(tmp_path):
     assert shlex.split(search)[-1].startswith("AssertionError expected size stride")
     link = next(ln.strip() for ln in proc.stdout.splitlines() if ln.strip().startswith("https://"))
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)
-    assert query["template"] == ["pt2-bug-report.yml"] and query["title"][0].startswith("torch.compile (inductor)")
+    assert query["template"] == ["pt2-bug-report.yml"]
+    assert query["title"][0].startswith("[regression 2.13.0, 2.12.1 works] torch.compile (inductor)")
     assert not any(ln.strip().startswith(("gh issue create", "gh label")) for ln in proc.stdout.splitlines())
     with zipfile.ZipFile(repo / "reports" / "upstream" / f"{case_id}-trace.zip") as zf:
         assert zf.namelist()

@@ -22,7 +22,7 @@ from reprokit.model.schema import InputError
 from reprokit.run import torch_envs
 from reprokit.tracker import fp64_check, issue_json, triage_standing, upstream_runs
 from reprokit.tracker.issue_json import Issue
-from reprokit.tracker.triage_standing import NO_LONGER, NOT_POSTED, SAME, Ran, Standing
+from reprokit.tracker.triage_standing import NO_LONGER, NOT_POSTED, SAME, STILL, Ran, Standing
 from reprokit.tracker.user_paths import as_user_sees
 
 GH_FIELDS = "number,title,body,state,stateReason,closedAt,labels,comments,url"
@@ -151,8 +151,9 @@ def triage(issue: Issue, versions: list[str], out: Path, *, here: bool = False, 
                 extra = [f"Against an fp64 reference (torch {newest.release}): {judged.line()}.", ""]
         draft = None
         (out / f"issue-{issue.number}-comment.md").unlink(missing_ok=True)  # an earlier draft says no more
-        if st.kind == NO_LONGER and issue.closed:  # agrees with the closing: nothing to add to the thread
-            st = Standing(NO_LONGER, st.detail + "; the issue is closed: no comment")
+        if (st.kind == NO_LONGER and issue.closed) or (st.kind == STILL and not issue.closed):
+            # agrees with the issue's state: nothing to add to the thread (a "still happens" on an open issue is noise)
+            st = Standing(st.kind, st.detail + f"; the issue is {issue.state.lower()}: no comment")
         elif st.kind != NOT_POSTED:
             versions_text = upstream_runs.collect_env(python_of[newest.release])
             body = triage_standing.render(issue, st, reported, runs, as_user_sees(versions_text, None, ours), extra)
