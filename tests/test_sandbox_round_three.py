@@ -346,3 +346,22 @@ def test_a_sandbox_that_does_not_start_is_never_the_case_s_failure(tmp_path, mon
     assert "never runs" not in obs.stdout_tail
     assert (obs.status, obs.malformed) == ("crash", "the run's bubblewrap sandbox did not start"), obs.contained
     assert "bubblewrap failed" in obs.contained
+
+
+ALL_REDUCE = """
+import torch, torch.distributed as dist
+dist.init_process_group("gloo")
+t = torch.ones(2) * (dist.get_rank() + 1)
+dist.all_reduce(t)
+print("RANK", dist.get_rank(), "SUM", t.tolist(), flush=True)
+dist.destroy_process_group()
+"""
+
+
+@BWRAP
+def test_a_two_rank_torchrun_case_talks_over_loopback_inside_bubblewrap(tmp_path):
+    obs = observe(case_script(tmp_path, ALL_REDUCE), env=dict(os.environ), extra_env={}, timeout=180,
+                  launcher="torchrun", world_size=2)
+    assert obs.status == "pass", obs.stderr_tail
+    assert "RANK 0 SUM [3.0, 3.0]" in obs.stdout_tail and "RANK 1 SUM [3.0, 3.0]" in obs.stdout_tail
+    assert "bubblewrap" in obs.contained and len(obs.probes) == 2
