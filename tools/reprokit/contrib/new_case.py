@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from reprokit.contrib.case_templates import FIXED_TEMPLATE, REPRO_TEMPLATE, YAML_HEADER
-from reprokit.contrib.script_code import facts
+from reprokit.contrib.script_code import facts, read_script
 from reprokit.model.case import Oracle, load_case
 from reprokit.model.schema import CATEGORIES, ISSUE_URL, CaseId, InputError, conforms
 from reprokit.model.verdict import Verdict
@@ -247,7 +247,7 @@ def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | N
     for flag, path in (("--from", source), ("--fixed", fixed)):
         if path is not None and not path.is_file():
             raise InputError(f"{flag} {path}: no such file")
-    text = source.read_text(encoding="utf-8") if source else None
+    text = read_script(source) if source else None  # bounded: size, encoding and syntax tree checked first
     extra = provenance.fields(links)
     requires = _requires(text, provenance, timeout)
     title = title or (docstring_title(text) if text else None)
