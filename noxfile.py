@@ -134,7 +134,7 @@ def minify(session: nox.Session) -> None:
 
 def _pytest(session: nox.Session, *parts: tuple[str, str]) -> None:
     """Install the test environment, run each (name, marker expression) part on every core (pytest-xdist: each test
-    is independent, in its own tmp_path; the 15 slowest are printed), and print the time each part and all took."""
+    is independent, in its own tmp_path; the 25 slowest are printed), and print the time each part and all took."""
     install_torch(session, "cpu")
     session.install("-e", ".[test]")
     if session.posargs:
@@ -143,7 +143,7 @@ def _pytest(session: nox.Session, *parts: tuple[str, str]) -> None:
     times = []
     for name, marker in parts:
         start = time.monotonic()
-        session.run("pytest", "-q", "-m", marker, "-n", "auto", "--dist", "loadgroup", "--durations=15")
+        session.run("pytest", "-q", "-m", marker, "-n", "auto", "--dist", "loadgroup", "--durations=25")
         times.append(f"{name} {time.monotonic() - start:.0f} s")
     session.log(f"test time: {', '.join(times)}; tests took {sum_seconds(times):.0f} s in all")
 

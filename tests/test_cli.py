@@ -150,6 +150,7 @@ def test_forced_gpu_target_records_skips_with_reasons(tmp_path):
     assert rec.verdict == "skipped" and rec.why == "needs 2 CUDA devices, found 0"
 
 
+@pytest.mark.heavy
 def test_shards_partition_the_corpus(tmp_path):
     root = make_corpus(tmp_path, 5)
     seen = []

@@ -66,6 +66,11 @@ def test_a_script_that_fixes_its_own_dtype_runs_as_written_and_gets_a_title_from
     reprokit(empty_repo, "run", "--host", "--target", "cpu", "--case", "float-sixty-four")
     (record,) = stored(empty_repo)
     assert record.verdict == "does-not-reproduce", record
+
+
+@pytest.mark.heavy
+def test_a_nonzero_exit_oracle_and_a_title_from_torchs_exception(empty_repo):
+    import yaml
     branch = reprokit(empty_repo, "new-case", "data-branch", "--from", str(CONTRIB / "data_dependent_branch.py"),
                       "--nonzero-exit")
     case = yaml.safe_load((empty_repo / "cases" / "data-branch" / "case.yaml").read_text())

@@ -8,7 +8,8 @@ import pytest
 from support import stored
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.e2e
+# One worker runs the module (`--dist loadgroup`): its one corpus run is a module fixture, made once, not per worker.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("real-cases")]
 
 
 @pytest.fixture(scope="module")

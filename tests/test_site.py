@@ -683,7 +683,7 @@ def test_without_javascript_every_table_is_complete(site_url, browser):
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+@pytest.mark.parametrize("width, height", [(1440, 900), pytest.param(390, 844, marks=pytest.mark.heavy)])
 def test_axe_core_reports_no_violations_and_a_matrix_permalink_clears_the_header(site_url, browser, width, height):
     """axe-core on the index, both grids, the record list (opened on a permalink, whose row must land below the
     table's sticky header), three case pages, a changes page, the upstream issues and the glossary."""

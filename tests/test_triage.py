@@ -140,6 +140,7 @@ def test_another_exception_than_the_reported_one_fails_differently(tmp_path):
 
 
 @pytest.mark.e2e
+@pytest.mark.heavy  # four contained runs of a bf16 script: a minute
 def test_a_bf16_mismatch_within_the_fp64_reference_is_not_a_wrong_result(tmp_path):
     # logsumexp decomposed (aot_eager_decomp_partition) keeps bf16 intermediates wider than eager does: the two differ,
     # and against an fp64 reference the compiled one is the closer

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from support import stored
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+# Heavy: its load slows every other test running beside it; `nox -s tests-heavy` (and .ci/run) run it.
+pytestmark = [pytest.mark.e2e, pytest.mark.heavy, pytest.mark.timeout(300)]
 ROOT = Path(__file__).resolve().parents[1]
 
 # About one second of CPU time, however long that takes on the wall clock (the load stretches it, never shortens it).
