@@ -4,7 +4,7 @@ Pure: the same records give the same bytes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.model import corpus, issue_states
@@ -15,7 +15,15 @@ from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
 from reprokit.publish import report, sweep_report
 from reprokit.store.store import Loaded
-from reprokit.store.views import View, current, releases, since_or_fixed, version_changes
+from reprokit.store.views import (
+    View,
+    build_split,
+    current,
+    know_content,
+    releases,
+    since_or_fixed,
+    version_changes,
+)
 
 
 @dataclass(frozen=True)
@@ -30,11 +38,14 @@ class Published:
     cases: list[CaseDir]
     claims: Claims | None
     descriptions: dict[str, str]
+    # target -> (release, key) -> each build's current record, where builds of one release disagree (views.build_split)
+    splits: dict[str, dict[tuple[str, str], list[Record]]] = field(default_factory=dict)
 
 
 def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
     pins = {name: t.pins.torch for name, t in matrix.targets.items()}
     cases = issue_states.applied(corpus.discover(root / "cases"), issue_states.load(root))  # the tracker's states
+    know_content(loaded, cases)  # from here on, records of a case's earlier content are history, not shown
     claims_file = root / "claims.yaml"
     claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
     views = {name: shown(loaded, v, claims) for name in matrix.targets
@@ -49,7 +60,8 @@ def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
         since={name: since_or_fixed(histories[name], view.release) for name, view in views.items()},
         cases=cases,
         claims=claims,
-        descriptions={n: t.description for n, t in matrix.targets.items()})
+        descriptions={n: t.description for n, t in matrix.targets.items()},
+        splits={name: build_split(loaded, name, "cases") for name in views})
 
 
 def shown(loaded: Loaded, view: View, claims: Claims | None) -> View:
@@ -67,4 +79,4 @@ def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Pat
     out.mkdir(parents=True, exist_ok=True)
     written = sweep_report.write_reports(out, p.sweeps, p.descriptions)
     return report.write_reports(out, p.views, p.cases, p.descriptions, p.claims, p.sweeps, p.changes, p.since,
-                                p.histories) + written
+                                p.histories, p.splits) + written

@@ -50,6 +50,9 @@ class Loaded:
     records: list[Record] = field(default_factory=list)
     runs: dict[str, RunHeader] = field(default_factory=dict)
     outputs_in: Store | None = None  # the store whose output files hold the tails these records were loaded without
+    # case id -> the case folder's content now (model/corpus.content_hash), set by who knows the corpus
+    # (views.know_content): a record of other content is superseded. Empty: every record counts as current.
+    content: dict[str, str] = field(default_factory=dict)
 
     def add(self, part: Loaded) -> None:
         self.records += part.records
