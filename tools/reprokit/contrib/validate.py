@@ -18,7 +18,8 @@ from pathlib import Path
 
 from reprokit.contrib import case_files
 from reprokit.contrib.oracle_checks import oracle_problems
-from reprokit.model.case import load_case
+from reprokit.contrib.oracle_history import recorded_message_problems
+from reprokit.model.case import Case, load_case
 from reprokit.model.claims import Claims, load_claims
 from reprokit.model.matrix import Matrix, load_matrix
 from reprokit.model.schema import InputError
@@ -145,6 +146,7 @@ def validate(root: Path, resolve_exceptions: bool = True) -> list[str]:
     except InputError as err:
         problems.append(str(err))
     ids: dict[str, Path] = {}
+    loaded_cases: dict[str, tuple[Path, Case]] = {}
     for yml in sorted((root / "cases").glob("*/case.yaml")):
         try:
             case = load_case(yml)
@@ -154,6 +156,7 @@ def validate(root: Path, resolve_exceptions: bool = True) -> list[str]:
         if case.id in ids:
             problems.append(f"{yml}: id: {case.id!r} is also used by {ids[case.id]}")
         ids[case.id] = yml
+        loaded_cases[case.id] = (yml, case)
         if not (yml.parent / "repro.py").exists():
             problems.append(f"{yml.parent}: repro.py is missing")
         problems += [p for name in case_files.EXTRA_FILES if (p := case_files.problem(yml.parent, name))]
@@ -172,6 +175,7 @@ def validate(root: Path, resolve_exceptions: bool = True) -> list[str]:
         article = case.article
         if article and article.stance == "measures" and not article.no_fix and not (yml.parent / "fixed.py").exists():
             problems.append(f"{yml}: article.stance: measures needs fixed.py or article.no_fix (why no fix applies)")
+    problems += recorded_message_problems(root, loaded_cases)  # every release's recorded message, per oracle
     if (root / "claims.yaml").exists():
         try:
             claims = load_claims(root / "claims.yaml", set(ids))
