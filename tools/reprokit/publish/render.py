@@ -53,6 +53,9 @@ def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
     sweeps = {name: shown(loaded, v, claims) for name in matrix.targets
               if (v := current(loaded, name, "sweep", pins[name])) is not None}
     histories = {name: releases(loaded, name, "cases") for name in views}
+    figured = {case for claim in (claims.claims if claims else []) if claim.figures for case in claim.cases}
+    loaded.with_outputs([r for every in histories.values() for recs in every.values() for r in recs
+                         if r.case in figured])  # the printed figures a claim judges, on every release
     return Published(
         views=views, sweeps=sweeps,
         changes={name: version_changes(loaded, name, "cases") for name in views},
@@ -68,7 +71,8 @@ def shown(loaded: Loaded, view: View, claims: Claims | None) -> View:
     """The view, its records carrying their output tails where a page quotes them (read for those records only, not
     for the whole store): a JUnit failure's body (a run that needs attention), a sweep cell's metrics, and the
     configurations a claimed rate counts (the FP8_CONFIG lines of the cases of a claim with `sweep:`)."""
-    counted = {case for claim in (claims.claims if claims else []) if claim.sweep for case in claim.cases}
+    counted = {case for claim in (claims.claims if claims else []) if claim.sweep or claim.figures
+               for case in claim.cases}
     loaded.with_outputs([r for r in view.records
                          if r.verdict.needs_attention or r.suite == "sweep" or r.case in counted])
     return view
