@@ -17,12 +17,13 @@ from reprokit.model.verdict import Verdict, reproduce_rate
 from reprokit.run.request import load_root_matrix
 from reprokit.run.scheduler import RunOptions, _more_runs
 from reprokit.store.store import Store
-from reprokit.store.views import current, since_or_fixed, version_changes
+from reprokit.store.views import current, know_content, since_or_fixed, version_changes
 from support import record
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_COMPILE = ("fusion-article-is-fusable", "compile-options-rtx4090-example", "compile-options-flag-table",
-               "diagnosis-output-graph-hook", "backend-fallback-chain")
+               "diagnosis-output-graph-hook", "backend-fallback-chain", "ddp-recompile-dynamic",
+               "dynamic-shape-mark-dynamic-matmul-coerced", "hw-h100-fp16-triton-max-autotune")
 
 
 def case(**fields) -> Case:
@@ -46,9 +47,12 @@ def test_no_failure_outside_the_compile_stack_enters_the_compile_rate():
 
 def test_the_committed_cpu_view_counts_none_of_the_named_non_compile_failures():
     matrix = load_root_matrix(ROOT)
-    cases = {c.case.id: c.case for c in corpus.discover(ROOT / "cases")}
-    view = current(Store(ROOT / "results").load("cpu", "cases", outputs=False), "cpu", "cases",
+    found = corpus.discover(ROOT / "cases")
+    cases = {c.case.id: c.case for c in found}
+    view = current(know_content(Store(ROOT / "results").load("cpu", "cases", outputs=False), found), "cpu", "cases",
                    matrix.targets["cpu"].pins.torch)
+    for documented in ("ddp-recompile-dynamic", "dynamic-shape-mark-dynamic-matmul-coerced"):
+        assert cases[documented].documented and documented in {r.case for r in view.records}
     counted = [r for r in view.records if compile_failure(r, cases.get(r.case))]
     assert counted and all(r.stage in COMPILE_STAGES for r in counted)
     assert not {r.case for r in counted} & set(NOT_COMPILE)
