@@ -39,11 +39,13 @@ def two_contents_two_builds(tmp_path: Path) -> tuple[Path, str]:
 
 
 def test_superseded_records_leave_views_and_rates(tmp_path):
-    root, _ = two_contents_two_builds(tmp_path)
-    loaded = Store(root / "results").load()
+    root, now = two_contents_two_builds(tmp_path)
+    shutil.copytree(root / "results", tmp_path / "out" / "results")
+    loaded = Store(tmp_path / "out" / "results").load()  # an --out store: no corpus beside it
     # without the corpus' content every record counts: the newer, stale +cpu record wins 2.13.0
-    assert [r.torch for r in releases(loaded, "cpu", "cases")["2.13.0"]] == ["2.13.0+cpu"]
+    assert loaded.content == {} and [r.torch for r in releases(loaded, "cpu", "cases")["2.13.0"]] == ["2.13.0+cpu"]
     know_content(loaded, corpus.discover(root / "cases"))
+    assert loaded.content == {CASE: now} == Store(root / "results").load().content  # beside its corpus: known
     shown = releases(loaded, "cpu", "cases")
     assert [(r.torch, str(r.verdict)) for r in shown["2.13.0"]] == [("2.13.0+cu130", "does-not-reproduce")]
     assert current(loaded, "cpu", "cases", "2.13.0").rate == (0, 1)
