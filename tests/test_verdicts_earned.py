@@ -137,3 +137,22 @@ def test_a_seeded_wrong_result_repro_is_not_flagged(tmp_path):
     assert unseeded_random(script) is None
     script.write_text(HALF_THE_TIME)
     assert unseeded_random(script) == 5
+
+
+def test_the_audit_rows_read_as_the_cases_now_say():
+    found = {c.case.id: c for c in corpus.discover(ROOT / "cases")}
+    assert found["ddp-recompile-dynamic"].case.documented and found[
+        "dynamic-shape-mark-dynamic-matmul-coerced"].case.documented
+    assert found["hw-h100-fp16-triton-max-autotune"].case.outside_compile.kind == "invalid-usage"
+    oracles = {cid: cd.case.expect.repro for cid, cd in found.items()}
+    assert not any("Param not managed" in (o.match or "") for o in oracles.values())  # no torch prints it
+    assert oracles["export-sym-min-dynamic"].match == "(?i)unsupported target type"
+    assert "|triton" not in oracles["hw-h100-fp16-triton-max-autotune"].match
+    for bf16 in ("inductor-cpu-bf16-rope-dynamic", "inductor-cuda-bf16-logsoftmax-gather",
+                 "inductor-cuda-matmul-bf16-cast-add"):
+        assert "float64 reference" in (found[bf16].path / "repro.py").read_text()
+    view = current(Store(ROOT / "results").load("cpu", "cases", outputs=False), "cpu", "cases", "2.14.1")
+    shown = view.by_key()
+    assert shown["export-sym-min-dynamic/repro@float32"].verdict is Verdict.FAILS_DIFFERENTLY
+    assert shown["export-sym-min-dynamic/repro@float32"].case_hash == corpus.content_hash(
+        found["export-sym-min-dynamic"].path)
