@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reprokit.model.verdict import Verdict
 from reprokit.publish.render import Published
+from reprokit.publish.site_glossary import SHORT_WORD
 from reprokit.publish.site_rows import Cell, Row, slug
 
 
@@ -97,7 +99,8 @@ def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releas
         several = len({r.dtype for r in recorded}) > 1
         now = {r.dtype: r.repro.word for r in recorded}
         differs = before is not None and any(d in before[1] and before[1][d] != w for d, w in now.items())
-        labels = [" ".join(part for part in (r.dtype if several else "", r.build) if part) for r in recorded]
+        labels = [" ".join(part for part in (r.dtype if several else "", f"{SHORT_WORD[Verdict(r.repro.word)]} {r.build}"
+                                             if r.build else "") if part) for r in recorded]  # a build: word and name
         cell = GridCell(cell_anchor(case_id, target, release), list(zip(labels, [r.repro for r in recorded],
                                                                         strict=True)),
                         before[0] if differs else "", before[2] if differs else "")
