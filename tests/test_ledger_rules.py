@@ -168,3 +168,38 @@ def test_a_rate_claim_counts_configurations_not_one_cases_exit():
     c = claim(sweep={"measure": "fp8-cells-failing", "claimed": 0.89})
     verdict, detail = ledger.judge(c, case_dir(), [rec("reproduces", stdout=lines)], sweep)
     assert verdict == ledger.REFUTED and "cases 1/4 configurations, together: 25.0% (1/4)" in detail
+
+
+def test_a_printed_figure_outside_its_bound_makes_the_claim_mixed():
+    figures = [{"name": "DDP/single", "printed": r"DDP/single (\d+\.\d+)", "claimed": 1.0, "low": 0.9, "high": 1.1},
+               {"name": "FSDP/DDP", "printed": r"FSDP/DDP (\d+\.\d+)", "claimed": 0.33, "high": 0.75}]
+    cases = case_dir("measures", bound="'FSDP/DDP <= 0.75'", no_fix="a measurement")
+    printed = "ratios DDP/single {} (article 1.00), FSDP/DDP 0.43 (article 0.33)"
+    verdict, detail = ledger.judge(claim(figures=figures), cases, [rec("does-not-reproduce", stdout=printed.format(
+        "1.20"))])
+    assert verdict == ledger.MIXED
+    assert "DDP/single 1.2 vs the article's 1: outside 0.9 - 1.1" in detail
+    assert "FSDP/DDP 0.43 vs the article's 0.33: within <= 0.75" in detail
+    ok = ledger.judge(claim(figures=figures), cases, [rec("does-not-reproduce", stdout=printed.format("1.02"))])
+    assert ok[0] == ledger.CONFIRMED
+    # a run that printed no figure (or a forged, non-numeric one) is judged by its verdict alone
+    assert ledger.judge(claim(figures=figures), cases, [rec("does-not-reproduce", stdout="DDP/single x.y")])[0] == \
+        ledger.CONFIRMED
+    with pytest.raises(ValueError, match="needs low and/or high"):
+        claim(figures=[{"name": "x", "printed": "(1)", "claimed": 1.0}])
+
+
+def test_the_committed_ledger_rows_of_the_audit():
+    from reprokit.model.claims import load_claims
+    from reprokit.model.corpus import discover
+    cases = {cd.case.id: cd for cd in discover(ROOT / "cases")}
+    claims = {c.id: c for c in load_claims(ROOT / "claims.yaml", set(cases)).claims}
+    assert "torch.jit.frontend.UnsupportedNodeError" in claims["dtensor-from-local"].untested
+    # the option check fails before any device code: judged on a named substitute on cpu, not "not testable"
+    refused = record(case="compile-options-rtx4090-example", verdict="reproduces", status="fail")
+    verdict, detail = ledger.judge(claims["rtx4090-example"], cases, [refused], target="cpu")
+    assert verdict == ledger.REFUTED and detail.startswith("on a CPU as substitute")
+    memory = record(case="fsdp-peak-memory-ratios", verdict="does-not-reproduce", status="pass", target="h100",
+                    stdout_tail="ratios DDP/single 1.20 (article 1.00), FSDP/DDP 0.43 (article 0.33)\n")
+    verdict, detail = ledger.judge(claims["memory-table"], cases, [memory], target="h100")
+    assert verdict == ledger.PARTLY_TESTED and detail.startswith("tested part mixed")

@@ -32,7 +32,15 @@ from reprokit.publish.site_stamp import BuildStamp, from_git
 from reprokit.publish.site_standing import standing_line
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
-from reprokit.store.views import current, history_rows, release_order, releases
+from reprokit.store.views import (
+    current,
+    current_identities,
+    history_rows,
+    know_content,
+    release_order,
+    releases,
+    superseded,
+)
 from reprokit.tracker.not_a_bug import screen
 from support import record
 
@@ -43,6 +51,11 @@ HOSTILE_RELEASE = '9.9.9"><svg onload=alert(6)>'
 STAMP = BuildStamp("0123456789abcdef0123456789abcdef01234567", "2026-12-01T12:00:00+00:00")
 
 
+def committed(target: str | None = None):
+    """The committed store, knowing the cases' content now (its records of earlier content are superseded)."""
+    return know_content(Store(ROOT / "results").load(target), corpus.discover(ROOT / "cases"))
+
+
 def read_site(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -50,8 +63,8 @@ def read_site(folder: Path) -> dict[str, bytes]:
 def site_of(root: Path, stamp: BuildStamp = STAMP, site_url: str | None = None) -> dict[str, str]:
     """Every file of the site rendered in-process from root's store, cases and matrix.yaml."""
     loaded = Store(root / "results").load()
-    return website.pages(render.gather(root, load_root_matrix(root), loaded), history_rows(loaded, [], None), stamp,
-                         site_url)
+    published = render.gather(root, load_root_matrix(root), loaded)  # the store now knows the cases' content
+    return website.pages(published, history_rows(loaded, [], None), stamp, site_url, current_identities(loaded))
 
 
 def hostile_root(tmp_path: Path) -> Path:
@@ -225,19 +238,25 @@ def test_results_json_is_history_json_with_the_case_hash_and_fits_the_records_sc
     jsonschema = pytest.importorskip("jsonschema")
     published = json.loads(repository_site["results.json"])
     record_schema = Record.model_json_schema()  # the records' own schema, cut to the fields history --json gives
-    fields = set(published[0])
+    fields = set(published[0]) - {"current"}
     assert fields <= set(record_schema["properties"])
     jsonschema.validate(published, {"type": "array", "$defs": record_schema["$defs"], "items": {
         "type": "object", "additionalProperties": False, "required": sorted(fields),
-        "properties": {f: record_schema["properties"][f] for f in fields}}})
+        "properties": {f: record_schema["properties"][f] for f in fields} | {"current": {"type": "boolean"}}}})
     schema = json.loads(repository_site["results.schema.json"])
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(published, schema)
     history = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "history", "--json"], check=True,
                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
-    assert [{k: v for k, v in r.items() if k != "case_hash"} for r in published] == json.loads(history.stdout)
+    assert [{k: v for k, v in r.items() if k not in ("case_hash", "current")} for r in published] == json.loads(
+        history.stdout)
     hashes = {(r.target, r.torch, r.device, r.case, r.variant, r.dtype): r.case_hash
               for r in Store(ROOT / "results").load().records}
+    shown = current_identities(committed())  # what the pages use: current; the rest is history
+    shown = {(i.target, i.torch, i.device, i.case, i.variant, i.dtype) for i in shown}
+    assert [r["current"] for r in published] == [
+        (r["target"], r["torch"], r["device"], r["case"], r["variant"], r["dtype"]) in shown for r in published]
+    assert not all(r["current"] for r in published) and any(r["current"] for r in published)
     assert len(published) == len(hashes)
     assert [r["case_hash"] for r in published] == [
         hashes[(r["target"], r["torch"], r["device"], r["case"], r["variant"], r["dtype"])] for r in published]
@@ -246,9 +265,10 @@ def test_results_json_is_history_json_with_the_case_hash_and_fits_the_records_sc
 def recorded_changes(target: str, old: str, new: str) -> set[tuple[str, str, str]]:
     """(case/variant@dtype, before, after) between two recorded releases, read from the store (newest record wins)."""
     newest: dict[str, dict[str, Record]] = {old: {}, new: {}}
-    for rec in Store(ROOT / "results").load(target, "cases").records:
+    loaded = committed(target)
+    for rec in loaded.records:
         release = rec.torch.split("+")[0]
-        if release in newest and (rec.key not in newest[release]
+        if release in newest and not superseded(rec, loaded.content) and (rec.key not in newest[release]
                                   or newest[release][rec.key].recorded_at <= rec.recorded_at):
             newest[release][rec.key] = rec
     cases = {c.case.id for c in corpus.discover(ROOT / "cases")}
@@ -261,7 +281,7 @@ def test_the_atom_feed_lists_the_changes_between_two_recorded_releases(repositor
     feed = feedparser.parse(repository_site["feed.xml"])
     assert not feed.bozo, feed.get("bozo_exception")
     assert feed.feed.title.startswith("torch.compile repro corpus")
-    cpu = list(releases(Store(ROOT / "results").load("cpu", "cases"), "cpu", "cases"))
+    cpu = list(releases(committed("cpu"), "cpu", "cases"))
     assert len(cpu) >= 2
     found = 0
     for old, new in zip(cpu, cpu[1:], strict=False):
@@ -299,9 +319,9 @@ def test_changes_pages_list_fixed_and_regressed_first(repository_site):
 
 def test_the_grid_has_a_cell_per_case_and_release_with_the_recorded_verdict(repository_site):
     grid = repository_site["grid-cpu.html"]
-    assert len(grid.encode()) < 300_000 < len(repository_site["matrix.html"].encode()) // 2
+    assert len(grid.encode()) < min(300_000, len(repository_site["matrix.html"].encode()) // 2)
     cases = {c.case.id for c in corpus.discover(ROOT / "cases")}
-    for release, records in releases(Store(ROOT / "results").load("cpu", "cases"), "cpu", "cases").items():
+    for release, records in releases(committed("cpu"), "cpu", "cases").items():
         for rec in records:
             if rec.variant == "repro" and rec.case in cases:
                 cell = re.search(rf'<td id="{re.escape(f"{rec.case}/cpu/{release}")}"[^>]*>(.*?)</td>', grid)
@@ -318,7 +338,7 @@ def test_a_grid_marks_each_cell_whose_verdict_changed_from_the_previous_release(
     cases = {c.case.id for c in corpus.discover(ROOT / "cases")}
     for target in ("cpu", "h100"):
         verdicts: dict[str, list[tuple[str, dict[str, str]]]] = defaultdict(list)  # case -> [(release, dtype->v)]
-        for release, records in releases(Store(ROOT / "results").load(target, "cases"), target, "cases").items():
+        for release, records in releases(committed(target), target, "cases").items():
             mine: dict[str, dict[str, str]] = defaultdict(dict)
             for rec in records:
                 if rec.variant == "repro" and rec.case in cases:

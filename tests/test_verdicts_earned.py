@@ -17,12 +17,13 @@ from reprokit.model.verdict import Verdict, reproduce_rate
 from reprokit.run.request import load_root_matrix
 from reprokit.run.scheduler import RunOptions, _more_runs
 from reprokit.store.store import Store
-from reprokit.store.views import current, since_or_fixed, version_changes
+from reprokit.store.views import current, know_content, since_or_fixed, version_changes
 from support import record
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_COMPILE = ("fusion-article-is-fusable", "compile-options-rtx4090-example", "compile-options-flag-table",
-               "diagnosis-output-graph-hook", "backend-fallback-chain")
+               "diagnosis-output-graph-hook", "backend-fallback-chain", "ddp-recompile-dynamic",
+               "dynamic-shape-mark-dynamic-matmul-coerced", "hw-h100-fp16-triton-max-autotune")
 
 
 def case(**fields) -> Case:
@@ -46,9 +47,12 @@ def test_no_failure_outside_the_compile_stack_enters_the_compile_rate():
 
 def test_the_committed_cpu_view_counts_none_of_the_named_non_compile_failures():
     matrix = load_root_matrix(ROOT)
-    cases = {c.case.id: c.case for c in corpus.discover(ROOT / "cases")}
-    view = current(Store(ROOT / "results").load("cpu", "cases", outputs=False), "cpu", "cases",
+    found = corpus.discover(ROOT / "cases")
+    cases = {c.case.id: c.case for c in found}
+    view = current(know_content(Store(ROOT / "results").load("cpu", "cases", outputs=False), found), "cpu", "cases",
                    matrix.targets["cpu"].pins.torch)
+    for documented in ("ddp-recompile-dynamic", "dynamic-shape-mark-dynamic-matmul-coerced"):
+        assert cases[documented].documented and documented in {r.case for r in view.records}
     counted = [r for r in view.records if compile_failure(r, cases.get(r.case))]
     assert counted and all(r.stage in COMPILE_STAGES for r in counted)
     assert not {r.case for r in counted} & set(NOT_COMPILE)
@@ -133,3 +137,22 @@ def test_a_seeded_wrong_result_repro_is_not_flagged(tmp_path):
     assert unseeded_random(script) is None
     script.write_text(HALF_THE_TIME)
     assert unseeded_random(script) == 5
+
+
+def test_the_audit_rows_read_as_the_cases_now_say():
+    found = {c.case.id: c for c in corpus.discover(ROOT / "cases")}
+    assert found["ddp-recompile-dynamic"].case.documented and found[
+        "dynamic-shape-mark-dynamic-matmul-coerced"].case.documented
+    assert found["hw-h100-fp16-triton-max-autotune"].case.outside_compile.kind == "invalid-usage"
+    oracles = {cid: cd.case.expect.repro for cid, cd in found.items()}
+    assert not any("Param not managed" in (o.match or "") for o in oracles.values())  # no torch prints it
+    assert oracles["export-sym-min-dynamic"].match == "(?i)unsupported target type"
+    assert "|triton" not in oracles["hw-h100-fp16-triton-max-autotune"].match
+    for bf16 in ("inductor-cpu-bf16-rope-dynamic", "inductor-cuda-bf16-logsoftmax-gather",
+                 "inductor-cuda-matmul-bf16-cast-add"):
+        assert "float64 reference" in (found[bf16].path / "repro.py").read_text()
+    view = current(Store(ROOT / "results").load("cpu", "cases", outputs=False), "cpu", "cases", "2.14.1")
+    shown = view.by_key()
+    assert shown["export-sym-min-dynamic/repro@float32"].verdict is Verdict.FAILS_DIFFERENTLY
+    assert shown["export-sym-min-dynamic/repro@float32"].case_hash == corpus.content_hash(
+        found["export-sym-min-dynamic"].path)

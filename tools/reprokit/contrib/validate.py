@@ -16,8 +16,9 @@ from pathlib import Path
 from reprokit.contrib import case_files
 from reprokit.contrib.exception_names import BUILTIN_EXCEPTIONS, NamesUnknown, TorchNames, torch_names, under_torch
 from reprokit.contrib.oracle_checks import oracle_problems
+from reprokit.contrib.oracle_history import recorded_message_problems
 from reprokit.model import corpus
-from reprokit.model.case import load_case
+from reprokit.model.case import Case, load_case
 from reprokit.model.claims import Claims, load_claims
 from reprokit.model.matrix import Matrix, load_matrix
 from reprokit.model.schema import InputError
@@ -184,6 +185,7 @@ def validate(root: Path, resolve_exceptions: bool = True) -> list[str]:
         problems.append(str(err))
     ids: dict[str, Path] = {}
     named: list[tuple[str, str, bool]] = []
+    loaded_cases: dict[str, tuple[Path, Case]] = {}
     for yml in sorted((root / "cases").glob("*/case.yaml")):
         try:
             case = load_case(yml)
@@ -193,9 +195,11 @@ def validate(root: Path, resolve_exceptions: bool = True) -> list[str]:
         if case.id in ids:
             problems.append(f"{yml}: id: {case.id!r} is also used by {ids[case.id]}")
         ids[case.id] = yml
+        loaded_cases[case.id] = (yml, case)
         problems += case_problems(yml, case, named)
     if resolve_exceptions:
         problems += name_problems(named, root)
+    problems += recorded_message_problems(root, loaded_cases)  # every release's recorded message, per oracle
     if (root / "claims.yaml").exists():
         try:
             claims = load_claims(root / "claims.yaml", set(ids))

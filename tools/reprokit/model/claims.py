@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -26,6 +27,37 @@ class Hardware(Strict):
     targets: dict[Token, str]
 
 
+class Figure(Strict):
+    """A figure the article states that the claim's repro prints and the ledger judges beside the case's own verdict:
+    a printed value outside [low, high] disagrees with the article (the claim is then "mixed" where the rest agrees)."""
+
+    name: OneLine  # e.g. "DDP/single peak memory"
+    printed: OneLine  # a regex whose first group is the measured value in the repro's stdout
+    claimed: float  # the article's figure
+    low: float | None = None  # the measured values that agree with it: low <= value <= high
+    high: float | None = None
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Figure:
+        if self.low is None and self.high is None:
+            raise ValueError("a figure needs low and/or high (which measured values agree with the article)")
+        try:
+            if re.compile(self.printed).groups < 1:
+                raise ValueError("printed needs a group that captures the measured value")
+        except re.error as err:
+            raise ValueError(f"printed is not a valid regex: {err}") from None
+        return self
+
+    def agrees(self, value: float) -> bool:
+        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+
+    @property
+    def bound(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"{self.low:g} - {self.high:g}"
+        return f">= {self.low:g}" if self.low is not None else f"<= {self.high:g}"
+
+
 class Claim(Strict):
     id: CaseId
     section: OneLine
@@ -39,6 +71,8 @@ class Claim(Strict):
     hardware: Hardware | None = None
     # Rule 7: the claim is about the article's own fix: judged on the cases' article_fix runs, never on fixed.py.
     article_fix: bool = False
+    # Figures the article states that the repro prints, judged beside the case's own verdict (ledger.py).
+    figures: list[Figure] = []
 
     @model_validator(mode="after")
     def _one_of(self) -> Claim:

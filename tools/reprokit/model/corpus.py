@@ -173,6 +173,15 @@ def content_hash(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def contents(cases_dir: Path) -> dict[str, str]:
+    """Case id -> content_hash of its folder now, for every folder of cases_dir with a case.yaml (the id is the folder's
+    name; a link is no case folder): what a record's case_hash is compared with."""
+    if not cases_dir.is_dir():
+        return {}
+    return {d.name: content_hash(d) for d in sorted(cases_dir.iterdir())
+            if d.is_dir() and not d.is_symlink() and (d / "case.yaml").is_file()}
+
+
 def plan(cases: list[CaseDir], target_name: str, target: Target, facts: dict) -> list[CaseRun]:
     runs = []
     for cd in cases:

@@ -16,6 +16,7 @@ The rules (CONTRIBUTING.md, "Judging a claim") live here and nowhere else:
 from __future__ import annotations
 
 import json
+import re
 
 from reprokit.model.claims import Claim
 from reprokit.model.corpus import CaseDir
@@ -104,9 +105,38 @@ def _tested(claim: Claim, cases: dict[str, CaseDir], records: list[Record],
     detail = f"{len(judged)} {what} run(s)" if judged else (runs[0].why if runs else "no recorded run")
     if not judged:
         return (NOT_TESTABLE, runs[0].why) if runs else (NOT_RUN, detail)
+    figures = figure_stances(claim, runs)
+    if figures:
+        stances = [*judged, *(s for s, _ in figures)]
+        detail += "; " + "; ".join(text for _, text in figures)
+        return (stances[0] if all(s == stances[0] for s in stances) else MIXED), detail
     if all(s == judged[0] for s in judged):
         return judged[0], detail
     return MIXED, f"{judged.count(CONFIRMED)} of {len(judged)} confirm ({detail})"
+
+
+def printed_value(pattern: str, rec: Record) -> float | None:
+    """The number the run printed where `pattern`'s first group is (None: not printed, or not a number)."""
+    found = re.search(pattern, rec.stdout_tail or "")
+    try:
+        return float(found.group(1)) if found else None
+    except ValueError:
+        return None
+
+
+def figure_stances(claim: Claim, runs: list[Record]) -> list[tuple[str, str]]:
+    """Each figure of the claim that a repro run printed: (confirmed | refuted, 'DDP/single 1.20 vs the article's
+    1.00 (agrees within 0.9 - 1.1: no)'), from the first run that printed it."""
+    out = []
+    for figure in claim.figures:
+        value = next((v for r in runs if r.verdict.ran and (v := printed_value(figure.printed, r)) is not None), None)
+        if value is None:
+            continue
+        agrees = figure.agrees(value)
+        out.append((CONFIRMED if agrees else REFUTED,
+                    f"{figure.name} {value:g} vs the article's {figure.claimed:g}: "
+                    f"{'within' if agrees else 'outside'} {figure.bound}"))
+    return out
 
 
 def judge(claim: Claim, cases: dict[str, CaseDir], records: list[Record],

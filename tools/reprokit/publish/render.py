@@ -5,7 +5,7 @@ Pure: the same records give the same bytes."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.model import corpus, issue_states
@@ -16,7 +16,15 @@ from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
 from reprokit.publish import report, sweep_report
 from reprokit.store.store import Loaded
-from reprokit.store.views import View, current, releases, since_or_fixed, version_changes
+from reprokit.store.views import (
+    View,
+    build_split,
+    current,
+    know_content,
+    releases,
+    since_or_fixed,
+    version_changes,
+)
 
 
 @dataclass(frozen=True)
@@ -31,12 +39,15 @@ class Published:
     cases: list[CaseDir]
     claims: Claims | None
     descriptions: dict[str, str]
+    # target -> (release, key) -> each build's current record, where builds of one release disagree (views.build_split)
+    splits: dict[str, dict[tuple[str, str], list[Record]]] = field(default_factory=dict)
 
 
 def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
     pins = {name: t.pins.torch for name, t in matrix.targets.items()}
     found = corpus.discover(root / "cases", on_error=lambda why: print(f"reprokit: {why}", file=sys.stderr))
     cases = issue_states.applied(found, issue_states.load(root))  # the tracker's states; a bad case left out
+    know_content(loaded, cases)  # from here on, records of a case's earlier content are history, not shown
     claims_file = root / "claims.yaml"
     claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
     views = {name: shown(loaded, v, claims) for name in matrix.targets
@@ -44,6 +55,9 @@ def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
     sweeps = {name: shown(loaded, v, claims) for name in matrix.targets
               if (v := current(loaded, name, "sweep", pins[name])) is not None}
     histories = {name: releases(loaded, name, "cases") for name in views}
+    figured = {case for claim in (claims.claims if claims else []) if claim.figures for case in claim.cases}
+    loaded.with_outputs([r for every in histories.values() for recs in every.values() for r in recs
+                         if r.case in figured])  # the printed figures a claim judges, on every release
     return Published(
         views=views, sweeps=sweeps,
         changes={name: version_changes(loaded, name, "cases") for name in views},
@@ -51,14 +65,16 @@ def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
         since={name: since_or_fixed(histories[name], view.release) for name, view in views.items()},
         cases=cases,
         claims=claims,
-        descriptions={n: t.description for n, t in matrix.targets.items()})
+        descriptions={n: t.description for n, t in matrix.targets.items()},
+        splits={name: build_split(loaded, name, "cases") for name in views})
 
 
 def shown(loaded: Loaded, view: View, claims: Claims | None) -> View:
     """The view, its records carrying their output tails where a page quotes them (read for those records only, not
     for the whole store): a JUnit failure's body (a run that needs attention), a sweep cell's metrics, and the
     configurations a claimed rate counts (the FP8_CONFIG lines of the cases of a claim with `sweep:`)."""
-    counted = {case for claim in (claims.claims if claims else []) if claim.sweep for case in claim.cases}
+    counted = {case for claim in (claims.claims if claims else []) if claim.sweep or claim.figures
+               for case in claim.cases}
     loaded.with_outputs([r for r in view.records
                          if r.verdict.needs_attention or r.suite == "sweep" or r.case in counted])
     return view
@@ -69,4 +85,4 @@ def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Pat
     out.mkdir(parents=True, exist_ok=True)
     written = sweep_report.write_reports(out, p.sweeps, p.descriptions)
     return report.write_reports(out, p.views, p.cases, p.descriptions, p.claims, p.sweeps, p.changes, p.since,
-                                p.histories) + written
+                                p.histories, p.splits) + written

@@ -77,8 +77,21 @@ def confinement_line(records: list[Record]) -> str:
     return line
 
 
+def split_lines(view: View, splits: dict[tuple[str, str], list[Record]]) -> list[str]:
+    """Where builds of the view's release disagree on a case's current content: each build's verdict, named."""
+    mine = [(key, recs) for (release, key), recs in splits.items() if release == view.release]
+    if not mine:
+        return []
+    return ["", f"Builds of {view.release} that disagree on a case as it is now (the table shows the newest; both are "
+            "current records):", "",
+            *(f"- `{key}`: " + "; ".join(f"{r.verdict.symbol} {r.verdict} on {r.torch}" for r in recs)
+              for key, recs in mine), ""]
+
+
 def render_target(view: View, cases: dict[str, CaseDir], description: str,
-                  changes: list[tuple[str, str, str, Verdict, Verdict]] = (), since: dict[str, str] | None = None) -> str:
+                  changes: list[tuple[str, str, str, Verdict, Verdict]] = (), since: dict[str, str] | None = None,
+                  splits: dict[tuple[str, str], list[Record]] | None = None) -> str:
+    """Long: the page of one target, a table row per case and dtype, from its current view."""
     lines = [f"# `{view.target}`: {description}", "",
              f"Recorded on {machine_text(view.environment)}.  ",
              *([f"**Not the pinned torch:** matrix.yaml pins {view.pin}; the newest release recorded here is "
@@ -88,6 +101,7 @@ def render_target(view: View, cases: dict[str, CaseDir], description: str,
              *run_lines(view),
              confinement_line(view.records), "",
              summary_line(view.counts), ""]
+    lines[-1:] = [*split_lines(view, splits or {}), ""] if splits else lines[-1:]
     missing = unrecorded(view.records, cases) if any(h.not_started for h in view.runs) else 0
     if missing:  # a run was cut short, and what it left is still unrecorded (a later run may have filled it in)
         lines[-1:] = [f"**Incomplete:** {missing} runs of the corpus were not started before a run's deadline "
@@ -134,7 +148,9 @@ def render_target(view: View, cases: dict[str, CaseDir], description: str,
 def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descriptions: dict[str, str],
                   claims: Claims | None = None, sweeps: dict[str, View] | None = None,
                   changes: dict[str, list] | None = None, since: dict[str, dict[str, str]] | None = None,
-                  histories: dict[str, dict[str, list[Record]]] | None = None) -> list[Path]:
+                  histories: dict[str, dict[str, list[Record]]] | None = None,
+                  splits: dict[str, dict[tuple[str, str], list[Record]]] | None = None) -> list[Path]:
+    """Long: every Markdown page and CI artifact of the targets' current views."""
     by_id = {c.case.id: c for c in cases}
     now = functools.cache(lambda: {c: corpus.content_hash(cd.path) for c, cd in by_id.items()})  # once, if asked
     written = []
@@ -143,7 +159,7 @@ def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descr
         (out / name).mkdir(exist_ok=True)
         path = out / f"{name}.md"
         path.write_text(render_target(view, by_id, descriptions.get(name, ""), (changes or {}).get(name, []),
-                                      (since or {}).get(name)), encoding="utf-8")
+                                      (since or {}).get(name), (splits or {}).get(name)), encoding="utf-8")
         if histories and len(histories.get(name, {})) > 1:
             history = out / f"{name}-history.md"
             history.write_text(render_history(name, descriptions.get(name, ""), histories[name], view.pin, now()),

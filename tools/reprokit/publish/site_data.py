@@ -1,6 +1,8 @@
 """The site's data for machines: results.json, every record of the store as `reprokit history --json` gives it (the
-same fields, as strings) with the case hash it ran with, and results.schema.json, the records' own schema (the
-pydantic `Record`) cut to those fields. One record per line, in `history`'s order: the same store, the same bytes."""
+same fields, as strings) with the case hash it ran with and whether it is current (the record the pages show for its
+question; false: superseded by the case's later content or by a newer record, kept as history), and
+results.schema.json, the records' own schema (the pydantic `Record`) cut to those fields. One record per line, in
+`history`'s order: the same store, the same bytes."""
 
 from __future__ import annotations
 
@@ -12,15 +14,19 @@ from reprokit.store.views import HISTORY_FIELDS
 FIELDS = (*HISTORY_FIELDS, "run_id", "case_hash")
 
 
-def entry(rec: Record) -> dict:
-    """`history --json`'s object for the record, and its case hash (null: recorded before hashes were kept)."""
-    return {f: str(getattr(rec, f)) for f in HISTORY_FIELDS} | {"run_id": rec.run_id, "case_hash": rec.case_hash}
+def entry(rec: Record, current: bool = True) -> dict:
+    """`history --json`'s object for the record, its case hash (null: recorded before hashes were kept) and whether
+    it is current."""
+    return {f: str(getattr(rec, f)) for f in HISTORY_FIELDS} | {"run_id": rec.run_id, "case_hash": rec.case_hash,
+                                                                "current": current}
 
 
-def results_json(records: list[Record]) -> str:
-    """records in history_rows' order (store/views.py). `<`, `>` and `&` are written as \\u escapes (the same
-    strings), so that no reader that sniffs markup finds any in what a run wrote."""
-    return "[\n" + ",\n".join(_markup_free(json.dumps(entry(r), ensure_ascii=True)) for r in records) + "\n]\n"
+def results_json(records: list[Record], current: set) -> str:
+    """records in history_rows' order (store/views.py), each marked current when its identity is in `current`
+    (views.current_identities). `<`, `>` and `&` are written as \\u escapes (the same strings), so that no reader
+    that sniffs markup finds any in what a run wrote."""
+    return "[\n" + ",\n".join(_markup_free(json.dumps(entry(r, r.identity in current), ensure_ascii=True))
+                               for r in records) + "\n]\n"
 
 
 def _markup_free(text: str) -> str:
@@ -31,13 +37,15 @@ def _markup_free(text: str) -> str:
 def results_schema() -> str:
     """JSON Schema (2020-12) of results.json: an array of `Record`s restricted to the published fields."""
     full = Record.model_json_schema()
-    properties = {f: full["properties"][f] for f in FIELDS}
+    properties = {f: full["properties"][f] for f in FIELDS} | {"current": {
+        "type": "boolean", "description": "the record the pages show for its question; false: superseded (history)"}}
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "results.json: the recorded runs of the torch.compile repro corpus",
         "type": "array",
         "items": {"type": "object", "properties": properties, "additionalProperties": False,
-                  "required": [f for f in FIELDS if f in full.get("required", []) or f == "case_hash"]},
+                  "required": [*(f for f in FIELDS if f in full.get("required", []) or f == "case_hash"),
+                               "current"]},
         "$defs": full.get("$defs", {}),  # the enums the fields refer to (Verdict)
     }
     return json.dumps(schema, indent=1, sort_keys=True) + "\n"

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reprokit.model.verdict import Verdict
 from reprokit.publish.render import Published
+from reprokit.publish.site_glossary import SHORT_WORD
 from reprokit.publish.site_rows import Cell, Row, slug
 
 
 @dataclass(frozen=True)
 class GridCell:
     anchor: str  # the cell's id and permalink: case/target/release
-    lines: list[tuple[str, Cell]]  # (dtype, the repro's verdict), one per recorded dtype; dtype "" when only one
+    lines: list[tuple[str, Cell]]  # (label, the repro's verdict), one per recorded dtype (label "" when only one),
+    # labelled with the torch build too where builds of the release disagree (a line per build)
     previous: str = ""  # the previous release recording the case, where a verdict differs from it ("" otherwise)
     was: str = ""  # the verdicts on that release, as its cell's tip says them
 
@@ -93,10 +96,13 @@ def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releas
         if not recorded:
             cells.append(None)
             continue
-        several = len(recorded) > 1
+        several = len({r.dtype for r in recorded}) > 1
         now = {r.dtype: r.repro.word for r in recorded}
         differs = before is not None and any(d in before[1] and before[1][d] != w for d, w in now.items())
-        cell = GridCell(cell_anchor(case_id, target, release), [(r.dtype if several else "", r.repro) for r in recorded],
+        labels = [" ".join(part for part in (r.dtype if several else "", f"{SHORT_WORD[Verdict(r.repro.word)]} {r.build}"
+                                             if r.build else "") if part) for r in recorded]  # a build: word and name
+        cell = GridCell(cell_anchor(case_id, target, release), list(zip(labels, [r.repro for r in recorded],
+                                                                        strict=True)),
                         before[0] if differs else "", before[2] if differs else "")
         cells.append(cell)
         before = (release, now, cell.words)

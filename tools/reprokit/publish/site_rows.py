@@ -75,6 +75,7 @@ class Row:
     error: str  # the repro's exception, with its message's headline
     since: str  # 'since 2.9.1' / 'fixed in 2.12.1', on the current release only
     version: str = ""  # "earlier case version" / "case version unknown": the records are not of the case as it is now
+    build: str = ""  # the torch build, where builds of the release disagree on the case's current content (a row each)
 
     @property
     def verdicts(self) -> str:
@@ -83,7 +84,8 @@ class Row:
     @property
     def anchor(self) -> str:
         """The row's id on matrix.html: case/target/release@dtype."""
-        return f"{self.case}/{slug(self.target)}/{slug(self.release)}@{slug(self.dtype)}"
+        return f"{self.case}/{slug(self.target)}/{slug(self.release)}@{slug(self.dtype)}" + (
+            f"/{slug(self.build)}" if self.build else "")
 
 
 def source_of(cd: CaseDir) -> str:
@@ -105,20 +107,34 @@ def rows(p: Published) -> list[Row]:
             builds = ", ".join(sorted({r.torch for r in records}))
             earlier, unknown = recorded_before_change(records, cases)
             for (case_id, dtype), variants in sorted(grouped.items()):
-                repro = variants.get("repro")
-                breaks = (repro.dynamo or {}).get("graph_breaks") if repro else None
-                out.append(Row(
-                    case_id, cases[case_id].case.category, source_of(cases[case_id]), target, release, builds,
-                    release == shown, dtype, Cell.of(repro), Cell.of(variants.get("fixed")),
-                    Cell.of(variants.get("article_fix")), (repro.stage or "") if repro else "",
-                    "" if breaks is None else str(breaks),
-                    f"{repro.exception}: {repro.headline()}" if repro and repro.exception else "",
-                    p.since.get(target, {}).get(f"{case_id}/repro@{dtype}", "") if release == shown else "",
-                    "earlier case version" if (case_id, dtype) in earlier
-                    else "case version unknown" if (case_id, dtype) in unknown else ""))
+                for build, mine in per_build(p.splits.get(target, {}), release, variants):
+                    repro = mine.get("repro")
+                    breaks = (repro.dynamo or {}).get("graph_breaks") if repro else None
+                    out.append(Row(
+                        case_id, cases[case_id].case.category, source_of(cases[case_id]), target, release, builds,
+                        release == shown, dtype, Cell.of(repro), Cell.of(mine.get("fixed")),
+                        Cell.of(mine.get("article_fix")), (repro.stage or "") if repro else "",
+                        "" if breaks is None else str(breaks),
+                        f"{repro.exception}: {repro.headline()}" if repro and repro.exception else "",
+                        p.since.get(target, {}).get(f"{case_id}/repro@{dtype}", "") if release == shown else "",
+                        "earlier case version" if (case_id, dtype) in earlier
+                        else "case version unknown" if (case_id, dtype) in unknown else "", build))
     targets = list(p.histories)
     return sorted(out, key=lambda r: (r.case, targets.index(r.target), list(p.histories[r.target]).index(r.release),
                                       r.dtype))
+
+
+def per_build(splits: dict[tuple[str, str], list[Record]], release: str,
+              variants: dict[str, Record]) -> list[tuple[str, dict[str, Record]]]:
+    """A case and dtype's variants as one row (build ""), or one row per build where the builds of the release
+    disagree on one of its variants (views.build_split): each build's own record of that variant, the shown one of
+    the others."""
+    split = {v: splits[(release, rec.key)] for v, rec in variants.items() if (release, rec.key) in splits}
+    if not split:
+        return [("", variants)]
+    builds = sorted({r.torch for recs in split.values() for r in recs})
+    return [(build, {v: next((r for r in split.get(v, []) if r.torch == build), rec) for v, rec in variants.items()})
+            for build in builds]
 
 
 def record_filters(every: list[Row]) -> list[tuple[str, str, list[str]]]:

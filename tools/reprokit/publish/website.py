@@ -51,7 +51,7 @@ from reprokit.publish.site_summaries import (
     target_rows,
 )
 from reprokit.store.store import Loaded, Store
-from reprokit.store.views import history_rows, release_order
+from reprokit.store.views import current_identities, history_rows, release_order
 
 STATIC = ("site.css", "site.js", "favicon.svg")
 
@@ -72,10 +72,12 @@ def search_facts(p: Published) -> dict[str, str]:
             for cd in p.cases}
 
 
-def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str | None = None) -> dict[str, str]:
+def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str | None = None,
+          current: set | None = None) -> dict[str, str]:
     """Long: relative path -> text of every page, data file and static file of the site, each rendered once from
-    the same rows; `records` are every record of the store in `history` order (results.json); `site_url` the site's
-    address, which the feed's links start with (relative links without it)."""
+    the same rows; `records` are every record of the store in `history` order (results.json), `current` the
+    identities of those the pages use (every record when not given); `site_url` the site's address, which the
+    feed's links start with (relative links without it)."""
     env = environment()
     every, changed = rows(p), release_changes(p)
     target_grids = grids(p, every)
@@ -98,7 +100,7 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
         "changes.html": env.get_template("changes.html.j2").render(**common, releases=changed),
         "upstream.html": upstream_page(env, {**common, "facts": facts}, p),
         "glossary.html": env.get_template("glossary.html.j2").render(**common, entries=site_glossary.entries()),
-        "results.json": results_json(records),
+        "results.json": results_json(records, {r.identity for r in records} if current is None else current),
         "results.schema.json": results_schema(),
     }
     for grid in target_grids:
@@ -181,4 +183,5 @@ def build(root: Path, out: Path, matrix: Matrix, store: Store, stamp: BuildStamp
     for name in matrix.targets:
         loaded.add(store.load(name, outputs=False))
     published = gather(root, matrix, loaded)
-    return write(out, pages(published, history_rows(loaded, [], None), stamp or from_git(root), site_url))
+    return write(out, pages(published, history_rows(loaded, [], None), stamp or from_git(root), site_url,
+                            current_identities(loaded)))

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reprokit.model.corpus import contents
 from reprokit.model.records import SUITES, Record, RunHeader, parse_header, parse_record, store_path_problem
 from reprokit.model.schema import InputError
 from reprokit.store.journal import Journal, Recovered, end_processes, read_journal
@@ -50,6 +51,9 @@ class Loaded:
     records: list[Record] = field(default_factory=list)
     runs: dict[str, RunHeader] = field(default_factory=dict)
     outputs_in: Store | None = None  # the store whose output files hold the tails these records were loaded without
+    # case id -> the case folder's content now (model/corpus.content_hash): of the corpus beside the store when loaded,
+    # or set by views.know_content: a record of other content is superseded. Empty: every record counts as current.
+    content: dict[str, str] = field(default_factory=dict)
 
     def add(self, part: Loaded) -> None:
         self.records += part.records
@@ -104,7 +108,8 @@ class Store:
                                    else read_lines(records_file, parse_record))
                 if runs_file.exists():
                     loaded.runs.update((h.run_id, h) for h in read_lines(runs_file, parse_header))
-        return loaded
+        loaded.content = contents(self.folder.parent / "cases")  # a store beside its corpus: records of earlier
+        return loaded  # case content are superseded (an --out store has no corpus beside it: every record counts)
 
     # ------------------------------------------------------------ writing
 

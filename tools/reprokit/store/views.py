@@ -2,7 +2,10 @@
 
 The current view of a target is its pinned torch release (matrix.yaml `pins.torch`) when that release is recorded,
 else the newest release recorded, which the reports then flag. A release gathers its builds (2.13.0 and 2.13.0+cpu
-are one release): for each case, variant and dtype the newest record wins, and the report names every build shown.
+are one release): for each case, variant and dtype the newest current record wins, and the report names every build
+shown. A record is current unless it is superseded: made with case content (its case_hash) that is no longer the
+case's (`Loaded.content`, from `know_content`); views, rates and pages show current records only, the store keeps the
+rest as history. Where the current records of two builds of one release disagree, `build_split` gives both.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from functools import cached_property, lru_cache
 
 from packaging.version import InvalidVersion, Version
 
+from reprokit.model.corpus import CaseDir, content_hash
 from reprokit.model.records import Record, RunHeader
 from reprokit.model.verdict import Tally, Verdict, tally
 from reprokit.store.store import Loaded
@@ -75,18 +79,55 @@ class View:
         return {r.key: r for r in self.records}
 
 
+def know_content(loaded: Loaded, cases: list[CaseDir]) -> Loaded:
+    """The store with each case's content now: its records of other content are superseded from here on."""
+    loaded.content = {cd.case.id: content_hash(cd.path) for cd in cases}
+    return loaded
+
+
+def superseded(rec: Record, content: dict[str, str]) -> bool:
+    """A record of case content that is no longer the case's (a record without a hash, or of a case that is gone,
+    is not known to be superseded)."""
+    now = content.get(rec.case)
+    return bool(now and rec.case_hash and rec.case_hash != now)
+
+
 def releases(loaded: Loaded, target: str, suite: str) -> dict[str, list[Record]]:
-    """Release -> its records (newest per case, variant and dtype), oldest release first."""
+    """Release -> its current records (newest per case, variant and dtype), oldest release first."""
     grouped: dict[str, dict[str, Record]] = defaultdict(dict)
     release_of_build: dict[str, str] = {}  # a store holds few builds and many records: each build is parsed once
     for rec in loaded.records:
-        if rec.target != target or rec.suite != suite:
+        if rec.target != target or rec.suite != suite or superseded(rec, loaded.content):
             continue
         release = release_of_build.get(rec.torch) or release_of_build.setdefault(rec.torch, release_of(rec.torch))
         mine, key = grouped[release], rec.key
         if key not in mine or mine[key].recorded_at <= rec.recorded_at:
             mine[key] = rec
     return {rel: [rec for _, rec in sorted(grouped[rel].items())] for rel in sorted(grouped, key=release_order)}
+
+
+def build_split(loaded: Loaded, target: str, suite: str) -> dict[tuple[str, str], list[Record]]:
+    """(release, key) -> the current record of each build of the release, newest first, where the builds' verdicts
+    on the same case content disagree (2.13.0+cpu reproduces, 2.13.0+cu130 does not): the pages show every build."""
+    by_build: dict[tuple[str, str], dict[str, Record]] = defaultdict(dict)
+    for rec in loaded.records:
+        if rec.target == target and rec.suite == suite and not superseded(rec, loaded.content):
+            mine = by_build[(release_of(rec.torch), rec.key)]
+            if rec.torch not in mine or mine[rec.torch].recorded_at <= rec.recorded_at:
+                mine[rec.torch] = rec
+    return {where: sorted(builds.values(), key=lambda r: r.recorded_at, reverse=True)
+            for where, builds in sorted(by_build.items())
+            if len(builds) > 1 and len({r.verdict for r in builds.values()}) > 1}
+
+
+def current_identities(loaded: Loaded) -> set:
+    """The identities of the records the views and pages use (one per case, variant, dtype, target, suite and
+    release, and each build's where builds disagree): results.json's `current`."""
+    out = set()
+    for target, suite in {(r.target, r.suite) for r in loaded.records}:
+        out |= {rec.identity for recs in releases(loaded, target, suite).values() for rec in recs}
+        out |= {rec.identity for recs in build_split(loaded, target, suite).values() for rec in recs}
+    return out
 
 
 def view_of(loaded: Loaded, target: str, suite: str, release: str, pin: str | None = None,
