@@ -66,3 +66,10 @@ def test_page_and_index_section_are_written_only_with_upstream_cases(tmp_path):
     assert issue_status.index_section(cases, {"cpu": every})[0] == "## Upstream issues"
     written = report.write_reports(tmp_path, {}, cases, {}, histories={"cpu": every})
     assert tmp_path / "upstream-issues.md" in written
+
+
+def test_a_release_older_than_the_one_the_issue_reports_flags_nothing():
+    """#181568 was reported on 2.13.0.dev: a 2.11.0 run that reproduces says nothing about it either way."""
+    from reprokit.publish.issue_status import _older
+    assert _older("2.11.0", "2.13.0.dev20260301") and not _older("2.13.0", "2.13.0.dev20260301")
+    assert not _older("2.15.0", "2.13.0") and not _older("2.11.0", "unknown") and not _older("2.11.0", None)

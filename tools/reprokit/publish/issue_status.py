@@ -57,6 +57,8 @@ class Standing:
         if newest is None:
             return ""
         rel, verdict = newest
+        if _older(rel, self.case.case.reported_on):  # a release before the one the issue reports says nothing of it
+            return ""
         if state == "closed" and verdict is Verdict.REPRODUCES:
             return f"closed upstream, still reproduces on {rel}"
         if state == "open" and verdict is Verdict.DOES_NOT_REPRODUCE:
@@ -67,6 +69,16 @@ class Standing:
         """The disagreement as the Markdown page flags it."""
         found = self.disagreement()
         return f"⚑ {found}" if found else ""
+
+
+def _older(release: str, reported_on: str | None) -> bool:
+    """Whether `release` is older than the torch the issue reports (a dev or nightly build counts as its release)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(release).release < Version(reported_on or "").release
+    except InvalidVersion:  # "unknown", a nightly label: nothing to compare
+        return False
 
 
 def release_verdict(records: list[Record]) -> Verdict | None:
