@@ -55,7 +55,9 @@ def sections(body):
 
 
 def without_paths(text):
-    return re.sub(r"(/[\w.+@:()-]+)+", "<path>", text)
+    """Paths as <path>: the report writes torch's own as `.../site-packages/...`, as a user's install would differ."""
+    text = re.sub(r'"(/[\w.+@:()-]+)+/repro\.py"', '"repro.py"', text)  # the report names the script as the user saved it
+    return re.sub(r"(\.\.\.)?(/[\w.+@:()-]+)+", "<path>", text)
 
 
 def check_against_the_form(body):
