@@ -63,18 +63,6 @@ def test_a_script_fixed_in_a_known_release_is_bisected_to_that_release_and_nothi
     assert not any((repo / "cases").iterdir()) and not (repo / "results").exists()
 
 
-ENCODER = '''"""A TransformerEncoderLayer in eval mode under no_grad, fed an expanded (stride-0) input, compiled."""
-import torch
-from torch import nn
-
-torch.manual_seed(0)
-layer = nn.TransformerEncoderLayer(32, 2, 64, dropout=0.0, batch_first=True).eval()
-base = nn.Parameter(torch.randn(8, 32))
-with torch.no_grad():
-    x = base.expand(2, -1, -1) + torch.randn(2, 8, 32)
-    torch.testing.assert_close(torch.compile(layer)(x), layer(x))
-print("compiled encoder layer matches eager")
-'''
 COMPILES = '''import torch
 
 print(torch.compile(lambda x: torch.sin(x) * torch.cos(x) + x.sum())(torch.randn(64)))
@@ -93,24 +81,13 @@ def bisect(tmp_path, script_text, *args):
 
 
 @pytest.mark.heavy
-@pytest.mark.timeout(2700)
-def test_a_change_in_a_release_between_the_two_given_ones_is_found_and_named(tmp_path):
-    """Given 2.12.1 and 2.14.1 only, the release between them in the recorded history (2.13.0) is tested too, so
-    the answer names the first bad release itself (the fused encoder path's stride check, measured on the three)."""
-    proc = bisect(tmp_path, ENCODER, "--raises", "AssertionError", "--match", "stride", "--versions", "2.12.1",
-                  "2.14.1")
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "regressed in 2.13.0: last good 2.12.1, first bad 2.13.0" in proc.stdout
-
-
-@pytest.mark.heavy
 @pytest.mark.timeout(1800)
 def test_releases_whose_runs_time_out_make_the_answer_undecided_and_keep_what_they_printed(tmp_path):
     """A first compile outlives a 1 s limit (and the lone re-run's 3 s) on every release: never "no change"."""
     proc = bisect(tmp_path, COMPILES, "--nonzero-exit", "--timeout", "1", "--versions", "2.13.0", "2.14.1",
                   "--no-between")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "undecided: 2.13.0: timed out" in proc.stdout and "no change" not in proc.stdout
+    assert "undecided: " in proc.stdout and "2.13.0: timed out" in proc.stdout and "no change" not in proc.stdout
     assert "run again with --timeout 2" in proc.stdout
     kept = next(line for line in proc.stdout.splitlines() if "the scratch repository" in line).split(" kept in ")[1]
     folder = Path(kept.split(" (")[0])
