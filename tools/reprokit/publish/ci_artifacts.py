@@ -27,7 +27,7 @@ def junit_xml(res: View) -> str:
                      f"time={_attr(f'{rec.seconds:.2f}')}>")
         if rec.verdict.needs_attention:
             lines.append(f"    <failure message={_attr(f'{rec.verdict}: {why}'[:500])} type={_attr(rec.verdict)}>"
-                         f"{escape(xml_text(rec.stderr_tail[-3000:]))}</failure>")
+                         f"{escape(xml_text(_no_machine_paths(rec.stderr_tail[-3000:])))}</failure>")
         elif not rec.verdict.ran:
             lines.append(f"    <skipped message={_attr(why[:500])} />")
         lines += [f"    <system-out>{escape(f'verdict: {rec.verdict} ({why})')}</system-out>", "  </testcase>"]
@@ -38,6 +38,18 @@ _ATTRIBUTE_ENTITIES = {'"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#09;
 
 
 _NEEDS_ESCAPE = re.compile(r'[&<>"\n\r\t]')
+
+
+_MACHINE_PATHS = ((re.compile(r'/[^\s"\']*?/site-packages/'), ".../site-packages/"),
+                  (re.compile(r'/[^\s"\']*?/(cases/[\w-]+/)'), r"\1"),
+                  (re.compile(r'/[^\s"\']*?/tools/reprokit/'), "reprokit/"))
+
+
+def _no_machine_paths(text: str) -> str:
+    """A recorded tail as any machine would show it: no checkout, virtual environment or home folder of the runner."""
+    for pattern, repl in _MACHINE_PATHS:
+        text = pattern.sub(repl, text)
+    return text
 
 
 def _attr(value) -> str:
