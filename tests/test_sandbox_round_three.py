@@ -349,11 +349,12 @@ def test_a_sandbox_that_does_not_start_is_never_the_case_s_failure(tmp_path, mon
 
 
 ALL_REDUCE = """
-import torch, torch.distributed as dist
+import os, torch, torch.distributed as dist
 dist.init_process_group("gloo")
 t = torch.ones(2) * (dist.get_rank() + 1)
 dist.all_reduce(t)
-print("RANK", dist.get_rank(), "SUM", t.tolist(), flush=True)
+# one write per rank: both ranks share torchrun's stdout, and print() writes its pieces apart
+os.write(1, f"RANK {dist.get_rank()} SUM {t.tolist()}\\n".encode())
 dist.destroy_process_group()
 """
 

@@ -313,7 +313,8 @@ def test_a_torchrun_rank_holds_no_key_in_its_environment_either(tmp_path):
     path = case_script(tmp_path, """
 import os
 with open("/proc/self/environ", "rb") as fh:
-    print("RANK", os.environ.get("RANK"), "KEY IN ENVIRON", b"REPROKIT_REPORT_KEY" in fh.read(), flush=True)
+    found = b"REPROKIT_REPORT_KEY" in fh.read()
+os.write(1, f"RANK {os.environ.get('RANK')} KEY IN ENVIRON {found}\\n".encode())  # one write: the ranks share stdout
 """)
     obs = observe(path, env={**os.environ, **SECRET}, extra_env={}, timeout=180, launcher="torchrun", world_size=2)
     assert obs.stdout_tail.count("KEY IN ENVIRON False") == 2, obs.stdout_tail + obs.stderr_tail
