@@ -2,8 +2,9 @@
 
 Usage (the runner does this): python probe.py SCRIPT [ARGS...]
 Writes $REPROKIT_REPORT_DIR/probe-<rank>.json with the exception (if any), the stage it came from, dynamo's
-counters and the run's key (read from the descriptor $REPROKIT_KEY_FD and closed before the script runs): opened
-before the script runs, in a folder outside the run's, which Landlock then keeps the script from writing.
+counters and the run's key (read from the descriptor $REPROKIT_KEY_FD). The script runs in a process forked from the
+probe's, which holds neither the key nor the report's descriptor and tells the probe what happened over a pipe; the
+report is opened before the fork, in a folder outside the run's, which Landlock keeps the script from writing.
 `python probe.py --torchrun N SCRIPT` is the launcher of a torchrun case: N ranks, each a probe of SCRIPT. Standard library only and no import of reprokit, so it runs in any interpreter that has torch.
 $REPROKIT_BACKEND=eager|aot_eager replaces the backend of every torch.compile call (the ablation ladder).
 $REPROKIT_WRITABLE (folders, os.pathsep-separated): with Landlock in the kernel, the script and its children can write
@@ -162,20 +163,13 @@ def _in_exec_environment(name):
         return False
 
 
-def _take_key():
-    """The run's observation key, which no process of the case may read.
-
-    It comes on a descriptor (REPROKIT_KEY_FD: the keeper's pipe), read and closed here before the script runs. A
-    torchrun rank gets it in its environment from the launcher; such a process starts itself again with the key on
-    a pipe instead, so that its /proc/self/environ never holds it. A warm run has it in os.environ only (its zygote
-    was started without it)."""
-    fd, key = os.environ.pop("REPROKIT_KEY_FD", None), os.environ.pop("REPROKIT_REPORT_KEY", None)
-    if fd is not None and fd.isdigit():
-        try:
-            return os.read(int(fd), 256).decode("ascii", "replace")
-        finally:
-            os.close(int(fd))
-    if key is not None and _in_exec_environment("REPROKIT_REPORT_KEY"):
+def _key_off_the_environment():
+    """A torchrun rank gets the run's key in its environment from the launcher; such a process starts itself again
+    with the key on a pipe instead (REPROKIT_KEY_FD), so that its /proc/self/environ never holds it. Done before the
+    script's process is forked: that process must never have held the key."""
+    key = os.environ.get("REPROKIT_REPORT_KEY")
+    if key is not None and "REPROKIT_KEY_FD" not in os.environ and _in_exec_environment("REPROKIT_REPORT_KEY"):
+        os.environ.pop("REPROKIT_REPORT_KEY")
         read_end, write_end = os.pipe()
         os.write(write_end, key.encode())
         os.close(write_end)
@@ -184,7 +178,33 @@ def _take_key():
         sys.stdout.flush()
         sys.stderr.flush()
         os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+
+
+def _take_key():
+    """The run's observation key, which no process of the case may read.
+
+    It comes on a descriptor (REPROKIT_KEY_FD: the keeper's pipe), read and closed here, in the probe's own process,
+    after the script's process was forked off. A warm run has it in os.environ only (its zygote was started without
+    it)."""
+    fd, key = os.environ.pop("REPROKIT_KEY_FD", None), os.environ.pop("REPROKIT_REPORT_KEY", None)
+    if fd is not None and fd.isdigit():
+        try:
+            return os.read(int(fd), 256).decode("ascii", "replace")
+        finally:
+            os.close(int(fd))
     return key or ""
+
+
+def _drop_key():
+    """In the script's process: the key's descriptor closed unread, its variables gone."""
+    fd = os.environ.pop("REPROKIT_KEY_FD", None)
+    os.environ.pop("REPROKIT_REPORT_KEY", None)
+    os.environ.pop("REPROKIT_REPORT_DIR", None)
+    if fd is not None and fd.isdigit():
+        try:
+            os.close(int(fd))
+        except OSError:
+            pass
 
 
 def _launch_torchrun(key, nproc, script):
@@ -207,15 +227,20 @@ def _open_report(rank):
     return os.open(os.path.join(folder, f"probe-{rank}.json"), flags, 0o600)
 
 
-def main():
-    key = _take_key()
-    if sys.argv[1] == "--torchrun":  # PYTHONSAFEPATH stays: the ranks start with it, as this process did
-        _launch_torchrun(key, int(sys.argv[2]), os.path.abspath(sys.argv[3]))
-        return
-    _isolate_path()
-    script = os.path.abspath(sys.argv[1])
-    sys.argv = [script, *sys.argv[2:]]
-    report = _open_report(os.environ.get("RANK", "0"))
+def _prctl(option, value):
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
+_FORWARDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+OBSERVATION_CAP = 256 * 1024  # what the script's process reports is a few KB (the message is cut at 2000 characters)
+
+
+def _run_script(script, channel):
+    """The script's process: runs the script as `python script.py` would, then writes what happened (no key) to
+    `channel`, the only descriptor it holds towards the probe, and exits as the script did."""
     record = {"exception": None, "message": None, "stage": None, "exit_code": 0}
     _cap_files(os.environ.pop("REPROKIT_FILE_CAP", ""))
     if os.environ.get("REPROKIT_WRITABLE"):  # the runner's folders for this run; writes elsewhere fail (EACCES)
@@ -234,16 +259,81 @@ def main():
                       message=str(exc).strip()[:2000],
                       chain=[_qualname(e) for e in _chain(exc)][:6])
     record["dynamo"] = _dynamo_counters()
-    if report is not None:
-        data = json.dumps({**record, "key": key}).encode()
+    data = json.dumps(record).encode()
+    try:
         while data:
-            data = data[os.write(report, data):]
-        os.close(report)
+            data = data[os.write(channel, data):]
+        os.close(channel)
+    except OSError:
+        pass
     sys.stdout.flush()
     sys.stderr.flush()
     # A normal exit, as under `python script.py`: a crash or hang in interpreter teardown (atexit handlers, a process
     # group's destructor) is the script's behaviour too, and shows as a signal or a timeout.
     sys.exit(record["exit_code"])
+
+
+def _read_observation(channel):
+    chunks, left = [], OBSERVATION_CAP
+    while left > 0 and (chunk := os.read(channel, min(left, 1 << 16))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    os.close(channel)
+    try:
+        record = json.loads(b"".join(chunks))
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) and "key" not in record else None
+
+
+def main():
+    """The probe keeps the key and the report's descriptor in its own process and forks the script's process, which
+    holds neither: the probe is not dumpable (no ptrace, no /proc/<pid>/mem or fd of it for the case's user), so the
+    script can neither read the key nor write the report. The probe writes the report from what the script's
+    process told it, with the exit status it saw itself, and ends as that process ended (its code or its signal)."""
+    _key_off_the_environment()
+    if sys.argv[1] == "--torchrun":  # PYTHONSAFEPATH stays: the ranks start with it, as this process did
+        _launch_torchrun(_take_key(), int(sys.argv[2]), os.path.abspath(sys.argv[3]))
+        return
+    _isolate_path()
+    script = os.path.abspath(sys.argv[1])
+    sys.argv = [script, *sys.argv[2:]]
+    import signal
+
+    _prctl(_PR_SET_DUMPABLE, 0)  # before the fork: no moment in which the script's process could attach to this one
+    report = _open_report(os.environ.get("RANK", "0"))  # before the fork: the script cannot make the file first
+    read_end, write_end = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        if report is not None:
+            os.close(report)
+        _prctl(_PR_SET_DUMPABLE, 1)  # the script's own process is as `python repro.py` has it
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        _drop_key()
+        _run_script(script, write_end)
+    os.close(write_end)
+    for name in _FORWARDED:  # torchrun's agent and the keeper signal this process: the script's process gets it
+        signal.signal(getattr(signal, name), lambda signum, _frame: os.kill(pid, signum))
+    key = _take_key()  # after the fork: the script's process never held it, not even in memory
+    record = _read_observation(read_end)
+    status = os.waitpid(pid, 0)[1]
+    if record is not None and report is not None:
+        if os.WIFEXITED(status):
+            record["exit_code"] = os.WEXITSTATUS(status)  # seen here, not told
+        data = json.dumps({**record, "key": key}).encode()
+        while data:
+            data = data[os.write(report, data):]
+    if report is not None:
+        os.close(report)
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        if signum not in (signal.SIGKILL, signal.SIGSTOP):  # those two cannot be caught, nor set
+            signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
 if __name__ == "__main__":
