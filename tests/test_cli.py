@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from reprokit.child.probe import landlock_abi
+from reprokit.child.landlock import landlock_abi
 from reprokit.store.store import Store
 from reprokit.store.views import release_of
 from support import stored

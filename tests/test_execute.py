@@ -3,7 +3,7 @@ import os
 import time
 
 import pytest
-from reprokit.child.probe import landlock_abi
+from reprokit.child.landlock import landlock_abi
 from reprokit.model.case import Oracle
 from reprokit.model.verdict import Verdict
 from reprokit.run.child_setup import shared_header_dir

@@ -310,3 +310,55 @@ def test_a_hangs_limit_comes_from_what_its_finished_runs_took_and_a_timeout_is_c
     assert confirm_limit(run, opts, "hangs") == 108
     raises = hang.model_copy(update={"expect": hang.expect.model_copy(update={"repro": Oracle(kind="raises")})})
     assert first_limit(CaseRun(raises, Path("repro.py"), "repro", "float32"), opts, "raises") == 90
+
+
+def _machine_header(run_id, cpu, torch="2.11.0+cu130"):
+    return RunHeader(run_id=run_id, target="cpu", torch=torch, device="cpu", reprokit="test",
+                     environment={"torch": torch, "collect_env": {"cpu_info": f"Architecture: x86_64\nModel name: {cpu}\n"}},
+                     sittings=[Sitting(jobs=2, started="2026-12-01T00:00:00Z", finished="2026-12-01T00:00:00Z")])
+
+
+def test_a_record_from_another_cpu_keeps_the_replaced_verdict_and_is_machine_dependent_never_a_rate_or_a_change(
+        tmp_path):
+    """The store keeps one record per identity: a run on another CPU model replaces the record of the same content
+    and keeps that machine's verdict; a disagreement makes it machine-dependent (no rate, no change, marked)."""
+    from reprokit.model.attribution import compile_rate
+    from reprokit.model.verdict import reproduce_rate
+    from reprokit.publish.site_rows import Cell
+    from reprokit.store import machines
+    from reprokit.store.store import Store
+    from reprokit.store.views import version_changes
+
+    store = Store(tmp_path / "results")
+    amd, intel = _machine_header("amd", "AMD EPYC 7763"), _machine_header("intel", "Intel(R) Xeon(R) Processor")
+    common = {"torch": "2.11.0+cu130", "case_hash": "h1", "stage": "inductor"}
+    store.merge([record(case="a", run_id="amd", **common), record(case="b", run_id="amd", **common)], [amd])
+    store.merge([record(case="a", verdict="does-not-reproduce", run_id="intel", recorded_at="2026-12-02T00:00:00Z",
+                        **common),
+                 record(case="b", run_id="intel", recorded_at="2026-12-02T00:00:00Z", **common)], [intel])
+    loaded = store.load()
+    by_case = {r.case: r for r in loaded.records}
+    assert by_case["a"].on_other_machines == {"AMD EPYC 7763": "reproduces"} and by_case["a"].machine_dependent
+    assert by_case["b"].on_other_machines == {"AMD EPYC 7763": "reproduces"} and not by_case["b"].machine_dependent
+    assert machines.machine_dependent(loaded.records, loaded.runs) == {"a/repro@float32": {
+        "AMD EPYC 7763": "reproduces", "Intel(R) Xeon(R) Processor": "does-not-reproduce"}}
+    # rates: b counts, a counts nowhere (as a flaky one); the tally says it apart
+    assert reproduce_rate(loaded.records) == (1, 1) and compile_rate(loaded.records, {}) == (1, 1)
+    assert tally(loaded.records).machine_dependent == 1
+    # a later run on the first machine keeps the second machine's verdict
+    store.merge([record(case="a", run_id="amd2", recorded_at="2026-12-03T00:00:00Z", **common)],
+                [_machine_header("amd2", "AMD EPYC 7763")])
+    again = {r.case: r for r in store.load().records}["a"]
+    assert again.on_other_machines == {"Intel(R) Xeon(R) Processor": "does-not-reproduce"} and again.machine_dependent
+    # changed content: what the other machine ran was another case, nothing is kept
+    store.merge([record(case="a", run_id="intel2", recorded_at="2026-12-04T00:00:00Z",
+                        **{**common, "case_hash": "h2"})], [_machine_header("intel2", "Intel(R) Xeon(R) Processor")])
+    assert {r.case: r for r in store.load().records}["a"].on_other_machines is None
+    # between releases, a machine-dependent verdict is never a change
+    older = record(case="m", torch="2.10.0+cu128", verdict="reproduces")
+    newer = record(case="m", verdict="does-not-reproduce", torch="2.11.0+cu130",
+                   on_other_machines={"AMD EPYC 7763": "reproduces"})
+    assert version_changes(Loaded(records=[older, newer]), "cpu", "cases") == []
+    cell = Cell.of(newer)
+    assert cell.machines == ("machine-dependent: reproduces on AMD EPYC 7763, same torch and case content")
+    assert cell.detail.startswith("machine-dependent: reproduces on AMD EPYC 7763")

@@ -133,7 +133,7 @@ def test_the_script_holds_neither_the_key_nor_the_report_and_cannot_reach_the_pr
     assert (obs.status, obs.exit_code, obs.exception) == ("fail", 3, None)
     assert len(obs.probes) == 1 and obs.probes[0]["exit_code"] == 3  # the probe still reported, with what it saw
     fields = obs.record_fields()
-    from reprokit.child.probe import landlock_abi
+    from reprokit.child.landlock import landlock_abi
     if landlock_abi() >= 1:  # the Landlock ABI the record shows is the keeper's
         assert fields["confined"] == landlock_abi() and f"landlock ABI {landlock_abi()}" in obs.contained
 

@@ -248,10 +248,13 @@ def test_results_json_is_history_json_with_the_case_hash_and_fits_the_records_sc
     jsonschema.validate(published, schema)
     history = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "history", "--json"], check=True,
                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
-    assert [{k: v for k, v in r.items() if k not in ("case_hash", "current")} for r in published] == json.loads(
-        history.stdout)
-    hashes = {(r.target, r.torch, r.device, r.case, r.variant, r.dtype): r.case_hash
-              for r in Store(ROOT / "results").load().records}
+    assert [{k: v for k, v in r.items() if k not in ("case_hash", "current", "on_other_machines")}
+            for r in published] == json.loads(history.stdout)
+    stored = Store(ROOT / "results").load().records
+    hashes = {(r.target, r.torch, r.device, r.case, r.variant, r.dtype): r.case_hash for r in stored}
+    machines = {(r.target, r.torch, r.device, r.case, r.variant, r.dtype): r.on_other_machines for r in stored}
+    assert [r["on_other_machines"] for r in published] == [
+        machines[(r["target"], r["torch"], r["device"], r["case"], r["variant"], r["dtype"])] for r in published]
     shown = current_identities(committed())  # what the pages use: current; the rest is history
     shown = {(i.target, i.torch, i.device, i.case, i.variant, i.dtype) for i in shown}
     assert [r["current"] for r in published] == [

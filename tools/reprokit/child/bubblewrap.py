@@ -24,6 +24,7 @@ ETC = ("passwd", "group", "hosts", "nsswitch.conf", "ld.so.cache", "ld.so.conf",
 DEVICES = {"cuda": ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/nvidia-uvm*", "/dev/kfd", "/dev/dri"),
            "npu": ("/dev/davinci*", "/dev/devmm_svm", "/dev/hisi_hdc")}
 STAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_stage.py")
+LANDLOCK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.py")  # the stage's and the probe's
 
 
 def _under(path, folders):
@@ -33,7 +34,7 @@ def _under(path, folders):
 def _read_only(config):
     """The paths bound read-only besides the system's: the interpreter, its packages, the case folder, the probe."""
     system = [p for p in SYSTEM if os.path.isdir(p) and not os.path.islink(p)]
-    paths = sorted({p for p in config.get("needs", ()) if os.path.exists(p)} | {STAGE})
+    paths = sorted({p for p in config.get("needs", ()) if os.path.exists(p)} | {STAGE, LANDLOCK})
     writable = [config["workdir"], *config.get("rw", ())]
     return [p for p in paths if not _under(p, system) and not _under(p, writable)]
 

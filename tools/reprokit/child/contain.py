@@ -58,7 +58,7 @@ namespaces = _sibling("namespaces")
 budgets = _sibling("budgets")
 reaper = _sibling("reaper")
 bubblewrap = _sibling("bubblewrap")
-probe = _sibling("probe")  # its Landlock rules (confine_writes), applied here too: see _confine
+landlock = _sibling("landlock")  # the probe's Landlock rules (confine_writes), applied here too: see _confine
 
 
 def _confine(config, held):
@@ -67,7 +67,7 @@ def _confine(config, held):
     folder is writable in this layer; the probe adds a layer without it before the script runs."""
     folders = [p for p in os.environ.get("REPROKIT_WRITABLE", "").split(os.pathsep) if p]
     if folders:
-        abi = probe.confine_writes(folders + ([config["reports"]] if config.get("reports") else []))
+        abi = landlock.confine_writes(folders + ([config["reports"]] if config.get("reports") else []))
         if abi:
             held.append(f"landlock ABI {abi}")
 

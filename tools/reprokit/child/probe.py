@@ -85,51 +85,18 @@ def _force_backend(backend):
     torch.compile = compile_with
 
 
-# Landlock (Linux >= 5.13): an unprivileged process can give up the right to write outside some folders, for
-# itself and every process it starts. Standard-library ctypes, since probe.py must run in any interpreter with torch.
-_LANDLOCK_CREATE, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT = 444, 445, 446  # the same number on every architecture
-_WRITES = (1 << 1) | sum(1 << b for b in range(4, 13))  # write_file, remove_dir/file, make_char/dir/reg/sock/...
-_REFER, _TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+def _sibling(name):
+    """A module of this folder, loaded by its path (the probe runs with PYTHONSAFEPATH: nothing is importable)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"reprokit_child_{name}",
+                                                  os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def landlock_abi():
-    """The kernel's Landlock ABI version; below 1 when there is none (or a seccomp filter refuses it)."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    return libc.syscall(_LANDLOCK_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # ..._VERSION flag
-
-
-def confine_writes(writable):
-    """Forbid file-system writes outside `writable` (folders); the ABI version when confined, else None."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        abi = landlock_abi()
-        if abi < 1:
-            return None  # no Landlock in this kernel (or a seccomp filter refuses it)
-        handled = _WRITES | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0)
-        attr = ctypes.c_uint64(handled)  # struct landlock_ruleset_attr, ABI 1 layout: handled_access_fs only
-        ruleset = libc.syscall(_LANDLOCK_CREATE, ctypes.byref(attr), ctypes.c_size_t(8), ctypes.c_uint32(0))
-        if ruleset < 0:
-            return None
-        rule = (ctypes.c_ubyte * 12)()  # struct landlock_path_beneath_attr (packed): u64 access, s32 parent_fd
-        for folder in writable:
-            try:
-                fd = os.open(folder, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
-            ctypes.memmove(rule, ctypes.byref(ctypes.c_uint64(handled)), 8)
-            ctypes.memmove(ctypes.byref(rule, 8), ctypes.byref(ctypes.c_int32(fd)), 4)
-            libc.syscall(_LANDLOCK_ADD_RULE, ruleset, 1, ctypes.byref(rule), ctypes.c_uint32(0))  # PATH_BENEATH
-            os.close(fd)
-        if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.syscall(_LANDLOCK_RESTRICT, ruleset, ctypes.c_uint32(0)) != 0:
-            return None  # PR_SET_NO_NEW_PRIVS, then landlock_restrict_self
-        os.close(ruleset)
-        return abi
-    except (OSError, AttributeError):
-        return None
+landlock = _sibling("landlock")
 
 
 def _isolate_path():
@@ -142,15 +109,6 @@ def _isolate_path():
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]
     os.environ.pop("PYTHONSAFEPATH", None)
-
-
-def _cap_files(cap):
-    """No file the script (or a child) writes grows past `cap` bytes (RLIMIT_FSIZE): a write beyond it fails (EFBIG;
-    CPython ignores SIGXFSZ), so a flood cannot fill the disk (/dev/shm included). Root could raise it again."""
-    if cap.isdigit():
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_FSIZE, (int(cap), int(cap)))
 
 
 def _in_exec_environment(name):
@@ -227,7 +185,7 @@ def _open_report(rank):
     return os.open(os.path.join(folder, f"probe-{rank}.json"), flags, 0o600)
 
 
-def _prctl(option, value):
+def _prctl(option, value):  # PR_SET_PDEATHSIG 1, PR_SET_DUMPABLE 4
     import ctypes
 
     return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
@@ -242,9 +200,9 @@ def _run_script(script, channel):
     """The script's process: runs the script as `python script.py` would, then writes what happened (no key) to
     `channel`, the only descriptor it holds towards the probe, and exits as the script did."""
     record = {"exception": None, "message": None, "stage": None, "exit_code": 0}
-    _cap_files(os.environ.pop("REPROKIT_FILE_CAP", ""))
+    landlock.cap_files(os.environ.pop("REPROKIT_FILE_CAP", ""))
     if os.environ.get("REPROKIT_WRITABLE"):  # the runner's folders for this run; writes elsewhere fail (EACCES)
-        record["confined"] = confine_writes(os.environ["REPROKIT_WRITABLE"].split(os.pathsep))
+        record["confined"] = landlock.confine_writes(os.environ["REPROKIT_WRITABLE"].split(os.pathsep))
     sys.path.insert(0, os.path.dirname(script))  # as `python repro.py` has it, now that writes are confined
     if os.environ.get("REPROKIT_BACKEND"):
         _force_backend(os.environ["REPROKIT_BACKEND"])

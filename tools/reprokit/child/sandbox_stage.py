@@ -17,9 +17,9 @@ import struct
 import sys
 
 
-def _probe():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py")
-    spec = importlib.util.spec_from_file_location("reprokit_child_probe", path)
+def _landlock():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.py")
+    spec = importlib.util.spec_from_file_location("reprokit_child_landlock", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -60,7 +60,7 @@ def main():
         else:
             os.makedirs(path, mode=0o700, exist_ok=True)
     held = []
-    abi = _probe().confine_writes(config["writable"])
+    abi = _landlock().confine_writes(config["writable"])
     if abi:
         held.append(f"landlock ABI {abi}")
     os.write(report, (json.dumps(held) + "\n").encode())

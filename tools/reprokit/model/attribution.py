@@ -34,6 +34,8 @@ def compile_failure(record: Record, case: Case | None) -> bool:
 
 def compile_rate(records: Iterable[Record], cases: dict[str, Case]) -> tuple[int, int]:
     """(torch.compile failures, repros that ran): the numerator leaves out every failure that is not compile's; the
-    denominator is the any-reason rate's (each repro that ran, flaky ones aside), so the two rates compare."""
-    ran = [r for r in records if Role.of(r.variant) is Role.REPRO and r.verdict.ran and r.verdict is not Verdict.FLAKY]
+    denominator is the any-reason rate's (each repro that ran, flaky and machine-dependent ones aside), so the two
+    rates compare."""
+    ran = [r for r in records if Role.of(r.variant) is Role.REPRO and r.verdict.ran and r.verdict is not Verdict.FLAKY
+           and not r.machine_dependent]
     return sum(compile_failure(r, cases.get(r.case)) for r in ran), len(ran)

@@ -92,6 +92,10 @@ class Record(Strict):
     # A run that hit its time limit with other runs in flight is run again alone with a longer limit before a hang,
     # a timeout or a broken fix is recorded; this says so, and what the first run saw. Left out when None.
     confirmed_alone: str | None = None
+    # The verdicts that records of this identity and case content had on other machines (CPU model, GPU), which this
+    # record replaced in the store: {machine: verdict}. Where one differs from this record's verdict, the verdict is
+    # machine-dependent (store/machines.py). Left out when None.
+    on_other_machines: dict[str, str] | None = None
 
     @property
     def key(self) -> str:
@@ -101,6 +105,12 @@ class Record(Strict):
     @property
     def identity(self) -> RecordKey:
         return RecordKey(self.target, self.suite, self.torch, self.device, self.case, self.variant, self.dtype)
+
+    @property
+    def machine_dependent(self) -> bool:
+        """Another machine gave this identity and content another verdict: like a flaky verdict, never a change, a
+        fix or a figure of a rate."""
+        return any(verdict != str(self.verdict) for verdict in (self.on_other_machines or {}).values())
 
     def headline(self) -> str:
         """The message's first informative line (a backend wrapper's "backend='inductor' raised:" is skipped)."""
@@ -174,9 +184,10 @@ def dump(model: BaseModel) -> str:
 
 def stored_fields(model: BaseModel) -> dict:
     """The fields the store keeps of a model: a record's `repeats` only when it ran more than once, its
-    `confirmed_alone` only when it was (the lines of every record before them stay as they were)."""
+    `confirmed_alone` only when it was, `on_other_machines` only when another machine's record was replaced (the lines
+    of every record before them stay as they were)."""
     data = model.model_dump(mode="json")
-    for optional in ("repeats", "confirmed_alone"):
+    for optional in ("repeats", "confirmed_alone", "on_other_machines"):
         if data.get(optional, 0) is None:
             del data[optional]
     return data

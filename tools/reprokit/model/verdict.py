@@ -118,6 +118,7 @@ class Tally:
     article_fixes_broken: int = 0
     article_fixes_skipped: int = 0
     flaky: int = 0  # runs of one variant that disagreed (repros and fixes): none of the counts above
+    machine_dependent: int = 0  # verdicts another machine did not share (same torch, same content): none of the above
 
     @property
     def fixes_run(self) -> int:
@@ -143,6 +144,9 @@ def tally(records: Iterable[HasVerdict]) -> Tally:
         if verdict is Verdict.FLAKY:
             counts["flaky"] += 1
             continue
+        if getattr(rec, "machine_dependent", False):
+            counts["machine_dependent"] += 1
+            continue
         if role is Role.REPRO:
             if verdict is Verdict.SKIPPED:
                 counts["repros_skipped"] += 1
@@ -165,8 +169,9 @@ _FIX_FIELD = {role: {Verdict.FIX_WORKS: f"{prefix}_work", Verdict.FIX_BROKEN: f"
 
 def reproduce_rate(records: Iterable[HasVerdict]) -> tuple[int, int]:
     """(repros that failed as claimed, repros that ran): the failure rate of the cases. A flaky repro is in neither
-    (its runs disagreed: it decides nothing until it is made deterministic)."""
-    ran = [r for r in records if Role.of(r.variant) is Role.REPRO and r.verdict.ran and r.verdict is not Verdict.FLAKY]
+    (its runs disagreed: it decides nothing until it is made deterministic), nor is a machine-dependent one."""
+    ran = [r for r in records if Role.of(r.variant) is Role.REPRO and r.verdict.ran and r.verdict is not Verdict.FLAKY
+           and not getattr(r, "machine_dependent", False)]
     return sum(r.verdict.failed_as_claimed for r in ran), len(ran)
 
 

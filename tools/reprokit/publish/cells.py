@@ -52,4 +52,6 @@ def summary_line(t: Tally) -> str:
             f"{t.timeout} timed out; {t.repros_skipped} skipped. "
             f"Our fixes: {t.fixes_text()} ({t.fixes_broken} broken, {t.fixes_skipped} skipped). "
             f"The article's own fixes: {t.article_fixes_text()}."
-            + (f" Flaky (runs of one variant disagreed): {t.flaky}." if t.flaky else ""))
+            + (f" Flaky (runs of one variant disagreed): {t.flaky}." if t.flaky else "")
+            + (f" Machine-dependent (another machine's verdict differs, same torch and content): {t.machine_dependent}."
+               if t.machine_dependent else ""))

@@ -1,5 +1,6 @@
 """The site's data for machines: results.json, every record of the store as `reprokit history --json` gives it (the
-same fields, as strings) with the case hash it ran with and whether it is current (the record the pages show for its
+same fields, as strings) with the case hash it ran with, the verdicts other machines gave it (null: none recorded)
+and whether it is current (the record the pages show for its
 question; false: superseded by the case's later content or by a newer record, kept as history), and
 results.schema.json, the records' own schema (the pydantic `Record`) cut to those fields. One record per line, in
 `history`'s order: the same store, the same bytes."""
@@ -11,13 +12,14 @@ import json
 from reprokit.model.records import Record
 from reprokit.store.views import HISTORY_FIELDS
 
-FIELDS = (*HISTORY_FIELDS, "run_id", "case_hash")
+FIELDS = (*HISTORY_FIELDS, "run_id", "case_hash", "on_other_machines")
 
 
 def entry(rec: Record, current: bool = True) -> dict:
     """`history --json`'s object for the record, its case hash (null: recorded before hashes were kept) and whether
     it is current."""
     return {f: str(getattr(rec, f)) for f in HISTORY_FIELDS} | {"run_id": rec.run_id, "case_hash": rec.case_hash,
+                                                                "on_other_machines": rec.on_other_machines,
                                                                 "current": current}
 
 

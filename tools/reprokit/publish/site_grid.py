@@ -88,7 +88,7 @@ def grids(p: Published, every: list[Row]) -> list[Grid]:
 
 def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releases: list[str]) -> GridRow:
     """A case's cells, one per release column; a cell is marked where a dtype's verdict differs from the previous
-    release that recorded the case."""
+    release that recorded the case (a machine-dependent verdict is never a change)."""
     cells: list[GridCell | None] = []
     before: tuple[str, dict[str, str], str] | None = None  # (release, dtype -> verdict, the cell's words)
     for release in releases:
@@ -97,7 +97,7 @@ def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releas
             cells.append(None)
             continue
         several = len({r.dtype for r in recorded}) > 1
-        now = {r.dtype: r.repro.word for r in recorded}
+        now = {r.dtype: r.repro.word for r in recorded if not r.repro.machines}  # machine-dependent: never a change
         differs = before is not None and any(d in before[1] and before[1][d] != w for d, w in now.items())
         labels = [" ".join(part for part in (r.dtype if several else "", f"{SHORT_WORD[Verdict(r.repro.word)]} {r.build}"
                                              if r.build else "") if part) for r in recorded]  # a build: word and name

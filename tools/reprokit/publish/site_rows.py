@@ -38,6 +38,7 @@ class Cell:
     word: str
     rank: str = ""
     detail: str = ""
+    machines: str = ""  # where another machine gave another verdict: each machine's verdict ("" otherwise)
 
     @classmethod
     def of(cls, rec: Record | None) -> Cell | None:
@@ -48,7 +49,12 @@ class Cell:
             detail = rec.why
         elif rec.exception and rec.verdict not in (Verdict.DOES_NOT_REPRODUCE, Verdict.FIX_WORKS):
             detail = f"{rec.exception.rsplit('.', 1)[-1]}: {rec.headline()}"
-        return cls(str(rec.verdict), VERDICT_RANK[rec.verdict], detail)
+        machines = ""
+        if rec.machine_dependent:
+            others = "; ".join(f"{verdict} on {machine}" for machine, verdict in sorted(rec.on_other_machines.items()))
+            machines = f"machine-dependent: {others}, same torch and case content"
+            detail = f"{machines}. {detail}" if detail else machines
+        return cls(str(rec.verdict), VERDICT_RANK[rec.verdict], detail, machines)
 
     @property
     def short(self) -> str:

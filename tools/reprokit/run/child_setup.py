@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reprokit.child import PROBE
+from reprokit.child import LANDLOCK, PROBE
 from reprokit.run.untrusted_files import UntrustedFile, read_untrusted
 
 FILE_CAP = 2 << 30  # the largest file a run may write (its output goes through pipes, counted, not stored)
@@ -108,7 +108,7 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
               "memory_budget": budget("REPROKIT_MEMORY_BUDGET", MEMORY_BUDGET),
               "pids_budget": budget("REPROKIT_PIDS_BUDGET", PIDS_BUDGET),
               "rw": [str(reports), *map(str, writable), *([str(shared_header_dir())] if user is None else [])]}
-    needs = {str(Path(python).absolute().parent.parent), str(Path(python).resolve().parent.parent), str(PROBE),
+    needs = {str(Path(python).absolute().parent.parent), str(Path(python).resolve().parent.parent), str(PROBE), str(LANDLOCK),
              str(script.parent.absolute()), str(workdir), str(reports), str(shared_header_dir()),
              *map(str, writable)}
     if Path(python).absolute() == Path(sys.executable).absolute():  # the interpreter's search path: site-packages

@@ -62,8 +62,8 @@ def run_here(req: RunRequest, target: Target, log) -> Ran:
         device_kind=kind, jobs=req.jobs, timeout=req.timeout, python=req.interpreter, ladder=req.ladder,
         cache_dir=req.cache.resolve() if req.cache else None, devices=ids, jobs_per_device=per_device,
         repeat=req.repeat, previous=previous, durations=_finished_in_time(loaded.records)), log)
-    loaded.records = merge_in_memory(loaded.records, executed.outcome.records)
     loaded.runs[run_id] = executed.header
+    loaded.records = merge_in_memory(loaded.records, executed.outcome.records, loaded.runs)
     return Ran(executed.outcome, loaded, [r for r in loaded.records if r.run_id == run_id], mismatch,
                settle=not executed.outcome.interrupted)
 

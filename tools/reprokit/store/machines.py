@@ -32,14 +32,17 @@ def machine_of(header: RunHeader | None) -> str:
 
 def machine_dependent(records: list[Record], runs: dict[str, RunHeader]) -> dict[str, dict[str, str]]:
     """Run keys whose verdicts differ between machines on the same torch build and case content:
-    {key: {machine: verdict}} (only the keys that differ)."""
+    {key: {machine: verdict}} (only the keys that differ). The store keeps one record per identity: the verdicts of
+    the other machines it replaced are in its `on_other_machines`."""
     seen: dict[tuple[str, str, str | None], dict[str, str]] = defaultdict(dict)
     for rec in records:
         if not rec.verdict.ran:
             continue
         machine = machine_of(runs.get(rec.run_id))
+        found = seen[(rec.key, rec.torch, rec.case_hash)]
+        found.update(rec.on_other_machines or {})  # what the record replaced (store.py keeps it)
         if machine:
-            seen[(rec.key, rec.torch, rec.case_hash)][machine] = str(rec.verdict)
+            found[machine] = str(rec.verdict)
     out: dict[str, dict[str, str]] = {}
     for (key, _torch, _content), by_machine in seen.items():
         if len(set(by_machine.values())) > 1:

@@ -39,6 +39,7 @@ from reprokit.store.jsonl_files import (
     write_lines,
     write_records,
 )
+from reprokit.store.machines import machine_of
 
 
 def _safe_name(torch: str) -> str:
@@ -143,7 +144,9 @@ class Store:
                     records_file, runs_file = self.file(t, suite, torch), self.file(t, suite, torch, "runs")
                     if recs:
                         output_file = self.file(t, suite, torch, "output")
-                        kept = _replaced({r.identity: r for r in read_records(records_file, output_file)}, recs)
+                        runs = {h.run_id: h for h in read_lines(runs_file, parse_header)} | {h.run_id: h for h in heads}
+                        kept = _replaced({r.identity: r for r in read_records(records_file, output_file)}, recs,
+                                         lambda rec, runs=runs: machine_of(runs.get(rec.run_id)))
                         written += write_records(records_file, output_file, [kept[k] for k in sorted(kept)])
                     if heads:
                         runs = {h.run_id: h for h in read_lines(runs_file, parse_header)}
@@ -191,23 +194,36 @@ class Store:
         return found
 
 
-def merge_in_memory(old: list[Record], new: list[Record]) -> list[Record]:
+def merge_in_memory(old: list[Record], new: list[Record], runs: dict[str, RunHeader] | None = None) -> list[Record]:
     """What Store.merge writes, for rendering from memory: new records replace those of the same identity."""
-    kept = _replaced({r.identity: r for r in old}, new)
+    kept = _replaced({r.identity: r for r in old}, new, lambda rec: machine_of((runs or {}).get(rec.run_id)))
     return [kept[k] for k in sorted(kept)]
 
 
-def _replaced(kept: dict, new: Iterable[Record]) -> dict:
+def _replaced(kept: dict, new: Iterable[Record], machine=lambda rec: "") -> dict:
     """kept with each new record in place of the one of its identity, except that a run that did not happen (a skip:
     one GPU where the case needs two) never replaces one that ran of the same case content: a skip is not an
     observation. A skip of changed content does replace it (a case edited so that it now skips here): what ran was
     another case. A record without a content hash (stored before hashes were kept) is never judged changed: a two-GPU
-    run of those stays until `reprokit forget` drops it. A record older than the one stored never replaces it."""
+    run of those stays until `reprokit forget` drops it. A record older than the one stored never replaces it.
+    A record that replaces one of the same content made on another machine (machine(rec): the CPU model and GPU, ""
+    when unknown) keeps that machine's verdict in `on_other_machines`, with those the replaced one kept."""
     for rec in new:
         before = kept.get(rec.identity)
         if before is not None and before.recorded_at > rec.recorded_at:
             continue  # an import of an older copy of the store never puts back what a later run replaced
         if (before is None or rec.verdict.ran or not before.verdict.ran
                 or (rec.case_hash and before.case_hash and rec.case_hash != before.case_hash)):
-            kept[rec.identity] = rec
+            kept[rec.identity] = _with_other_machines(rec, before, machine) if before is not None else rec
     return kept
+
+
+def _with_other_machines(rec: Record, before: Record, machine) -> Record:
+    if not (rec.verdict.ran and before.verdict.ran and rec.case_hash and rec.case_hash == before.case_hash):
+        return rec
+    here, there = machine(rec), machine(before)
+    others = {**(before.on_other_machines or {}), **({there: str(before.verdict)} if there else {})}
+    others.pop(here, None)
+    if not here or not others or (rec.on_other_machines or {}) == others:
+        return rec
+    return rec.model_copy(update={"on_other_machines": {**others, **(rec.on_other_machines or {})}})

@@ -154,11 +154,12 @@ def version_changes(loaded: Loaded, target: str, suite: str) -> list[tuple[str, 
     every = list(releases(loaded, target, suite).items())
     out = []
     for (old_rel, old), (new_rel, new) in zip(every, every[1:], strict=False):
-        before = {r.key: r.verdict for r in old}
-        for rec in new:  # a flaky run on either side is noise, not a change (it shows as flaky where it is listed)
-            if rec.key in before and before[rec.key] != rec.verdict and Verdict.FLAKY not in (before[rec.key],
-                                                                                                rec.verdict):
-                out.append((rec.key, old_rel, new_rel, before[rec.key], rec.verdict))
+        before = {r.key: r for r in old}
+        for rec in new:  # a flaky or machine-dependent verdict on either side is not a change (it shows as such)
+            was = before.get(rec.key)
+            if (was is not None and was.verdict != rec.verdict and Verdict.FLAKY not in (was.verdict, rec.verdict)
+                    and not (was.machine_dependent or rec.machine_dependent)):
+                out.append((rec.key, old_rel, new_rel, was.verdict, rec.verdict))
     return out
 
 
