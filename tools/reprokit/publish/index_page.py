@@ -60,7 +60,7 @@ def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions
               "structures (see the model sweep below); set it beside the compile-only row. A failure counts as "
               "torch.compile's when its repro failed as claimed in dynamo, aot_autograd, inductor or export (the "
               "traceback's stage, or the ablation ladder's) and its case.yaml declares no `documented:` or "
-              "`outside_compile:`; both rows count the repros that ran (flaky ones aside)."]
+              "`outside_compile:`; both rows count the repros that ran (flaky and machine-dependent ones aside)."]
     lines += ["", "## Case x target", "", "![case x target heatmap](heatmap.png)", ""]
     matrix = []
     repros = {name: defaultdict(list) for name in views}
