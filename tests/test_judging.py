@@ -362,3 +362,20 @@ def test_a_record_from_another_cpu_keeps_the_replaced_verdict_and_is_machine_dep
     cell = Cell.of(newer)
     assert cell.machines == ("machine-dependent: reproduces on AMD EPYC 7763, same torch and case content")
     assert cell.detail.startswith("machine-dependent: reproduces on AMD EPYC 7763")
+
+
+def test_the_gate_knows_machine_dependence_only_from_before_the_run():
+    """A run on a new CPU model that disagrees with the store is a difference, not a machine-dependent one: what a run
+    records never excuses itself; a disagreement the store held before it does."""
+    from reprokit.store import machines
+
+    amd, intel = _machine_header("amd", "AMD EPYC 7763"), _machine_header("intel", "Intel(R) Xeon(R) Processor")
+    runs = {"amd": amd, "intel": intel}
+    new = record(case="f", variant="fixed", verdict="fix-broken", run_id="intel", torch="2.11.0+cu130",
+                 on_other_machines={"AMD EPYC 7763": "fix-works"})
+    assert machines.machine_dependent([new], runs) == {"f/fixed@float32": {
+        "AMD EPYC 7763": "fix-works", "Intel(R) Xeon(R) Processor": "fix-broken"}}
+    assert machines.machine_dependent([new], runs, this_run="intel") == {}
+    known = new.model_copy(update={"on_other_machines": {"AMD EPYC 7763": "fix-works", "Intel(R) Xeon(R) Gold": "fix-broken"}})
+    assert machines.machine_dependent([known], runs, this_run="intel") == {"f/fixed@float32": {
+        "AMD EPYC 7763": "fix-works", "Intel(R) Xeon(R) Gold": "fix-broken"}}

@@ -71,8 +71,9 @@ def _gate(outcome: RunOutcome, req: RunRequest, target: Target, recorded: list[R
     loaded = Store(req.store_dir).load(req.target, req.suite, outputs=False)
     header = next((loaded.runs.get(r.run_id) for r in recorded if r.run_id in loaded.runs), None)
     here = machines.cpu_model(header.environment) if header is not None else ""
+    known = machines.machine_dependent(loaded.records, loaded.runs, header.run_id if header is not None else None)
     outcome.gate = expected.check(req.root, req.target, req.suite, target.pins.torch, recorded, req.update_expected,
-                                  here, machines.machine_dependent(loaded.records, loaded.runs))
+                                  here, known)
     for line in expected.describe(outcome.gate, req.root, req.target, req.suite):
         log(line)
 

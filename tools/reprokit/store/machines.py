@@ -30,10 +30,13 @@ def machine_of(header: RunHeader | None) -> str:
     return " + ".join(part for part in (cpu_model(header.environment), gpu) if part)
 
 
-def machine_dependent(records: list[Record], runs: dict[str, RunHeader]) -> dict[str, dict[str, str]]:
+def machine_dependent(records: list[Record], runs: dict[str, RunHeader],
+                      this_run: str | None = None) -> dict[str, dict[str, str]]:
     """Run keys whose verdicts differ between machines on the same torch build and case content:
     {key: {machine: verdict}} (only the keys that differ). The store keeps one record per identity: the verdicts of
-    the other machines it replaced are in its `on_other_machines`."""
+    the other machines it replaced are in its `on_other_machines`. With `this_run`, what the store knew before that
+    run: its own verdicts are left out (a run never excuses itself: the expected-state gate asks this), only the other
+    machines' verdicts its records replaced count."""
     seen: dict[tuple[str, str, str | None], dict[str, str]] = defaultdict(dict)
     for rec in records:
         if not rec.verdict.ran:
@@ -41,7 +44,7 @@ def machine_dependent(records: list[Record], runs: dict[str, RunHeader]) -> dict
         machine = machine_of(runs.get(rec.run_id))
         found = seen[(rec.key, rec.torch, rec.case_hash)]
         found.update(rec.on_other_machines or {})  # what the record replaced (store.py keeps it)
-        if machine:
+        if machine and rec.run_id != this_run:
             found[machine] = str(rec.verdict)
     out: dict[str, dict[str, str]] = {}
     for (key, _torch, _content), by_machine in seen.items():
