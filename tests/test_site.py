@@ -331,7 +331,8 @@ def test_the_grid_has_a_cell_per_case_and_release_with_the_recorded_verdict(repo
                 assert cell, (rec.case, release)
                 assert f'<span class="verdict v-{rec.verdict}">' in cell.group(1)
                 tip = re.search(r'role="tooltip">(.*?)</span>', cell.group(1)).group(1)
-                assert f"{rec.dtype}: {rec.verdict}" in tip or tip.startswith(str(rec.verdict))
+                assert (f"{rec.dtype}: {rec.verdict}" in tip or tip.startswith(str(rec.verdict))
+                        or f"{rec.torch}: {rec.verdict}" in tip)  # builds of the release that disagree: each named
     options = re.search(r'<select name="release">(.*?)</select>', repository_site["matrix.html"]).group(1)
     shown = re.findall(r'<option value="([^"]+)">', options)
     assert shown[1:] == sorted(shown[1:], key=lambda v: tuple(int(x) for x in v.split(".")))  # 2.8.0 before 2.10.0
