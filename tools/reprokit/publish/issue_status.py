@@ -106,12 +106,16 @@ def standings(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]
 
 
 def standing_of(case: CaseDir, target: str, every: dict[str, list[Record]]) -> Standing:
-    """One case (of any source) on one target: its repro's verdict on each release that recorded it. A
-    machine-dependent record (another machine gave another verdict) says nothing either way and is left out."""
+    """One case (of any source) on one target: its repro's verdict on each release that recorded it. A case with a
+    machine-dependent repro record (another machine gave another verdict) has no standing on the target: which of its
+    other releases' verdicts hold on which machine is not known, so nothing is flagged from them."""
     verdicts = []
+    if any(r.machine_dependent for records in every.values() for r in records
+           if r.case == case.case.id and Role.of(r.variant) is Role.REPRO):
+        return Standing(case, target, verdicts)
     for release, records in every.items():
-        mine = sorted((r for r in records if r.case == case.case.id and Role.of(r.variant) is Role.REPRO
-                       and not r.machine_dependent), key=lambda r: r.dtype)
+        mine = sorted((r for r in records if r.case == case.case.id and Role.of(r.variant) is Role.REPRO),
+                      key=lambda r: r.dtype)
         verdict = release_verdict(mine)
         if verdict is not None:
             verdicts.append((release, verdict))
