@@ -99,7 +99,7 @@ def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releas
         several = len({r.dtype for r in recorded}) > 1
         now = {r.dtype: r.repro.word for r in recorded if not r.repro.machines}  # machine-dependent: never a change
         differs = before is not None and any(d in before[1] and before[1][d] != w for d, w in now.items())
-        labels = [" ".join(part for part in (r.dtype if several else "", f"{SHORT_WORD[Verdict(r.repro.word)]} {r.build}"
+        labels = [" ".join(part for part in (r.dtype if several else "", f"{SHORT_WORD[Verdict(r.repro.word)]} {'+' + r.build.partition('+')[2] if '+' in r.build else r.build}"
                                              if r.build else "") if part) for r in recorded]  # a build: word and name
         cell = GridCell(cell_anchor(case_id, target, release), list(zip(labels, [r.repro for r in recorded],
                                                                         strict=True)),
