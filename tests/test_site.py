@@ -497,13 +497,17 @@ def browser(built_site):
 
 @pytest.fixture
 def page(browser):
-    """A page of 1400 x 1000 px that fails its test on any console error, page error or failed request."""
+    """A page of 1400 x 1000 px that fails its test on any console error, page error, failed request or answer of
+    4xx/5xx. A request the browser itself aborts (net::ERR_ABORTED: the test navigated on while the favicon of the page
+    it left was still loading) is not the site's failure; a missing file still is, as its 404."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(20_000)
     errors = []
     page.on("console", lambda msg: errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
     page.on("pageerror", lambda err: errors.append(str(err)))
-    page.on("requestfailed", lambda req: errors.append(f"failed {req.url}"))
+    page.on("requestfailed", lambda req: None if req.failure == "net::ERR_ABORTED"
+            else errors.append(f"failed {req.url}: {req.failure}"))
+    page.on("response", lambda resp: errors.append(f"{resp.status} {resp.url}") if resp.status >= 400 else None)
     yield page
     page.close()
     assert not errors, errors
