@@ -109,16 +109,12 @@ def standing_of(case: CaseDir, target: str, every: dict[str, list[Record]]) -> S
     """One case (of any source) on one target: its repro's verdict on each release that recorded it. A case with a
     machine-dependent repro record (another machine gave another verdict) has no standing on the target: which of its
     other releases' verdicts hold on which machine is not known, so nothing is flagged from them."""
-    verdicts = []
-    if any(r.machine_dependent for records in every.values() for r in records
-           if r.case == case.case.id and Role.of(r.variant) is Role.REPRO):
-        return Standing(case, target, verdicts)
-    for release, records in every.items():
-        mine = sorted((r for r in records if r.case == case.case.id and Role.of(r.variant) is Role.REPRO),
-                      key=lambda r: r.dtype)
-        verdict = release_verdict(mine)
-        if verdict is not None:
-            verdicts.append((release, verdict))
+    mine = {release: sorted((r for r in records if r.case == case.case.id and Role.of(r.variant) is Role.REPRO),
+                            key=lambda r: r.dtype) for release, records in every.items()}
+    if any(r.machine_dependent for records in mine.values() for r in records):
+        return Standing(case, target, [])
+    verdicts = [(release, verdict) for release, records in mine.items()
+                if (verdict := release_verdict(records)) is not None]
     return Standing(case, target, verdicts)
 
 

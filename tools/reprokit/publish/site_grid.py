@@ -86,6 +86,18 @@ def grids(p: Published, every: list[Row]) -> list[Grid]:
     return out
 
 
+def local_build(build: str) -> str:
+    """The part of a torch build a release's column does not say: "+cpu" of "2.14.1+cpu" (a build without one: whole)."""
+    return "+" + build.partition("+")[2] if "+" in build else build
+
+
+def _cell_label(row: Row, several: bool) -> str:
+    """A verdict's label in its cell: its dtype where the cell has several; where builds of the release disagree, the
+    verdict's word and the build's local part."""
+    build = f"{SHORT_WORD[Verdict(row.repro.word)]} {local_build(row.build)}" if row.build else ""
+    return " ".join(part for part in (row.dtype if several else "", build) if part)
+
+
 def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releases: list[str]) -> GridRow:
     """A case's cells, one per release column; a cell is marked where a dtype's verdict differs from the previous
     release that recorded the case (a machine-dependent verdict is never a change)."""
@@ -99,8 +111,7 @@ def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releas
         several = len({r.dtype for r in recorded}) > 1
         now = {r.dtype: r.repro.word for r in recorded if not r.repro.machines}  # machine-dependent: never a change
         differs = before is not None and any(d in before[1] and before[1][d] != w for d, w in now.items())
-        labels = [" ".join(part for part in (r.dtype if several else "", f"{SHORT_WORD[Verdict(r.repro.word)]} {'+' + r.build.partition('+')[2] if '+' in r.build else r.build}"
-                                             if r.build else "") if part) for r in recorded]  # a build: word and name
+        labels = [_cell_label(r, several) for r in recorded]
         cell = GridCell(cell_anchor(case_id, target, release), list(zip(labels, [r.repro for r in recorded],
                                                                         strict=True)),
                         before[0] if differs else "", before[2] if differs else "")
