@@ -143,7 +143,7 @@ def _pytest(session: nox.Session, *parts: tuple[str, str]) -> None:
     times = []
     for name, marker in parts:
         start = time.monotonic()
-        session.run("pytest", "-q", "-m", marker, "-n", "auto", "--dist", "loadgroup", "--durations=25")
+        session.run("pytest", "-q", "-rs", "-m", marker, "-n", "auto", "--dist", "loadgroup", "--durations=25")
         times.append(f"{name} {time.monotonic() - start:.0f} s")
     session.log(f"test time: {', '.join(times)}; tests took {sum_seconds(times):.0f} s in all")
 
@@ -178,6 +178,7 @@ def bench(session: nox.Session) -> None:
     session.install("-e", ".")
     # PYTHONSAFEPATH (python -P): `-m` would put the working directory, the repository's root, first on sys.path
     session.run("python", "-m", "reprokit.contrib.bench", *session.posargs, env={"PYTHONSAFEPATH": "1"})
+    session.run("python", "-m", "reprokit.tracker.bench_triage", env={"PYTHONSAFEPATH": "1"})  # figure 10
 
 
 @nox.session(reuse_venv=True)

@@ -15,3 +15,14 @@ def record(case="c", variant="repro", dtype="float32", verdict="reproduces", tor
 def stored(folder: Path, target: str | None = None, suite: str | None = None) -> list[Record]:
     """The records of the store under folder/results (a repository root or an --out folder)."""
     return Store(folder / "results").load(target, suite).records
+
+
+def case_script(tmp_path: Path, source: str, name: str = "repro.py") -> Path:
+    """A case folder holding one script, readable by the user a root runner drops the case to."""
+    folder = tmp_path / "case"
+    folder.mkdir(exist_ok=True)
+    folder.chmod(0o755)
+    path = folder / name
+    path.write_text(source)
+    path.chmod(0o644)
+    return path

@@ -28,8 +28,10 @@ CUDA_WHEELHOUSE = os.environ.get("REPROKIT_E2E_CUDA_WHEELHOUSE")
 ready = docker_running() and BASE and WHEELHOUSE
 if not ready and os.environ.get("CI") != "true":
     pytest.skip("no Docker engine / base image / wheelhouse here (.ci/run prepares them)", allow_module_level=True)
-# One worker runs them all (`--dist loadgroup`): they share one image, which two workers would build twice at once.
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("container")]
+# One worker runs them all (`--dist loadgroup`): they share one image, which two workers would build twice at once;
+# the same worker runs the triage fixtures, which build several torch releases: the tests that take gigabytes of disk
+# run one after another.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("gigabytes")]
 
 
 def reprokit(*args):
@@ -46,6 +48,17 @@ def test_image_builds_and_is_reused_when_unchanged():
     second = reprokit("image", "--target", "cpu", "--base-image", BASE, "--wheelhouse", WHEELHOUSE)
     assert "up to date (nothing changed), not rebuilt" in second.stdout
     assert first.stdout.split()[-1] == second.stdout.split()[-1]
+
+
+def test_a_base_image_that_is_not_here_and_cannot_be_pulled_says_what_to_do_instead():
+    """A machine with Docker and no registry: the build stops at FROM; the one line says how to go on."""
+    assert ready, "CI must provide Docker, REPROKIT_E2E_BASE and REPROKIT_E2E_WHEELHOUSE"
+    absent = "reprokit-test/no-such-base:none"  # no registry holds it, reachable or not
+    proc = reprokit("image", "--target", "cpu", "--base-image", absent, "--wheelhouse", WHEELHOUSE)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert "image build failed" in line and f"({absent}, the base image, is not on this machine and could not be " \
+        "pulled: build FROM a local image with --base-image" in line and "--host" in line, line
 
 
 @pytest.mark.heavy
@@ -95,6 +108,14 @@ def test_the_cuda_image_builds_here_and_runs_on_a_machine_without_a_gpu(tmp_path
     image = ["--base-image", BASE, "--base-python", "3.11", "--wheelhouse", CUDA_WHEELHOUSE]
     built = reprokit("image", "--target", "h100", *image)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-2000:]
+    try:
+        _runs_on_a_machine_without_a_gpu(built, image, tmp_path)
+    finally:  # about 10 GB that only this test uses: removed once it is done with it
+        import docker
+        docker.from_env().images.remove(built.stdout.strip().splitlines()[-1], force=True)
+
+
+def _runs_on_a_machine_without_a_gpu(built, image, tmp_path):
     assert "cuda 13.0 devices visible 0" in built.stdout or "up to date" in built.stdout  # the build's self-test
     proc = reprokit("run", "--target", "h100", "--container", "--force", *image, "--jobs", "2", "--no-ladder",
                     "--case", "custom-op-unregistered-gemm", "--case", "partition-p2p-access", "--out", str(tmp_path))

@@ -25,6 +25,8 @@ def pool():
 def run(request, tmp_path):
     """run(source, **extra_env) -> Observation: the attack written as repro.py in a folder of its own."""
     tmp_path.chmod(0o755)  # the case's folder is readable for its user, as a checkout is
+    if request.param == "warm" and os.geteuid() == 0:
+        pytest.skip("warm runs as root are never started (no sandbox): test_sandbox_round_five checks the refusal")
 
     def go(source, timeout=60, **extra):
         path = tmp_path / "repro.py"

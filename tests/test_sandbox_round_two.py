@@ -16,22 +16,12 @@ from reprokit.run.child_setup import MEMORY_BUDGET, budget
 from reprokit.run.execute import observe
 from reprokit.run.outcome import repro_verdict
 from reprokit.store.store import Store
-from support import record
+from support import case_script, record
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="namespaces, tmpfs budgets and cgroups need a root runner")
 SECRET = {"GITHUB_TOKEN": "ghp_sandboxroundtwo0000000000000000", "AWS_SECRET_ACCESS_KEY": "aws-round-two-secret"}
-
-
-def case_script(tmp_path: Path, source: str, name: str = "repro.py") -> Path:
-    folder = tmp_path / "case"
-    folder.mkdir(exist_ok=True)
-    folder.chmod(0o755)
-    path = folder / name
-    path.write_text(source)
-    path.chmod(0o644)
-    return path
 
 
 def run(path: Path, timeout: float = 60, env: dict | None = None, **extra):

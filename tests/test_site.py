@@ -81,12 +81,13 @@ def hostile_root(tmp_path: Path) -> Path:
         "title: A custom op", "title: </script><script>alert(5)</script> A custom op"))
     bad = dict(verdict="fails-differently", exception="torch._dynamo.exc.Unsupported", message=HOSTILE,
                stage="dynamo", status="fail", why='<b onmouseover="x">', run_id='r2"</script><script>alert(4)</script>')
+    now = corpus.content_hash(root / "cases" / CASE)  # records of the case as it is (a hashless one is history)
     Store(root / "results").merge([
-        record(case=CASE, torch="2.12.1+cpu", verdict="does-not-reproduce", status="pass"),
-        record(case=CASE, variant="fixed", torch="2.12.1+cpu", verdict="fix-works", status="pass"),
-        record(case=CASE, torch="2.13.0+cpu", recorded_at="2026-12-01T00:00:00Z", **bad),
+        record(case=CASE, torch="2.12.1+cpu", verdict="does-not-reproduce", status="pass", case_hash=now),
+        record(case=CASE, variant="fixed", torch="2.12.1+cpu", verdict="fix-works", status="pass", case_hash=now),
+        record(case=CASE, torch="2.13.0+cpu", recorded_at="2026-12-01T00:00:00Z", case_hash=now, **bad),
         record(case=CASE, variant="fixed", torch="2.13.0+cpu", verdict="fix-works", status="pass",
-               why="ran and exited 0")])
+               why="ran and exited 0", case_hash=now)])
     return root
 
 
@@ -129,9 +130,10 @@ def test_a_nightly_has_its_what_changed_page_after_the_releases(tmp_path):
     root = tmp_path / "repo"
     shutil.copytree(ROOT / "cases" / CASE, root / "cases" / CASE)
     shutil.copy(ROOT / "matrix.yaml", root / "matrix.yaml")
+    now = corpus.content_hash(root / "cases" / CASE)
     Store(root / "results").merge([
-        record(case=CASE, torch="2.13.0+cpu", verdict="does-not-reproduce", status="pass"),
-        record(case=CASE, torch="2.16.0.dev20261201+cpu", verdict="reproduces", status="fail",
+        record(case=CASE, torch="2.13.0+cpu", verdict="does-not-reproduce", status="pass", case_hash=now),
+        record(case=CASE, torch="2.16.0.dev20261201+cpu", verdict="reproduces", status="fail", case_hash=now,
                exception="torch._dynamo.exc.Unsupported", message="fake kernel missing")])
     site = site_of(root)
     page = site["changes-2.16.0.dev20261201.html"]
@@ -249,8 +251,10 @@ def test_results_json_is_history_json_with_the_case_hash_and_fits_the_records_sc
     jsonschema.validate(published, schema)
     history = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "history", "--json"], check=True,
                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
-    assert [{k: v for k, v in r.items() if k not in ("case_hash", "current", "on_other_machines")}
+    assert [{k: v for k, v in r.items() if k not in ("suite", "case_hash", "current", "on_other_machines")}
             for r in published] == json.loads(history.stdout)
+    assert "suite" in schema["items"]["required"] and {r["suite"] for r in published} <= {"cases", "sweep"}
+    assert {r["suite"] for r in published} == {r.suite for r in Store(ROOT / "results").load().records}
     stored = Store(ROOT / "results").load().records
     hashes = {(r.target, r.torch, r.device, r.case, r.variant, r.dtype): r.case_hash for r in stored}
     machines = {(r.target, r.torch, r.device, r.case, r.variant, r.dtype): r.on_other_machines for r in stored}
@@ -374,7 +378,9 @@ def test_case_pages_show_the_upstream_command_only_where_upstream_would_file(rep
             assert "refuses this case" in page and f"reprokit upstream {cd.case.id}</code></pre>" not in page
         else:
             assert f"<pre class=\"command\" tabindex=\"0\"><code>reprokit upstream {cd.case.id}</code></pre>" in page
-        assert f'<a href="{cd.case.id}/repro.py">' in page and "pip install torch==" in page
+        # the install line comes from a run that ran; a case none of whose current runs ran says so instead
+        assert f'<a href="{cd.case.id}/repro.py">' in page
+        assert "pip install torch==" in page or "No recorded run of the repro has run yet" in page, cd.case.id
         assert repository_site[f"cases/{cd.case.id}/repro.py"] == (cd.path / "repro.py").read_text()
     assert 0 < refused < len(cds)
     flagged = [cd for cd in cds if cd.case.source == "upstream" and cd.case.issue_state == "closed"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from reprokit.images.wheelhouse import index_reachable
-from reprokit.run import torch_envs
+from reprokit.run import env_cache, torch_envs
 
 
 @pytest.fixture
@@ -58,12 +58,12 @@ def test_this_environments_torch_is_reused_for_its_own_release(tmp_path, monkeyp
 
 
 def test_uv_comes_with_reprokit_and_envs_lists_and_frees_the_cache(tmp_path, monkeypatch):
-    assert Path(torch_envs._uv()).exists()
+    assert Path(env_cache.uv_binary()).exists()
     requires = metadata.requires("reprokit") or []
     assert any(r.split(">")[0].split("=")[0].strip() == "uv" for r in requires)
     monkeypatch.setenv("REPROKIT_CACHE", str(tmp_path))
     folder = tmp_path / "envs" / "torch-2.10.0"
     folder.mkdir(parents=True)
     (folder / "big").write_bytes(b"x" * 4096)
-    assert ("2.10.0", 4096) in torch_envs.listing()
-    assert torch_envs.remove(["2.10.0"]) == 4096 and not folder.exists()
+    assert ("2.10.0", 4096) in env_cache.listing()
+    assert env_cache.remove(["2.10.0"]).counted == 4096 and not folder.exists()

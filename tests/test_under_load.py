@@ -33,8 +33,11 @@ expect:
 
 @pytest.fixture
 def load():
-    """Two spinning processes per core, for as long as the test runs."""
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 1))]
+    """Two spinning processes per core, for as long as the test runs, each in a session of its own: the scheduler
+    shares the CPU between sessions (autogroup), and every run is a session of its own (bubblewrap's --new-session), so
+    spinners sharing the test's session would weigh as one."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+                for _ in range(2 * (os.cpu_count() or 1))]
     yield
     for proc in spinners:
         proc.kill()

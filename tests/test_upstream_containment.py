@@ -132,8 +132,8 @@ def test_links_and_fifos_in_the_trace_folder_are_neither_followed_nor_opened(tmp
     assert not {"shadow.log", "init-environ.log", "hang.log", "sub"} & set(names)
     shadow_head = Path("/etc/shadow").read_bytes()[:12]
     assert shadow_head and shadow_head not in contents
-    body = (repo / "out" / "trace-planter.md").read_text()
-    assert "shadow.log: not a regular file" in body and "hang.log: not a regular file" in body
+    # the trace folder is a tmpfs inside the sandbox: only its regular files come out (child/outbox.py), so the links
+    # and the FIFO never reach the host folder the bundle is made from (the zip above holds the regular log alone)
     assert_no_secret(repo / "out")
 
 

@@ -33,7 +33,7 @@ RUN python -c "import sys, torch; print('python', sys.version.split()[0], 'torch
 # Last, so that a new tag (any content change) leaves the layers above cached.
 LABEL org.opencontainers.image.title="reprokit-cpu" \
       org.opencontainers.image.description="x86-64 CPU, inductor C++ backend" \
-      org.opencontainers.image.version="reprokit/cpu:8bd27f3fe8cc" \
+      org.opencontainers.image.version="reprokit/cpu:e3fe720ea6ae" \
       org.opencontainers.image.licenses="BSD-3-Clause" \
       io.reprokit.target="cpu" \
       io.reprokit.torch="2.14.1" \

@@ -10,6 +10,7 @@ from pathlib import Path
 FOLDER = Path(__file__).parent
 PROBE = FOLDER / "probe.py"
 LANDLOCK = FOLDER / "landlock.py"  # loaded by the probe from its own folder
+STAGES = FOLDER / "stages.py"  # likewise
 CONTAIN = FOLDER / "contain.py"
 ZYGOTE = FOLDER / "zygote.py"
 EXCEPTION_NAMES = FOLDER / "exception_names.py"

@@ -7,15 +7,21 @@ writable; devices of the run's accelerator family where it has one. Nothing else
 checkout, no host socket file. Its user, PID, IPC, network (loopback only) and UTS namespaces are new; bwrap dies with
 its keeper (--die-with-parent) and the case cannot reach the runner's terminal (--new-session).
 
-As root the keeper first covers, in a mount namespace of its own, each folder that the case user cannot enter on the
-way to what the run needs (a Python under /root) with one holding only that way (namespaces.expose), then drops to
-that user and starts bwrap unprivileged: the run's processes are that user on the host too, with no capability.
-Standard library only; loaded by path, like contain.py.
+Nested user namespaces are disabled (--disable-userns) and a seccomp filter (run/syscall_filter.py, compiled by the
+runner) is loaded for the sandbox's first process and everything it starts. /sys shows the CPUs and memory nodes only
+(accelerator runs: the devices too, never the network interfaces or cgroups); in /dev the case may write its device
+nodes and the size-limited /dev/shm only (Landlock: child_setup's REPROKIT_WRITABLE), so /dev holds nothing it made.
+
+As root the keeper starts bwrap twice: an outer one, as root, that only covers each folder the case user cannot enter
+on the way to what the run needs (a Python under /root) with a tmpfs holding only that way, then drops to that user
+(this file, run as a script) and starts the inner, unprivileged bwrap: the run's processes are that user on the host
+too, with no capability. Standard library only; loaded by path, like contain.py.
 """
 
 import glob
 import json
 import os
+import stat
 import sys
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -25,6 +31,60 @@ DEVICES = {"cuda": ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/nvidia-uvm*", "/de
            "npu": ("/dev/davinci*", "/dev/devmm_svm", "/dev/hisi_hdc")}
 STAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_stage.py")
 LANDLOCK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.py")  # the stage's and the probe's
+OUTBOX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "outbox.py")  # the stage's: budgeted host folders
+STAGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stages.py")  # the probe's
+SEEDS = "/run/reprokit-seed"  # where a budgeted host folder is seen read-only inside, to seed its tmpfs
+
+
+SYS_CPU = ("/sys/devices/system/cpu", "/sys/devices/system/node")  # torch's CPU count, caches and NUMA nodes
+SYS_HIDDEN = ("/sys/fs/cgroup", "/sys/class/net", "/sys/devices/virtual/net", "/sys/kernel")  # accelerator runs
+
+
+def may(info, uid, gid, bit):
+    """Whether uid/gid (no supplementary groups) has permission `bit` (4 read, 1 search) by the mode bits."""
+    if info.st_uid == uid:
+        return bool(info.st_mode >> 6 & bit)
+    if info.st_gid == gid:
+        return bool(info.st_mode >> 3 & bit)
+    return bool(info.st_mode & bit)
+
+
+def covers(paths, uid, gid):
+    """The outer bwrap's arguments: each folder on the way to `paths` that uid/gid cannot search (/root, mode 700)
+    covered by a tmpfs holding only the entries on that way, bound back (links made again); [] where none is."""
+    tree = {}
+    for path in paths:
+        for variant in {os.path.abspath(path), os.path.realpath(path)}:
+            node = tree
+            for part in variant.split(os.sep)[1:]:
+                if part:
+                    node = node.setdefault(part, {})
+    args = []
+
+    def walk(folder, node):
+        try:
+            info = os.stat(folder)
+        except OSError:
+            return
+        if not stat.S_ISDIR(info.st_mode):
+            return
+        if node and not may(info, uid, gid, 1):
+            args.extend(["--perms", "0755", "--tmpfs", folder])
+            for name in node:
+                source = os.path.join(folder, name)
+                try:
+                    entry = os.lstat(source)
+                except OSError:
+                    continue
+                if stat.S_ISLNK(entry.st_mode):
+                    args.extend(["--symlink", os.readlink(source), source])
+                else:
+                    args.extend(["--bind", source, source])
+        for name, child in node.items():
+            walk(os.path.join(folder, name), child)
+
+    walk("/", tree)
+    return args
 
 
 def _under(path, folders):
@@ -34,7 +94,7 @@ def _under(path, folders):
 def _read_only(config):
     """The paths bound read-only besides the system's: the interpreter, its packages, the case folder, the probe."""
     system = [p for p in SYSTEM if os.path.isdir(p) and not os.path.islink(p)]
-    paths = sorted({p for p in config.get("needs", ()) if os.path.exists(p)} | {STAGE, LANDLOCK})
+    paths = sorted({p for p in config.get("needs", ()) if os.path.exists(p)} | {STAGE, LANDLOCK, OUTBOX, STAGES})
     writable = [config["workdir"], *config.get("rw", ())]
     return [p for p in paths if not _under(p, system) and not _under(p, writable)]
 
@@ -51,11 +111,12 @@ def _mkdirs(workdir):
     return found
 
 
-def arguments(config, command, report_fd, key_fd):
+def arguments(config, command, report_fd, key_fd, seccomp_fd, outbox_fd=None):
     """bwrap's command line for the run; `command` (the probe) runs behind sandbox_stage.py."""
     budget, workdir = config.get("disk_budget"), config["workdir"]
     size = ["--size", str(budget)] if budget else []
-    args = [config["bwrap"]["path"], "--unshare-all", "--die-with-parent", "--new-session", "--hostname", "localhost"]
+    args = [config["bwrap"]["path"], "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+            "--new-session", "--hostname", "localhost", "--seccomp", str(seccomp_fd)]
     if config.get("uid") is not None:
         args += ["--uid", str(config["uid"]), "--gid", str(config["gid"])]
     for path in SYSTEM:
@@ -64,16 +125,27 @@ def arguments(config, command, report_fd, key_fd):
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
     args += [arg for name in ETC if os.path.exists(f"/etc/{name}") for arg in ("--ro-bind", f"/etc/{name}", f"/etc/{name}")]
-    args += ["--ro-bind-try", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev"]
-    for pattern in DEVICES.get(os.environ.get("REPRO_DEVICE", "cpu").split(":")[0], ()):  # the run's device family
+    family = os.environ.get("REPRO_DEVICE", "cpu").split(":")[0]
+    if family in DEVICES:  # the driver reads the PCI tree; the network's and the host's cgroups stay hidden
+        args += ["--ro-bind-try", "/sys", "/sys", *[a for p in SYS_HIDDEN if os.path.isdir(p) for a in ("--tmpfs", p)]]
+    else:
+        args += [a for p in SYS_CPU for a in ("--ro-bind-try", p, p)]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    for pattern in DEVICES.get(family, ()):  # the run's device family
         args += [arg for node in sorted(glob.glob(pattern)) for arg in ("--dev-bind", node, node)]
     args += [*size, "--tmpfs", "/dev/shm", *size, "--tmpfs", "/tmp", *size, "--tmpfs", workdir]
     for path in _read_only(config):
         args += ["--ro-bind", path, path]
+    budgeted = [p for p in config.get("budgeted", ()) if os.path.isdir(p)]
     for path in config.get("rw", ()):
-        if os.path.isdir(path):
+        if os.path.isdir(path) and path not in budgeted:
             args += ["--bind", path, path]
+    cache = ["--size", str(config["cache_budget"])] if config.get("cache_budget") else []
+    seeds = [[f"{SEEDS}/{n}", path] for n, path in enumerate(budgeted)]
+    for seed, path in seeds:  # the host folder read-only, and the case's writes in a tmpfs of the cache budget
+        args += ["--ro-bind", path, seed, *cache, "--tmpfs", path]
     stage = {"report_fd": report_fd, "key_fd": key_fd, "skeleton": _mkdirs(workdir), "workdir": workdir,
+             "seeds": seeds, "outbox_fd": outbox_fd, "outbox_cap": config.get("cache_budget") or 0,
              "writable": [p for p in os.environ.get("REPROKIT_WRITABLE", "").split(os.pathsep) if p]
              + ["/tmp", *config.get("rw", ())], "budget": bool(budget)}
     return args + ["--chdir", workdir, "--", sys.executable, STAGE, json.dumps(stage), "--", *command]
@@ -81,8 +153,38 @@ def arguments(config, command, report_fd, key_fd):
 
 def held(config):
     """What bubblewrap holds for the run, as the record says it."""
-    found = [f"bubblewrap {config['bwrap']['version']}", "pid namespace", "mount namespace", "private /dev/shm",
+    found = [f"bubblewrap {config['bwrap']['version']}", "no nested user namespaces", "seccomp filter", "pid namespace", "mount namespace", "private /dev/shm",
              "ipc namespace", "network namespace (loopback only)"]
     if config.get("disk_budget"):
         found.append(f"disk budget {config['disk_budget'] >> 20} MiB")
+    if config.get("budgeted") and config.get("cache_budget"):
+        found.append(f"cache budget {config['cache_budget'] >> 20} MiB")
     return found
+
+
+def outer(config, uid, gid, inner):
+    """As root: the outer bwrap (covers() only, no namespace but the mount one) that drops to uid/gid and starts
+    `inner`; `inner` itself where the case user can reach every path already."""
+    paths = [*_read_only(config), *config.get("rw", ()), config["workdir"], sys.executable, config["bwrap"]["path"],
+             os.path.dirname(os.path.dirname(os.path.dirname(config["bwrap"]["path"])))]  # the wheel's own libs
+    cover = covers(paths, uid, gid)
+    if not cover:
+        return None
+    return [config["bwrap"]["path"], "--dev-bind", "/", "/", *cover, "--die-with-parent", "--", sys.executable,
+            os.path.abspath(__file__), str(uid), str(gid), "--", *inner]
+
+
+def _drop_and_exec():
+    """python bubblewrap.py UID GID -- COMMAND...: the outer bwrap's command, as root; COMMAND as uid/gid."""
+    uid, gid = int(sys.argv[1]), int(sys.argv[2])
+    command = sys.argv[sys.argv.index("--") + 1:]
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise SystemExit("reprokit: the sandbox's user is still root")
+    os.execv(command[0], command)
+
+
+if __name__ == "__main__":
+    _drop_and_exec()

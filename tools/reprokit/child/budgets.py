@@ -118,6 +118,54 @@ def remove_cgroup(cgroup):
             time.sleep(0.02)
 
 
+def remove_left(keeper):
+    """For the runner, after a keeper `keeper` ended (a keeper killed at the timeout never removes its own): its
+    cgroups, every process left in them killed first. Returns the folders removed."""
+    try:
+        with open("/proc/self/cgroup") as fh:
+            lines = [line.rstrip("\n").split(":", 2) for line in fh]
+    except OSError:
+        return []
+    bases = set()
+    for _, controllers, path in lines:
+        if controllers == "":
+            bases.add("/sys/fs/cgroup" + path)
+        for name in ("memory", "pids"):
+            if name in controllers.split(","):
+                bases.add(f"/sys/fs/cgroup/{name}" + path)
+    removed = []
+    for base in sorted(bases):
+        folder = os.path.join(base, f"reprokit-{keeper}")
+        if not os.path.isdir(folder):
+            continue
+        _kill_all_in(folder)
+        remove_cgroup((folder, None))
+        if not os.path.exists(folder):
+            removed.append(folder)
+    return removed
+
+
+def _kill_all_in(folder):
+    import signal
+
+    try:
+        with open(os.path.join(folder, "cgroup.kill"), "w") as fh:  # v2, Linux >= 5.14
+            fh.write("1")
+        return
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(folder, "cgroup.procs")) as fh:
+            pids = [int(line) for line in fh if line.strip().isdigit()]
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def full(*folders):
     """Whether a budgeted tmpfs is (all but) full: a write there failed for want of room."""
     for folder in folders:

@@ -7,26 +7,19 @@ The process that runs this is the run's *keeper*:
 - it is a child subreaper (PR_SET_CHILD_SUBREAPER): a process of the run whose parent exits (a double-forked daemon,
   a child that left the process group) is re-parented to the keeper, never to the host's init; when the case ends
   the keeper kills and reaps every process left below it, then exits the way the case did (same code or signal);
-- as root, it moves the run into a PID namespace and a mount namespace of its own (unshare): the first process in
-  them is a small init that mounts the namespace's own /proc (the case sees no process outside its run), a private
-  tmpfs on /dev/shm (gone with the run), hides folders the case user cannot enter except the paths the run needs,
-  then starts the case; when that init exits the kernel kills every process left in the namespace;
-- as root, the case runs as an unprivileged user (config "uid"/"gid", nobody by default): it cannot signal or read
-  the runner's processes (kill, /proc/<pid>/environ), change the metadata of files it does not own, or write /proc/sys.
+- cold host runs (config "bwrap") run inside bubblewrap (bubblewrap.py): new user (no nested ones), PID, mount, IPC,
+  network (loopback only) and UTS namespaces, a seccomp filter, only what the run needs in its file system, as an
+  unprivileged user (config "uid"/"gid", nobody for a root runner) that cannot signal or read the runner's processes;
+  the sandbox's first process (sandbox_stage.py) reports what held and the case's exact wait status; where it never
+  started, "bubblewrap failed". This is the only sandbox: warm runs (launch(), in the zygote's child) and runs inside
+  a container (config "container": the container is the sandbox) get the keeper's other guards only;
 - it dies with its runner (PR_SET_PDEATHSIG): then it ends every process of the run first;
-- as root, the run gets its own IPC namespace (no SysV segment or message queue outlives it or is seen by the next
-  run) and its own network namespace with only the loopback up (torchrun's rendezvous and gloo/NCCL over loopback
-  work; nothing outside the run answers, not even the host's 127.0.0.1); as another user, the same through a user
-  namespace where the kernel allows one;
 - budgets: the run's processes share one memory cgroup capped at config "memory_budget" bytes (cgroup v2
-  memory.max or v1 memory.limit_in_bytes, where this keeper may create one), and, as root, the run's folder and its
-  /dev/shm are size-limited tmpfs of config "disk_budget" bytes; a run that reached a budget says so;
+  memory.max or v1 memory.limit_in_bytes, where this keeper may create one), removed after the run, and inside
+  bubblewrap the run's folder, /tmp and /dev/shm are size-limited tmpfs of config "disk_budget" bytes; a run that
+  reached a budget says so;
 - the observation key comes on a descriptor (config "key_fd"), never in an environment, and is handed to the case's
   first process on a fresh pipe (REPROKIT_KEY_FD) that the probe reads and closes before the script runs.
-- with config "bwrap" (cold host runs where bubblewrap can run; sandboxed()), the case runs inside bubblewrap
-  instead of the namespaces above (bubblewrap.py: only what the run needs is in its file system), as that user, with
-  this keeper's subreaper, budgets and parent-death signal around it, and the sandbox's first process
-  (sandbox_stage.py) reporting what held and the case's exact wait status; where it never started, "bubblewrap failed";
 - writes are confined with Landlock (the folders of $REPROKIT_WRITABLE, and the probes' report folder config
   "reports") before the probe starts, so what the record says held comes from here, not from the case's process.
 What held is written to config "held" (a file in the runner's private folder) as a JSON list.
@@ -36,7 +29,6 @@ import ctypes
 import json
 import os
 import signal
-import struct
 import sys
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 1, 4, 36
@@ -54,8 +46,8 @@ def _sibling(name):
     return module
 
 
-namespaces = _sibling("namespaces")
 budgets = _sibling("budgets")
+outbox = _sibling("outbox")
 reaper = _sibling("reaper")
 bubblewrap = _sibling("bubblewrap")
 landlock = _sibling("landlock")  # the probe's Landlock rules (confine_writes), applied here too: see _confine
@@ -122,30 +114,27 @@ def _die_with_parent(parent):
 
 
 def launch(config, start_case):
-    """Run start_case() (which must never return: it execs or exits) contained as above; never returns."""
+    """Run start_case() (which must never return: it execs or exits) with the keeper's guards but no sandbox: a warm
+    run (never published) or a run inside a container (the container is its sandbox); never returns."""
     uid, gid = config.get("uid"), config.get("gid")
     root = os.geteuid() == 0 and uid is not None
     _die_with_parent(config.get("parent"))
-    held = ["no bubblewrap"] if config.get("bwrap_missing") else []
+    held = [] if config.get("container") else ["no bubblewrap"]
+    if root and not config.get("container"):  # as root, a run outside bubblewrap would see the host: never started
+        reaper.write_held(config.get("held"), [*held, "no sandbox for a root warm run"])
+        os._exit(126)
     if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
         held.append("subreaper")
-    pid_namespace = False
-    if root:
-        pid_namespace = _libc.unshare(namespaces.CLONE_NEWPID) == 0  # for the children: the init below is its PID 1
-    held += namespaces.own_namespaces(root)
     groups, said = budgets.run_cgroups(config)
     held += said
     read_end, write_end = os.pipe()
-    init = os.fork()
-    if init == 0:
+    case = os.fork()
+    if case == 0:
         os.close(read_end)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
             budgets.join_all(groups)
-            if pid_namespace:
-                _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-                _init(config, uid, gid, write_end, start_case)
-            drop = root and all(namespaces.reachable(p, uid, gid) for p in config.get("needs", ()))
+            drop = root and all(_reachable(p, uid, gid) for p in config.get("needs", ()))  # a container's root
             said = [f"uid {uid}"] if drop else []
             _confine(config, said)
             os.write(write_end, (json.dumps(said) + "\n").encode())
@@ -156,55 +145,33 @@ def launch(config, start_case):
         finally:
             os._exit(127)
     os.close(write_end)
-    status = reaper.wait_for(init)
-    status, _ = reaper.read_init_report(read_end, held, status, pid_namespace)
+    status = reaper.wait_for(case)
+    status, _ = reaper.read_init_report(read_end, held, status, False)
     reaper.end_all_below()
     budgets.close_all(groups, held)
     reaper.write_held(config.get("held"), held)
     reaper.relay(status)
 
 
-def _init(config, uid, gid, pipe, start_case):
-    """PID 1 of the run's namespaces: mounts, then the case; when the case ends, its status to the keeper and exit
-    (the kernel then kills whatever is left in the namespace)."""
-    held = ["pid namespace"]
+def _reachable(path, uid, gid):
+    """Every folder above path searchable and path itself readable for uid/gid (a path that does not exist: yes)."""
+    parts = os.path.abspath(path).split(os.sep)[1:]
+    current = "/"
     try:
-        namespaces.call(_libc.unshare(namespaces.CLONE_NEWNS), "unshare")
-        ns = namespaces
-        ns.mount(None, "/", None, ns.MS_REC | ns.MS_PRIVATE)  # nothing mounted here reaches the host
-        ns.mount("proc", "/proc", "proc", ns.MS_NOSUID | ns.MS_NODEV | ns.MS_NOEXEC)  # this namespace's processes only
-        budget = config.get("disk_budget")
-        ns.mount("tmpfs", "/dev/shm", "tmpfs", ns.MS_NOSUID | ns.MS_NODEV, "mode=1777" + (f",size={budget}" if budget else ""))
-        held.append("private /dev/shm")
-        namespaces.expose(config.get("needs", ()), uid, gid, "/dev/shm/.reprokit-stage")
-        if budget and config.get("workdir"):
-            namespaces.bounded_workdir(config["workdir"], budget, uid, gid)
-            held.append(f"disk budget {budget >> 20} MiB")
-    except OSError as err:
-        print(f"reprokit: the run's mount namespace is incomplete ({err})", file=sys.stderr)
-    drop = all(namespaces.reachable(p, uid, gid) for p in config.get("needs", ()))
-    if drop:
-        held.append(f"uid {uid}")
-    _confine(config, held)
-    os.write(pipe, (json.dumps(held) + "\n").encode())
-    case = os.fork()
-    if case == 0:
-        os.close(pipe)
-        try:
-            if drop:
-                _drop(uid, gid)
-            start_case()
-        finally:
-            os._exit(127)
-    status = reaper.wait_for(case)
-    if any(h.startswith("disk budget") for h in held) and budgets.full(config["workdir"], "/dev/shm"):
-        os.write(pipe, b"F")
-    os.write(pipe, struct.pack("i", status))
-    os._exit(0)
+        for part in parts:
+            if not bubblewrap.may(os.stat(current), uid, gid, 1):
+                return False
+            current = os.path.join(current, part)
+        return bubblewrap.may(os.stat(current), uid, gid, 4)
+    except OSError:
+        return True
 
 
 def sandboxed(config, command, key):
-    """Run command inside bubblewrap (bubblewrap.py), kept in by this keeper as launch() keeps a run; never returns."""
+    """Run command inside bubblewrap (bubblewrap.py), kept in by this keeper as launch() keeps a run; never returns.
+
+    Long: the order of its steps is the containment (pipes for the stage's report, the key and the seccomp filter made
+    before the fork, the uid drop and the cgroup after it); split, each part would need the others' descriptors."""
     uid, gid = config.get("uid"), config.get("gid")
     root = os.geteuid() == 0 and uid is not None
     _die_with_parent(config.get("parent"))
@@ -215,26 +182,48 @@ def sandboxed(config, command, key):
     key_read, key_write = os.pipe()
     os.write(key_write, key or b"")
     os.close(key_write)
+    filter_read, filter_write = os.pipe()  # the seccomp filter's BPF program, compiled by the runner
+    box_read, box_write = os.pipe() if config.get("budgeted") else (None, None)  # the budgeted folders' files
     child = os.fork()
     if child == 0:
         os.close(read_end)
+        os.close(filter_write)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
             budgets.join_all(groups)
-            if root:  # the way to what the run needs, for the case user, in a mount namespace of this process only
-                _private_view(config, uid, gid)
-                _drop(uid, gid)
-            for fd in (write_end, key_read):
-                os.set_inheritable(fd, True)
-            args = bubblewrap.arguments(config, command, write_end, key_read)
+            if box_read is not None:
+                os.close(box_read)
+            for fd in (write_end, key_read, filter_read, box_write):
+                if fd is not None:
+                    os.set_inheritable(fd, True)
+            args = bubblewrap.arguments(config, command, write_end, key_read, filter_read, box_write)
+            if root:  # an outer bwrap shows the case user the way to what the run needs, then drops to it
+                wrapped = bubblewrap.outer(config, uid, gid, args)
+                if wrapped is None:
+                    _drop(uid, gid)
+                args = wrapped or args
             os.execv(args[0], args)
         finally:
             os._exit(127)
     os.close(write_end)
     os.close(key_read)
-    status = reaper.wait_for(child)
+    os.close(filter_read)
+    try:
+        os.write(filter_write, bytes.fromhex(config["bwrap"].get("seccomp", "")))
+    except OSError:
+        pass  # bwrap never started: recorded below
+    os.close(filter_write)
+    spool = _Spool(config, box_read, box_write)
+    status, stopped = reaper.wait_watching(child, "sandbox_stage.py", tick=spool.drain)
+    if stopped:  # the case stopped the sandbox's first process: the run ends here, recorded as stopped
+        reaper.end_all_below()
+        held += bubblewrap.held(config) + ["stopped by SIGSTOP"]
+        budgets.close_all(groups, held)
+        reaper.write_held(config.get("held"), held)
+        os._exit(128 + signal.SIGSTOP)
     inside = []
     status, started = reaper.read_init_report(read_end, inside, status, True)
+    spool.deliver(started and not stopped)
     if started:  # the first process inside said what held: the sandbox started
         held += bubblewrap.held(config) + ([f"uid {uid}"] if root else []) + inside
     else:  # the case never ran: recorded as the harness's failure, never as the case's exit
@@ -243,15 +232,52 @@ def sandboxed(config, command, key):
     reaper.end_all_below()
     budgets.close_all(groups, held)
     reaper.write_held(config.get("held"), held)
+    if "stopped by SIGSTOP" in held:  # a stop is no way of ending: said as the stopped sandbox says it
+        os._exit(128 + signal.SIGSTOP)
     reaper.relay(status)
 
 
-def _private_view(config, uid, gid):
-    namespaces.call(_libc.unshare(namespaces.CLONE_NEWNS), "unshare")
-    namespaces.mount(None, "/", None, namespaces.MS_REC | namespaces.MS_PRIVATE)
-    namespaces.mount("tmpfs", "/dev/shm", "tmpfs", namespaces.MS_NOSUID | namespaces.MS_NODEV, "mode=700,size=1m")
-    namespaces.expose([*config.get("needs", ()), *config.get("rw", ()), config["workdir"]], uid, gid,
-                      "/dev/shm/.reprokit-stage")
+class _Spool:
+    """What the sandbox streams out of its budgeted folders (outbox.py), kept in the keeper's private folder while
+    the run goes (the pipe never fills), then written into the host folders once the sandbox has ended."""
+
+    def __init__(self, config, read_end, write_end):
+        self.fd, self.cap = read_end, (config.get("cache_budget") or 0) + (1 << 20)  # the files and their headers
+        self.folders, self.size, self.file = config.get("budgeted", ()), 0, None
+        if read_end is None:
+            return
+        os.close(write_end)
+        os.set_blocking(read_end, False)
+        self.path = path = os.path.join(os.path.dirname(config["held"]), "outbox")
+        self.file = open(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600),
+                         "w+b")
+
+    def drain(self, until_end=False):
+        while self.file is not None:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                if not until_end:
+                    return
+                import select
+
+                select.select([self.fd], [], [], 1)
+                continue
+            if not chunk:
+                return
+            if self.size < self.cap:
+                self.file.write(chunk[: self.cap - self.size])
+            self.size += len(chunk)
+
+    def deliver(self, ended_well):
+        if self.file is None:
+            return
+        self.drain(until_end=True)
+        self.file.flush()
+        if ended_well:
+            outbox.receive(self.path, self.folders, self.cap)
+        self.file.close()
+        os.close(self.fd)
 
 
 def main():

@@ -7,6 +7,7 @@ import os
 _LANDLOCK_CREATE, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT = 444, 445, 446  # the same number on every architecture
 _WRITES = (1 << 1) | sum(1 << b for b in range(4, 13))  # write_file, remove_dir/file, make_char/dir/reg/sock/...
 _REFER, _TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+_FILE_RIGHTS = (1 << 1) | _TRUNCATE  # what a rule on a file (not a folder) may grant: write_file, truncate
 
 
 def landlock_abi():
@@ -18,7 +19,8 @@ def landlock_abi():
 
 
 def confine_writes(writable):
-    """Forbid file-system writes outside `writable` (folders); the ABI version when confined, else None."""
+    """Forbid file-system writes outside `writable` (folders, or single files such as /dev/null); the ABI version
+    when confined, else None."""
     import ctypes
 
     try:
@@ -37,7 +39,8 @@ def confine_writes(writable):
                 fd = os.open(folder, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue
-            ctypes.memmove(rule, ctypes.byref(ctypes.c_uint64(handled)), 8)
+            allowed = handled if os.path.isdir(f"/proc/self/fd/{fd}") else handled & _FILE_RIGHTS  # a device node
+            ctypes.memmove(rule, ctypes.byref(ctypes.c_uint64(allowed)), 8)
             ctypes.memmove(ctypes.byref(rule, 8), ctypes.byref(ctypes.c_int32(fd)), 4)
             libc.syscall(_LANDLOCK_ADD_RULE, ruleset, 1, ctypes.byref(rule), ctypes.c_uint32(0))  # PATH_BENEATH
             os.close(fd)

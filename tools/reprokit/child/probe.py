@@ -17,44 +17,6 @@ import runpy
 import sys
 import traceback
 
-# Checked in this order: the deepest subsystem in the traceback names the stage.
-_STAGE_PATHS = (
-    ("inductor", ("torch/_inductor/",)),
-    ("aot_autograd", ("torch/_functorch/", "torch/_subclasses/", "torch/fx/experimental/proxy_tensor")),
-    ("dynamo", ("torch/_dynamo/", "torch/fx/experimental/symbolic_shapes")),
-    ("export", ("torch/export/", "torch/_export/", "torch/jit/")),
-    ("distributed", ("torch/distributed/", "torch/nn/parallel/")),
-)
-_DYNAMO_EXC = ("Unsupported", "UserError", "TorchRuntimeError", "InternalTorchDynamoError", "UncapturedHigherOrderOpError")
-
-
-def _chain(exc):
-    seen = []
-    while exc is not None and exc not in seen:
-        seen.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    return seen
-
-
-def stage_of(exc):
-    """dynamo | aot_autograd | inductor | export | distributed | runtime, from the exception chain."""
-    chain = _chain(exc)
-    files = [f.filename.replace(os.sep, "/") for e in chain for f in traceback.extract_tb(e.__traceback__)]
-    names = [type(e).__name__ for e in chain]
-    if any(n in ("BackendCompilerFailed", "InductorError", "LoweringException") for n in names):
-        pass  # a backend failure: the paths below tell which part of the backend
-    elif any(n in _DYNAMO_EXC for n in names):
-        return "dynamo"
-    for stage, parts in _STAGE_PATHS:
-        if any(p in f for f in files for p in parts):
-            return stage
-    return "runtime"
-
-
-def _qualname(exc):
-    cls = type(exc)
-    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-
 
 def _dynamo_counters():
     if "torch._dynamo" not in sys.modules:
@@ -97,6 +59,7 @@ def _sibling(name):
 
 
 landlock = _sibling("landlock")
+stages = _sibling("stages")
 
 
 def _isolate_path():
@@ -175,14 +138,21 @@ def _launch_torchrun(key, nproc, script):
 
 
 def _open_report(rank):
-    """The report file, opened (created, never an existing one or a link) before the script runs.
+    """The report file, opened before the script runs: the runner made it, empty (a root runner's file, which the
+    case's user may write but neither read, chmod nor replace); never a link. None where there is none.
 
     The variable leaves the environment, so that the script and its children do not see it."""
     folder = os.environ.pop("REPROKIT_REPORT_DIR", None)
     if not folder or not rank.isdigit():
         return None
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    return os.open(os.path.join(folder, f"probe-{rank}.json"), flags, 0o600)
+    try:
+        fd = os.open(os.path.join(folder, f"probe-{rank}.json"), os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if os.fstat(fd).st_size:  # written already (another probe of this rank): not this probe's report
+        os.close(fd)
+        return None
+    return fd
 
 
 def _prctl(option, value):  # PR_SET_PDEATHSIG 1, PR_SET_DUMPABLE 4
@@ -213,9 +183,9 @@ def _run_script(script, channel):
         record["exit_code"] = code if isinstance(code, int) else (0 if code is None else 1)
     except BaseException as exc:  # noqa: BLE001 - whatever the script raised is the observation
         traceback.print_exc()
-        record.update(exception=_qualname(exc), stage=stage_of(exc), exit_code=1,
+        record.update(exception=stages.qualname(exc), stage=stages.stage_of(exc), exit_code=1,
                       message=str(exc).strip()[:2000],
-                      chain=[_qualname(e) for e in _chain(exc)][:6])
+                      chain=[stages.qualname(e) for e in stages.chain(exc)][:6])
     record["dynamo"] = _dynamo_counters()
     data = json.dumps(record).encode()
     try:
@@ -231,17 +201,45 @@ def _run_script(script, channel):
     sys.exit(record["exit_code"])
 
 
-def _read_observation(channel):
-    chunks, left = [], OBSERVATION_CAP
-    while left > 0 and (chunk := os.read(channel, min(left, 1 << 16))):
-        chunks.append(chunk)
-        left -= len(chunk)
+def _read_observation(channel, pid):
+    """What the script's process wrote on `channel`, read until that process ends (not until EOF: a child it forked
+    may hold the pipe open for ever), then what is left in the pipe; and its wait status."""
+    import fcntl
+    import select
+
+    fcntl.fcntl(channel, fcntl.F_SETFL, fcntl.fcntl(channel, fcntl.F_GETFL) | os.O_NONBLOCK)
+    chunks, left, status, eof = [], OBSERVATION_CAP, None, False
+    while status is None:
+        if not eof and left > 0:
+            select.select([channel], [], [], 0.05)
+            eof, left = _drain(channel, chunks, left)
+        else:
+            status = os.waitpid(pid, 0)[1]
+            break
+        ended, found = os.waitpid(pid, os.WNOHANG)
+        if ended == pid:
+            status = found
+    _drain(channel, chunks, left)  # written before it exited: in the pipe now
     os.close(channel)
     try:
         record = json.loads(b"".join(chunks))
     except ValueError:
-        return None
-    return record if isinstance(record, dict) and "key" not in record else None
+        return None, status
+    return (record if isinstance(record, dict) and "key" not in record else None), status
+
+
+def _drain(channel, chunks, left):
+    """Read what the pipe holds now (up to `left` bytes); (end of file seen, bytes still allowed)."""
+    while left > 0:
+        try:
+            chunk = os.read(channel, min(left, 1 << 16))
+        except BlockingIOError:
+            return False, left
+        if not chunk:
+            return True, left
+        chunks.append(chunk)
+        left -= len(chunk)
+    return False, left
 
 
 def main():
@@ -276,8 +274,7 @@ def main():
     for name in _FORWARDED:  # torchrun's agent and the keeper signal this process: the script's process gets it
         signal.signal(getattr(signal, name), lambda signum, _frame: os.kill(pid, signum))
     key = _take_key()  # after the fork: the script's process never held it, not even in memory
-    record = _read_observation(read_end)
-    status = os.waitpid(pid, 0)[1]
+    record, status = _read_observation(read_end, pid)
     if record is not None and report is not None:
         if os.WIFEXITED(status):
             record["exit_code"] = os.WEXITSTATUS(status)  # seen here, not told

@@ -70,6 +70,49 @@ def wait_for(pid):
             return status
 
 
+def wait_watching(pid, marker, every=0.2, tick=None):
+    """wait_for(pid), but also ended when the process below this one that runs the script `marker` (the sandbox's
+    first process) is stopped (SIGSTOP from the case, its own user): (wait status or None, stopped)."""
+    import time
+
+    watched = None
+    while True:
+        try:
+            ended, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return 9, False
+        if ended == pid:
+            return status, False
+        if ended:
+            continue
+        if tick:
+            tick()
+        watched = watched or _find(marker)
+        if watched and _state(watched) in ("T", "t"):
+            return None, True
+        time.sleep(every)
+
+
+def _find(marker):
+    for pid in descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+            if len(argv) > 1 and argv[1].endswith(marker.encode()):  # `python STAGE ...`, not bwrap's own line
+                return pid
+        except OSError:
+            continue
+    return None
+
+
+def _state(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError):
+        return None
+
+
 def read_init_report(read_end, held, status, pid_namespace):
     """What the init (or the sandbox's first process) said held (added to `held`), and the case's wait status it
     relayed ("F" first: a disk budget was full); `status` is the init's own where there is no namespace, or where
@@ -87,8 +130,14 @@ def read_init_report(read_end, held, status, pid_namespace):
     if not pid_namespace:
         return status, True
     tail = lines[1] if len(lines) > 1 else b""
+    if tail[:1] == b"S":  # the case's first process was stopped (SIGSTOP): the run was ended there
+        held.append("stopped by SIGSTOP")
+        tail = tail[1:]
     if tail[:1] == b"F":
         held.append("over disk budget")
+        tail = tail[1:]
+    if tail[:1] == b"C":
+        held.append("over cache budget")
         tail = tail[1:]
     return (struct.unpack("i", tail[:4])[0] if len(tail) >= 4 else 9), True  # no status: the init was killed
 

@@ -1,11 +1,13 @@
 """The first process inside a run's bubblewrap sandbox (bubblewrap.py), before any code of the case.
 
 Usage (the keeper does this through bwrap): python sandbox_stage.py CONFIG_JSON -- COMMAND...
-It makes the run's folder again in the tmpfs that covers it, confines writes with Landlock (the run's folders, /tmp,
+It makes the run's folder again in the tmpfs that covers it, seeds the budgeted host folders' tmpfs (outbox.py),
+confines writes with Landlock (the run's folders, /tmp,
 /dev, the probes' report folder; the probe adds a layer without the last), tells the keeper what held on the report
 descriptor, then starts COMMAND with the run's key on a fresh pipe, waits for it and sends the keeper its exact wait
 status (a signal stays a signal: bwrap itself would say 128 + N). It then exits, and bwrap's init with it, which ends
-every process left in the sandbox. This process is not dumpable: the case, the same user, can neither trace it nor
+every process left in the sandbox; before that, with budgeted host folders, it kills every other process of the
+sandbox and streams those folders' regular files to the keeper (outbox.py). This process is not dumpable: the case, the same user, can neither trace it nor
 open its descriptors. Standard library only.
 """
 
@@ -17,9 +19,9 @@ import struct
 import sys
 
 
-def _landlock():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.py")
-    spec = importlib.util.spec_from_file_location("reprokit_child_landlock", path)
+def _sibling(name):
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"reprokit_child_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -59,8 +61,11 @@ def main():
             os.symlink(link, path)
         else:
             os.makedirs(path, mode=0o700, exist_ok=True)
+    outbox = _sibling("outbox") if config.get("seeds") else None
+    if outbox:  # before the case: what the host folder held, in the tmpfs the case writes
+        outbox.seed(config["seeds"])
     held = []
-    abi = _landlock().confine_writes(config["writable"])
+    abi = _sibling("landlock").confine_writes(config["writable"])
     if abi:
         held.append(f"landlock ABI {abi}")
     os.write(report, (json.dumps(held) + "\n").encode())
@@ -68,23 +73,56 @@ def main():
     case = os.fork()
     if case == 0:
         os.close(report)
+        if config.get("outbox_fd") is not None:
+            os.close(config["outbox_fd"])  # the case never writes what the keeper copies out
         try:
             _start(command, key)
         finally:
             os._exit(127)
     key = None
+    stopped = False
     while True:
         try:
-            ended, status = os.wait()
+            ended, status = os.waitpid(-1, os.WUNTRACED)
         except ChildProcessError:
             status = 9
             break
+        if ended == case and os.WIFSTOPPED(status):
+            if os.WSTOPSIG(status) != 19:  # SIGSTOP: the case stopped its own first process, which never goes on
+                continue
+            stopped = True
+            _end_the_others()
+            break
         if ended == case:
             break
+    if stopped:
+        os.write(report, b"S")
     if config.get("budget") and _full(config["workdir"], "/dev/shm", "/tmp"):
         os.write(report, b"F")
+    if outbox and not stopped:  # nothing else of the case runs now; then the folders' regular files, out to the keeper
+        _end_the_others()
+        folders = [path for _, path in config["seeds"]]
+        cut = outbox.send(folders, config["outbox_fd"], config["outbox_cap"])
+        os.close(config["outbox_fd"])
+        if cut or _full(*folders):
+            os.write(report, b"C")
     os.write(report, struct.pack("i", status))
     os._exit(0)
+
+
+def _end_the_others():
+    """Kill every process of the sandbox but this one (and bwrap's init, which kill(-1) spares), and reap them."""
+    import signal
+
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except OSError:
+        pass
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return
 
 
 if __name__ == "__main__":

@@ -124,9 +124,10 @@ def add_upstream(sub) -> None:
     ups.add_argument("--report-dir", metavar="DIR", help="write the report here (default: reports/upstream/)")
     ups.add_argument("--force", action="store_true",
                      help="write it even if the case says the behaviour is documented or links a pytorch issue")
-    ups.add_argument("--search-json", metavar="FILE", help="related issues: what `gh search issues --json "
-                                                           "number,title,state,url,isPullRequest` printed (offline; "
-                                                           "default: run gh where it is installed)")
+    ups.add_argument("--search-json", metavar="FILE", help="the duplicate search: what `gh search issues --json "
+                                                           "number,title,state,url,isPullRequest,body` printed "
+                                                           "(offline; default: run gh where it is installed); an open "
+                                                           "issue reporting the same failure refuses the report")
     ups.set_defaults(func=cmd_upstream)
 
 

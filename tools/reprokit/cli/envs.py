@@ -5,25 +5,30 @@ from __future__ import annotations
 
 import argparse
 
-from reprokit.run import torch_envs
+from reprokit.run import env_cache
 
 
 def cmd_envs(args: argparse.Namespace) -> int:
+    human = env_cache.human_size
     if args.clear or args.remove:
-        freed = torch_envs.remove(args.remove or [], everything=args.clear)
-        print(f"freed {torch_envs.human_size(freed)} under {torch_envs.cache_root()}")
+        freed = env_cache.remove(args.remove or [], everything=args.clear)
+        archives = f" and {freed.archives} archives of uv's cache no environment links any more" if freed.archives else ""
+        print(f"removed {', '.join(args.remove) if not args.clear else 'every environment and uv cache'}{archives} "
+              f"under {env_cache.cache_root()}: freed {human(freed.counted)} (files whose last link went); "
+              f"df: {human(max(freed.df, 0))} more free (other writers on this disk move that figure too)")
         return 0
-    rows = torch_envs.listing()
-    for name, size in rows:
-        print(f"{name:>12}  {torch_envs.human_size(size)}")
-    print(f"{'total':>12}  {torch_envs.human_size(sum(s for _, s in rows))} under {torch_envs.cache_root()} "
-          "(--remove VERSION frees one environment, --clear all of them and uv's wheel cache)")
+    for name, size in env_cache.listing():
+        print(f"{name:>12}  {human(size)}")
+    print(f"{'':>12}  each file counted once (an environment's files are hard links into uv's cache) under "
+          f"{env_cache.cache_root()} ($REPROKIT_CACHE); --remove VERSION frees one environment and the wheels only it "
+          "used, --clear all of them and uv's wheel cache")
     return 0
 
 
 def add_envs(sub) -> None:
     envs = sub.add_parser("envs", help="list the torch environments built for other releases, with their sizes; "
                                        "free them")
-    envs.add_argument("--remove", nargs="+", metavar="VERSION", help="delete these releases' environments")
+    envs.add_argument("--remove", nargs="+", metavar="VERSION",
+                      help="delete these releases' environments and the cached wheels no other environment uses")
     envs.add_argument("--clear", action="store_true", help="delete every environment and uv's wheel cache")
     envs.set_defaults(func=cmd_envs)

@@ -13,6 +13,7 @@ from reprokit.cli.common import OUT_HELP, root_of, store_of
 from reprokit.contrib import bisect_script, bisection, new_case
 from reprokit.model import corpus
 from reprokit.model.schema import InputError
+from reprokit.run import rejudge
 from reprokit.run.request import RunRequest, load_root_matrix, target_of
 from reprokit.store import expected, importer
 from reprokit.store.views import HISTORY_FIELDS, current, history_rows
@@ -64,10 +65,10 @@ def cmd_bisect(args: argparse.Namespace) -> int:
                                                 args.wrong_result, args.nonzero_exit)
             done = bisect_script.bisect_from(req, Path(args.source).resolve(), versions, oracle, args.timeout,
                                              keep_id=(args.id or bisect_script.case_id_for(Path(args.source)))
-                                             if args.keep else None, log=log)
+                                             if args.keep else None, log=log, max_envs=args.max_envs)
             found = done.found
         else:
-            found = bisection.bisect_case(req, args.id, versions, log=log)
+            found = bisection.bisect_case(req, args.id, versions, log=log, max_envs=args.max_envs)
     except bisection.BisectionInterrupted as stop:
         print(f"bisect: interrupted while running torch {stop}; what finished is in the store, run it again to go on")
         return 130
@@ -79,8 +80,9 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             print(f"undecided: the scratch repository with what each run printed is kept in {done.scratch} "
                   f"(`reprokit --root {done.scratch} history --case {done.case_id}`)")
     print(f"{args.id or args.source} on {args.target}: {found.summary(also_between)}")
-    print(f"runs made: {len(found.ran)} ({', '.join(found.ran) or 'none: all recorded'})")
-    return 0
+    print(f"runs made: {len(found.ran)} ({', '.join(found.ran) or 'none: all recorded'}); environments built: "
+          f"{len(found.built)}")
+    return 1 if found.answer(also_between).kind == "undecided" else 0  # a script's caller must not read it as found
 
 
 def add_bisect(sub) -> None:
@@ -110,6 +112,8 @@ def add_bisect(sub) -> None:
     bis.add_argument("--nonzero-exit", action="store_true",
                      help="with --from: the bug reproduces when the script exits non-zero")
     bis.add_argument("--timeout", type=int, help="seconds before a run is killed (default: the case's own)")
+    bis.add_argument("--max-envs", type=int, metavar="N",
+                     help="build at most N torch environments (each a few GB); the answer says where it stopped")
     bis.set_defaults(func=cmd_bisect)
 
 
@@ -152,7 +156,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     root = root_of(args)
     store = store_of(args, root)
     for source in args.source:
-        records, runs, refused = importer.import_into(store, Path(source), root)
+        records, runs, refused = importer.import_into(store, Path(source), root, judge=rejudge.refusal)
         for line in refused:
             print(line, file=sys.stderr)
         print(f"imported {records} records of {runs} run(s) from {source} into {store.folder}")

@@ -63,15 +63,19 @@ def cmd_triage(args: argparse.Namespace) -> int:
         print(f"reprokit: {args.issue_json} is issue #{issue.number}, not #{args.issue}")
         return 2
     matrix = load_root_matrix(root)
-    versions = [str(v) for v in matrix.targets[args.target].pins.history] + ["nightly"] if not args.here else []
+    versions = args.releases or ([str(v) for v in matrix.targets[args.target].pins.history] + ["nightly"])
     out = Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream"
-    done = triage.triage(issue, versions, out, here=args.here, timeout=args.timeout, ours=(root.resolve(),))
+    done = triage.triage(issue, [] if args.here else versions, out, here=args.here, timeout=args.timeout,
+                         ours=(root.resolve(),), reported=args.reported_release)
     print(done.standing.line())
+    t = done.triage
+    if t.signature is not None:
+        print(f"  signature (torch {t.observed_on}; {t.source()}): "
+              f"{t.signature.line()}" + (f"; {t.confirmed}" if t.confirmed else ""))
     for ran in done.runs:
         print(f"  torch {ran.release}: {ran.why or triage_standing.observed_line(ran.obs)}")
-    ran = [r.release for r in done.runs if r.obs is not None]
     if args.record:
-        path = linked.record_triage(root, issue.number, done.standing.line(), ran[-1] if ran else "none run")
+        path = linked.record_triage(root, issue.number, t.record_line(), t.observed_on or "none run")
         print(f"  recorded in {path}" if path else f"  not recorded: no case links #{issue.number}")
     if done.draft is not None:
         command = shlex.join(["gh", "issue", "comment", str(issue.number), "--repo", "pytorch/pytorch",
@@ -87,6 +91,10 @@ def add_triage(sub) -> None:
     tri.add_argument("--issue-json", metavar="FILE", help="the issue as `gh issue view N --json "
                                                           f"{triage.GH_FIELDS}` printed it")
     tri.add_argument("--here", action="store_true", help="run only this environment's torch")
+    tri.add_argument("--releases", nargs="+", metavar="V", help="the torch releases to run (or interpreters' paths; "
+                                                                "default: the target's recorded releases and nightly)")
+    tri.add_argument("--reported-release", metavar="V", help="the release the issue reports, where its text names "
+                                                             "none or the wrong one (default: its collect_env's)")
     tri.add_argument("--target", default="cpu", help="whose recorded releases to run (default: cpu)")
     tri.add_argument("--timeout", type=float, default=triage.TIMEOUT, help="seconds per run (default: %(default)s)")
     tri.add_argument("--report-dir", metavar="DIR", help="write the draft here (default: reports/upstream/)")

@@ -37,7 +37,7 @@ def case_id_for(script: Path) -> str:
 
 
 def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None, timeout: int | None,
-                keep_id: str | None = None, log=print) -> ScriptBisection:
+                keep_id: str | None = None, log=print, max_envs: int | None = None) -> ScriptBisection:
     """Bisect `script` over `versions` (oldest first). req_base: the run request of the repository (target, jobs,
     index, --force); keep_id: make it the repository's case of that id (its runs recorded in its store)."""
     if not script.is_file():
@@ -57,7 +57,7 @@ def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None
         # scratch: its expected state is whatever ran (nothing to gate a script that is no case of the repository)
         req = req_base.model_copy(update={"root": root, "out": req_base.out if keep_id else None, "render": False,
                                           "update_expected": scratch is not None})
-        found = bisection.bisect_case(req, case_id, versions, log=log)
+        found = bisection.bisect_case(req, case_id, versions, log=log, max_envs=max_envs)
         keep_scratch = scratch is not None and found.answer().kind == "undecided"
         return ScriptBisection(case_id, found, folder if keep_id else None, scratch if keep_scratch else None)
     finally:

@@ -3,12 +3,15 @@
 The search looks up recorded results first and runs only what is missing. It assumes one boundary between the
 oldest and the newest release (a binary search), so it runs at most ceil(log2(n)) + 1 releases on a fresh store.
 Only "reproduces" and "does not reproduce" decide; a release whose run timed out, crashed, failed differently or
-did not run is stepped over by the search (as cargo-bisect-rustc does with `Satisfies::Unknown`), and where such a
-release could hold the change the answer is "undecided", with the reason and the retry that would decide it.
+did not run is stepped over (cargo-bisect-rustc's `Satisfies::Unknown`); where such a release could hold the change
+the answer is "undecided", with the reason and the retry that would decide it. Two releases run one after the other
+and undecided for the same reason (a wrong oracle, a limit too short) stop the search: the rest would repeat it.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -40,8 +43,11 @@ class Answer:
     untested: tuple[str, ...] = ()  # releases between last and first that no run tested
     unsettled: tuple[tuple[str, str], ...] = ()  # (release, why) of results that decide nothing, where they matter
     retry: str = ""
+    stopped: str = ""  # why the search stopped before it could decide
 
     def line(self) -> str:
+        if self.kind == "undecided" and self.stopped:
+            return f"undecided: {self.stopped}" + (f"; {self.retry}" if self.retry else "")
         if self.kind == "undecided":
             where = f" between {self.last} and {self.first}" if self.last and self.first else ""
             reasons = "; ".join(f"{v}: {why}" for v, why in self.unsettled) or "fewer than two releases decided"
@@ -60,8 +66,14 @@ def _why_undecided(seen: Seen, timeout: float | None) -> tuple[str, str]:
     """The reason a result decides nothing, and the retry that would decide it."""
     first = (seen.why or "").strip().splitlines()[0][:160] if (seen.why or "").strip() else ""
     if seen.verdict is Verdict.TIMEOUT or "timeout" in first or "still running" in first:
-        longer = f"--timeout {int(timeout * 2)}" if timeout else "a longer --timeout"
+        # the limit that killed it may be longer than --timeout (a timed-out run is confirmed with a longer one)
+        killed = max((float(n) for n in re.findall(r"after (\d+(?:\.\d+)?) s", first)), default=0.0)
+        limit = max(timeout or 0.0, killed)
+        longer = f"--timeout {math.ceil(limit * 2)}" if limit else "a longer --timeout"
         return f"timed out ({first or 'past its limit'})", f"run again with {longer}"
+    if seen.verdict is Verdict.FAILS_DIFFERENTLY:
+        return (f"{seen.verdict} ({first})", "the oracle does not name what the script does there: read that "
+                "failure (reprokit run --torch V) and give the oracle that names the bug (--raises, --match)")
     if seen.verdict is Verdict.FLAKY:
         return f"flaky ({first})", "make the script deterministic (a seed), then bisect again"
     if seen.verdict is Verdict.SKIPPED:
@@ -75,6 +87,8 @@ class Bisection:
     seen: dict[str, Seen] = field(default_factory=dict)
     ran: list[str] = field(default_factory=list)  # releases the search had to run (not found recorded)
     timeout: float | None = None  # the runs' time limit (a timed-out release's retry doubles it)
+    built: list[str] = field(default_factory=list)  # releases whose environment the search had to build
+    stopped: str = ""  # why the search stopped early (the same undecided reason twice, --max-envs)
 
     def boundary(self) -> tuple[str, str] | None:
         """(last release with the oldest verdict, first release with the newest), when they differ."""
@@ -101,6 +115,8 @@ class Bisection:
             return Answer(kind, a, b, tuple(sorted(set(untested), key=_release_key)))
         unsettled = [(v, s) for v, s in self.seen.items() if not _decisive(s)]
         known = [v for v in self.versions if _decisive(self.seen.get(v))]
+        if self.stopped:
+            return _undecided(unsettled, timeout, stopped=self.stopped)
         if unsettled or len(known) < 2:
             return _undecided(unsettled, timeout)
         return Answer("no change", known[0], known[-1])
@@ -125,10 +141,23 @@ class Bisection:
 
 
 def _undecided(unsettled: list[tuple[str, Seen]], timeout: float | None, a: str | None = None,
-               b: str | None = None) -> Answer:
+               b: str | None = None, stopped: str = "") -> Answer:
     reasons = [(v, *_why_undecided(s, timeout)) for v, s in unsettled]
-    retries = sorted({retry for _, _, retry in reasons})
-    return Answer("undecided", a, b, unsettled=tuple((v, why) for v, why, _ in reasons), retry="; ".join(retries))
+    longer = [r for _, _, r in reasons if r.startswith("run again with --timeout ")]  # one: the longest asked for
+    retries = sorted({r for _, _, r in reasons if r not in longer}
+                     | ({max(longer, key=lambda r: int(r.rsplit(" ", 1)[-1]))} if longer else set()))
+    return Answer("undecided", a, b, unsettled=tuple((v, why) for v, why, _ in reasons), retry="; ".join(retries),
+                  stopped=stopped)
+
+
+def _same_reason(seen: Seen) -> str:
+    """The reason a result decides nothing, its numbers left out (a limit's seconds, a tensor's sizes)."""
+    return re.sub(r"\d+(\.\d+)?", "N", _why_undecided(seen, None)[0])
+
+
+def most_runs(n: int) -> int:
+    """The runs a search over n releases makes when every run decides: the newest, then a binary search."""
+    return math.ceil(math.log2(n)) + 1 if n > 1 else n
 
 
 def _between(version: str, a: str, b: str) -> bool:
@@ -161,31 +190,50 @@ def _as_seen(value: Seen | Verdict | None) -> Seen | None:
     return Seen(value) if isinstance(value, Verdict) else value
 
 
-def search(versions: list[str], recorded: dict[str, Seen | Verdict], run: Probe) -> Bisection:
+def search(versions: list[str], recorded: dict[str, Seen | Verdict], run: Probe,
+           needs_build: Callable[[str], bool] = lambda version: False, max_envs: int | None = None) -> Bisection:
     """The first release whose verdict is the newest release's (a lower-bound binary search): `recorded` answers
-    first, `run` the rest. The newest release is probed first, then at most ceil(log2(n)) others."""
+    first, `run` the rest. The newest release is probed first, then at most ceil(log2(n)) others. It stops when two
+    releases run one after the other are undecided for the same reason, or before building more than `max_envs`
+    environments (`needs_build`: whether a release's run would build one)."""
     result = Bisection(list(versions), {v: _as_seen(s) for v, s in recorded.items()})
+    last: list[tuple[str, str]] = []  # the previous run's (release, undecided reason), none when it decided
 
     def verdict_at(i: int) -> Seen | None:
         version = versions[i]
-        if version not in result.seen:
-            result.ran.append(version)
-            got = _as_seen(run(version))
-            if got is not None:
-                result.seen[version] = got
+        if version in result.seen or result.stopped:
+            return result.seen.get(version)
+        if needs_build(version):
+            if max_envs is not None and len(result.built) >= max_envs:
+                result.stopped = (f"--max-envs {max_envs}: {len(result.built)} environments built "
+                                  f"({', '.join(result.built) or 'none'}), torch {version} would need one more")
+                return None
+            result.built.append(version)
+        result.ran.append(version)
+        got = _as_seen(run(version))
+        if got is not None:
+            result.seen[version] = got
+        reason = "not run" if got is None else "" if _decisive(got) else _same_reason(got)
+        if reason and last and last[-1][1] == reason:
+            why = _why_undecided(got, None)[0] if got is not None else "no result"
+            result.stopped = (f"torch {last[-1][0]} and {version} are both undecided for the same reason ({why}); "
+                              "the search stopped there rather than build the other releases to repeat it")
+        last[:] = [(version, reason)] if reason else []
         return result.seen.get(version)
 
     hi = len(versions) - 1
-    while hi >= 0 and not _decisive(verdict_at(hi)):
+    while hi >= 0 and not result.stopped and not _decisive(verdict_at(hi)):
         hi -= 1
-    if hi <= 0:
+    if hi <= 0 or result.stopped:
         return result
     newest = _side(result.seen[versions[hi]])
     lo = 0
-    while lo < hi:
+    while lo < hi and not result.stopped:
         mid = (lo + hi) // 2
         probe = mid
         while probe < hi and not _decisive(verdict_at(probe)):  # unknown: the next decisive release up
+            if result.stopped:
+                return result
             probe += 1
         if probe == hi or _side(result.seen[versions[probe]]) == newest:
             hi = mid
@@ -207,11 +255,11 @@ def candidates(given: list[str] | None, history: list[str], between: bool = True
     return sorted(set(given) | set(inside), key=_release_key)
 
 
-def bisect_case(req_base, case_id: str, versions: list[str], log=print) -> Bisection:
+def bisect_case(req_base, case_id: str, versions: list[str], log=print, max_envs: int | None = None) -> Bisection:
     """Bisect one case of one target over `versions`: the store answers first; each missing release runs through
     the lifecycle (its own environment, recorded in the store like any run)."""
     from reprokit.model import corpus
-    from reprokit.run import lifecycle, request
+    from reprokit.run import lifecycle, request, torch_envs
     from reprokit.store.store import Store
     from reprokit.store.views import release_of, releases
 
@@ -240,6 +288,13 @@ def bisect_case(req_base, case_id: str, versions: list[str], log=print) -> Bisec
         found = [r for r in outcome.records if r.key == key]
         return Seen(found[0].verdict, found[0].why) if found else None
 
-    found = search(versions, recorded, run)
+    to_build = [v for v in versions if v not in recorded and not torch_envs.built(v)]
+    if len(to_build) > 2:
+        bound = min(len(to_build), most_runs(len(versions)))
+        cap = f"--max-envs {max_envs} caps them at {max_envs}" if max_envs is not None else "--max-envs N caps them"
+        log(f"bisect: {len(to_build)} of the {len(versions)} releases have no environment here; when every run "
+            f"decides the search builds at most {bound} of them ({torch_envs.estimate(bound)}); it stops after two "
+            f"releases undecided for the same reason, and {cap}")
+    found = search(versions, recorded, run, needs_build=lambda v: not torch_envs.built(v), max_envs=max_envs)
     found.timeout = req_base.timeout or case_dir.case.requires.timeout
     return found

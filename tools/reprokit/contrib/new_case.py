@@ -14,7 +14,10 @@ from pathlib import Path
 
 import yaml
 
+from reprokit.contrib import observed_failure, validate
 from reprokit.contrib.case_templates import FIXED_TEMPLATE, REPRO_TEMPLATE, YAML_HEADER
+from reprokit.contrib.first_failure import before_own_code
+from reprokit.contrib.observed_failure import AREA_CATEGORY
 from reprokit.contrib.script_code import facts, read_script
 from reprokit.model.case import Oracle, load_case
 from reprokit.model.schema import CATEGORIES, ISSUE_URL, CaseId, InputError, conforms
@@ -180,37 +183,18 @@ class Provenance:
         return out
 
 
-# A failing stage or an issue's area -> the category that files it (the area, where given, is the more specific).
-AREA_CATEGORY = {"graph-break": "diagnosis", "guards-recompile": "diagnosis", "dynamic-shape": "dynamic-shape",
-                 "custom-op": "custom-op", "fake-tensor": "type-inference", "aot-autograd": "type-inference",
-                 "inductor-cpu": "fusion", "inductor-cuda": "fusion", "export": "dynamic-shape", "ddp": "ddp",
-                 "fsdp": "fsdp", "dtensor": "dtensor", "autocast": "amp", "hang": "diagnosis"}
-STAGE_CATEGORY = {"dynamo": "diagnosis", "aot_autograd": "type-inference", "inductor": "fusion",
-                  "export": "dynamic-shape"}
-
-
-def observed_title(seen: Observed, oracle: dict, verdict: Verdict) -> str:
-    """A title from what the run observed: the stage and torch's exception, the mismatch, the hang, the output."""
-    obs = seen.observation
-    stage = f" in {obs.stage}" if obs is not None and obs.stage else ""
-    if verdict is Verdict.REPRODUCES and oracle["kind"] == "hangs":
-        return f"hangs: still running after {obs.seconds:.0f} s" if obs else "hangs"
-    if verdict is Verdict.REPRODUCES and oracle["kind"] in ("stdout", "stderr"):
-        return f"{oracle['kind']} shows {oracle.get('match', '')}"[:120]
-    if seen.exception and seen.exception.rsplit(".", 1)[-1] == "AssertionError":
-        return f"wrong result{stage}: {seen.message or 'an assertion fails'}"[:120]
-    if seen.exception:
-        return f"{seen.exception.rsplit('.', 1)[-1]}{stage}: {seen.message}"[:120].rstrip(": ")
-    return f"{verdict} on torch {seen.torch or 'this torch'}"
-
-
-def _first_run(source: Path, oracle: dict | None, timeout: int | None, log) -> tuple[dict, Observed, Verdict]:
-    """Run the script once (contained), propose the oracle when none was given, and judge the run as `run` would."""
+def _first_run(source: Path, text: str, oracle: dict | None, timeout: int | None,
+               log) -> tuple[dict, Observed, Verdict]:
+    """Run the script once (contained), propose the oracle when none was given, and judge the run as `run` would.
+    A run that never reached the script's own code (torch not installed here) proposes nothing: it stops here."""
     seen = observe(source.resolve(), timeout or 300, log)
+    if seen.observation is not None and (why := before_own_code(seen.observation, text, source.resolve().name)):
+        raise InputError(f"--from {source}: {why}; that run says nothing about the bug: install what it imports "
+                         "here, or give the oracle (--raises/--match, --wrong-result, --hang, ...; to new-case with --no-run)")
     if oracle is None and seen.oracle is not None:
         oracle = seen.oracle
         log(f"oracle from that run: {oracle}")
-    elif oracle is not None and seen.oracle is not None and oracle != seen.oracle:
+    elif oracle is not None and seen.oracle is not None and _plain(oracle) != _plain(seen.oracle):
         log(f"note: your oracle {oracle} differs from what this run suggests: {seen.oracle}")
     oracle = oracle or {"kind": "nonzero-exit"}
     verdict, why = judged(oracle, seen)
@@ -218,13 +202,20 @@ def _first_run(source: Path, oracle: dict | None, timeout: int | None, log) -> t
     return oracle, seen, verdict
 
 
+def _plain(oracle: dict) -> dict:
+    """An oracle as it reads: a regex's escapes of plain characters (`\\ ` for a space) and an exception's module
+    path (the class is what matches) left out."""
+    return {k: (re.sub(r"\\([^A-Za-z0-9])", r"\1", v) if k == "match" else v.rsplit(".", 1)[-1] if k == "exception"
+                else v) for k, v in oracle.items()}
+
+
 def _requires(text: str | None, provenance: Provenance, timeout: int | None) -> dict:
     """case.yaml `requires` from the script's code: a script that reads REPRO_DTYPE is parameterised over the
-    target's dtypes; one that fixes its own dtype runs once, as written, on every target (no dtypes written)."""
+    target's dtypes; one that fixes its own dtype (float64) declares it, so that its runs are recorded in the dtype
+    they compute in, not in the target's first."""
     if text is None:
         return {"devices": ["cpu", "cuda"]}
     requires = infer_requires(text)
-    requires.pop("dtypes", None)
     if provenance.devices:
         requires["devices"] = list(provenance.devices)
     if provenance.requires_torch:
@@ -253,11 +244,15 @@ def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | N
     title = title or (docstring_title(text) if text else None)
     stage = None
     if source is not None and observe_run and requires.get("devices") != ["cuda"]:
-        oracle, seen, verdict = _first_run(source, oracle, timeout, log)
-        title = title or observed_title(seen, oracle, verdict)
-        stage = seen.observation.stage if seen.observation is not None else None
+        oracle, seen, verdict = _first_run(source, text or "", oracle, timeout, log)
+        stage = observed_failure.failing_stage(seen.observation)
+        api = observed_failure.failing_api(seen.observation, text or "", source.resolve().name)
+        title = title or observed_failure.title(oracle["kind"], verdict is Verdict.REPRODUCES, seen.observation,
+                                                seen.exception, seen.message, api, stage, source.stem)
+        category = category or AREA_CATEGORY.get(provenance.area or "") or observed_failure.category(
+            stage, api, text or "", seen.message)
     title = title or (f"{source.stem}: not run here yet" if source else f"TODO: describe {case_id}")
-    category = category or AREA_CATEGORY.get(provenance.area or "") or STAGE_CATEGORY.get(stage or "", "diagnosis")
+    category = category or AREA_CATEGORY.get(provenance.area or "") or "diagnosis"
     data = {"id": case_id, "title": title, "category": category, "requires": requires,
             "expect": {"repro": oracle or {"kind": "nonzero-exit"}}, "links": links, **extra}
     _write(folder, data, source, fixed, title)
@@ -276,7 +271,10 @@ def _write(folder: Path, data: dict, source: Path | None, fixed: Path | None, ti
         else:
             (folder / "repro.py").write_text(REPRO_TEMPLATE.format(title=title), encoding="utf-8")
             (folder / "fixed.py").write_text(FIXED_TEMPLATE.format(id=data["id"]), encoding="utf-8")
-        load_case(folder / "case.yaml")
+        case = load_case(folder / "case.yaml")
+        if problems := validate.case_problems(folder / "case.yaml", case, []):  # what `validate` would refuse
+            problem = problems[0].replace(str(folder / "repro.py"), str(source)) if source else problems[0]
+            raise InputError(f"{problem}; not created (fix the script or the flags, then new-case again)")
     except InputError:
         shutil.rmtree(folder)
         raise

@@ -29,10 +29,44 @@ PROJECT_PACKAGE = "reprokit"
 HARDWARE_WORDS = re.compile(r"\b(A10|A100|H100|H200|RTX ?4090|MI300X|910B|NVLink|PCIe|NUMA)\b")
 
 
+SCRIPT_CAP = 1 << 20  # bytes of a case script validate reads: a repro is a few KB
+
+
+class NotAScript(Exception):
+    """A case's `*.py` that is no regular file of at most SCRIPT_CAP bytes (a link, a FIFO, a device, a flood)."""
+
+
+def script_text(path: Path) -> str:
+    """The script's text, opened as untrusted: never through a link (O_NOFOLLOW: a `repro.py` linked to
+    /proc/self/environ or /dev/zero), regular files only (O_NONBLOCK: a FIFO never blocks), at most SCRIPT_CAP bytes."""
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        raise NotAScript(f"{path}: cannot be opened as a regular file ({err.strerror}); case files are regular "
+                         "files, never links") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotAScript(f"{path}: not a regular file; case files are regular files")
+        if info.st_size > SCRIPT_CAP:
+            raise NotAScript(f"{path}: {info.st_size} bytes; a case script is at most {SCRIPT_CAP} bytes")
+        data = os.read(fd, SCRIPT_CAP + 1)
+    finally:
+        os.close(fd)
+    if len(data) > SCRIPT_CAP:
+        raise NotAScript(f"{path}: more than {SCRIPT_CAP} bytes; a case script is at most {SCRIPT_CAP} bytes")
+    return data.decode("utf-8", "replace")
+
+
 def script_problems(path: Path) -> list[str]:
     """A case script must parse and must not import the project's package (it has to paste into a bug report)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = ast.parse(script_text(path), filename=str(path))
+    except NotAScript as err:
+        return [str(err)]
     except SyntaxError as err:
         return [f"{path}:{err.lineno}: does not parse ({err.msg})"]
     except (RecursionError, MemoryError):
@@ -80,8 +114,8 @@ def exception_problem(case_yaml: Path, dotted: str, names: TorchNames | None) ->
 def compared_class_names(path: Path) -> list[tuple[int, str]]:
     """String constants a script compares with a class's __name__ / __qualname__ that look like exception names."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (SyntaxError, RecursionError, MemoryError):
+        tree = ast.parse(script_text(path))
+    except (NotAScript, SyntaxError, RecursionError, MemoryError):
         return []
     found = []
     for node in ast.walk(tree):
@@ -167,7 +201,11 @@ def sweep_problems(sweep_dir: Path, ids: dict[str, Path]) -> list[str]:
     except InputError as err:
         problems.append(str(err))
     for model in sorted((sweep_dir / "models").glob("*.py")):
-        tree = ast.parse(model.read_text(encoding="utf-8"))
+        try:
+            tree = ast.parse(script_text(model))
+        except (NotAScript, SyntaxError) as err:
+            problems.append(str(err) if isinstance(err, NotAScript) else f"{model}:{err.lineno}: does not parse")
+            continue
         if not any(isinstance(n, ast.FunctionDef) and n.name == "build" for n in tree.body):
             problems.append(f"{model}: defines no build() returning (model, example_inputs)")
         sweep_id = "sweep-" + model.stem.replace("_", "-")

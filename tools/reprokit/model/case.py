@@ -126,8 +126,10 @@ class OutsideCompile(Strict):
     """Why a failure of this case, however it reproduces, is not torch.compile's: it never enters the compile rate."""
 
     # invalid-usage: an option or API torch does not have; missing-package: an optional package not installed;
-    # article-code: the article's own code fails before (or without) anything torch.compile does.
-    kind: Literal["invalid-usage", "missing-package", "article-code"]
+    # article-code: the article's own code fails before (or without) anything torch.compile does; correct-behaviour:
+    # torch's error is right (the program is wrong for the inputs it declares); feature-request: torch works as designed
+    # and the failure asks for another design (a check made earlier, an API it does not have).
+    kind: Literal["invalid-usage", "missing-package", "article-code", "correct-behaviour", "feature-request"]
     why: OneLine
 
 

@@ -71,6 +71,9 @@ class Claim(Strict):
     hardware: Hardware | None = None
     # Rule 7: the claim is about the article's own fix: judged on the cases' article_fix runs, never on fixed.py.
     article_fix: bool = False
+    # The claim is about what torch.compile does to a graph: a run decides it only where its record shows a graph
+    # compiled (dynamo unique_graphs >= 1); without one the claim is not tested there.
+    compiles_graph: bool = False
     # Figures the article states that the repro prints, judged beside the case's own verdict (ledger.py).
     figures: list[Figure] = []
 

@@ -47,6 +47,24 @@ def recordable_value(value: object) -> object:
     return value
 
 
+# What a run's keeper says held (child/contain.py), word for word: a record's `contained` is these, comma-separated.
+CONTAINED_FACT = re.compile(
+    r"subreaper|pid namespace|mount namespace|private /dev/shm|uid \d{1,10}|ipc namespace"
+    r"|network namespace \(loopback only\)|(memory|disk) budget \d{1,9} MiB|pids budget \d{1,9}"
+    r"|over (memory|disk|pids) budget|landlock ABI \d{1,3}|bubblewrap \d{1,4}(\.\d{1,4}){0,3}|no bubblewrap"
+    r"|bubblewrap failed|no nested user namespaces|seccomp filter|cache budget \d{1,9} MiB|over cache budget"
+    r"|stopped by SIGSTOP|no sandbox for a root warm run")
+
+
+def contained_facts(items: list[str] | str | None) -> str | None:
+    """Only the facts a keeper writes (CONTAINED_FACT), comma-separated: anything else (a link, an image, HTML,
+    a control character in an imported record) is dropped, never shown."""
+    if items is None:
+        return None
+    parts = items.split(", ") if isinstance(items, str) else items
+    return ", ".join(h for h in parts if isinstance(h, str) and CONTAINED_FACT.fullmatch(h)) or None
+
+
 def one_line(text: str | None) -> str:
     """One line of plain text that no CI runner reads as a command (GitHub's `::error ...`, `::add-mask::`)."""
     line = " ".join(plain(text).split())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from reprokit.model.attribution import compile_rate
+from reprokit.model.attribution import COMPILE_STAGES, compile_rate, outside_compile
 from reprokit.model.claims import Claims
 from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
@@ -52,7 +52,7 @@ def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions
                         for view in views.values()]])
     by_id = {i: c.case for i, c in cases.items()}
     rate_rows.append(["all cases, torch.compile failures only (compile stack; documented behaviour, invalid usage, "
-                      "missing packages and the article's own code left out)",
+                      "missing packages, the article's own code, correct behaviour and feature requests left out)",
                       *[f"**{rate_text(*compile_rate(view.records, by_id))}**" if view.records else "—"
                         for view in views.values()]])
     lines.append(table(rate_rows, ["category", *views]))
@@ -61,6 +61,7 @@ def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions
               "torch.compile's when its repro failed as claimed in dynamo, aot_autograd, inductor or export (the "
               "traceback's stage, or the ablation ladder's) and its case.yaml declares no `documented:` or "
               "`outside_compile:`; both rows count the repros that ran (flaky and machine-dependent ones aside)."]
+    lines += left_out(views, by_id)
     lines += ["", "## Case x target", "", "![case x target heatmap](heatmap.png)", ""]
     matrix = []
     repros = {name: defaultdict(list) for name in views}
@@ -82,3 +83,19 @@ def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions
         lines += render_ledger(claims, views, cases, sweeps or {}, histories)
     lines += sweep_report.index_section(sweeps or {})
     return "\n".join(lines)
+
+
+def left_out(views: dict[str, View], cases: dict) -> list[str]:
+    """The repros that failed as claimed in the compile stack but are left out of the compile-only row, each with its
+    case's reason (model/attribution.py): the row's exclusions, listed."""
+    found: dict[str, tuple[str, list[str]]] = {}
+    for name, view in views.items():
+        for r in view.records:
+            why = outside_compile(cases.get(r.case))
+            if (why and Role.of(r.variant) is Role.REPRO and r.verdict is Verdict.REPRODUCES
+                    and r.stage in COMPILE_STAGES and not r.machine_dependent):
+                found.setdefault(r.case, (why, []))[1].append(name)
+    if not found:
+        return []
+    return ["", "Failing as claimed in the compile stack, left out of the compile-only row:", "",
+            *[f"- `{case}` ({', '.join(dict.fromkeys(targets))}): {why}" for case, (why, targets) in sorted(found.items())]]

@@ -31,6 +31,12 @@ class Standing:
     case: CaseDir
     target: str
     verdicts: list[tuple[str, Verdict]]  # (release, verdict) for every recorded release of the repro
+    machine: str = ""  # where the repro's verdict depends on the machine: the one these verdicts were given on
+
+    @property
+    def label(self) -> str:
+        """The target, and the machine where the verdicts are one machine's: "cpu", "cpu on AMD EPYC"."""
+        return f"{self.target} on {self.machine}" if self.machine else self.target
 
     @property
     def reproducing(self) -> list[str]:
@@ -60,8 +66,9 @@ class Standing:
         if _older(rel, self.case.case.reported_on):  # a release before the one the issue reports says nothing of it
             return ""
         if state == "closed" and verdict is Verdict.REPRODUCES:
-            return f"closed upstream, still reproduces on {rel}"
-        if state == "open" and verdict is Verdict.DOES_NOT_REPRODUCE:
+            return f"closed upstream, still reproduces on {rel}" + (f" ({self.machine})" if self.machine else "")
+        # one machine's "does not reproduce" says nothing of a fix where another machine's verdict differs
+        if state == "open" and verdict is Verdict.DOES_NOT_REPRODUCE and not self.machine:
             return f"open upstream, does not reproduce on {rel}"
         return ""
 

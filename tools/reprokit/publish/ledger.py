@@ -9,6 +9,8 @@ The rules (CONTRIBUTING.md, "Judging a claim") live here and nowhere else:
   elsewhere it is "not testable here", with what the runs measured there shown beside it;
 - scope: a claim with `untested` is "partly tested": the tested part's verdict and what is missing, never a plain
   confirmed / refuted;
+- graphs: a claim with `compiles_graph` is judged only on runs whose record shows a graph compiled; without one it
+  is "not tested" on that target;
 - rates: a claimed failure rate is judged on the measured rate (sweep cells, plus the configurations FP8 cases
   report one per `FP8_CONFIG {json}` line), never on one case's pass / fail.
 """
@@ -78,7 +80,11 @@ def rate_stance(claim: Claim, sweep: View | None, runs: list[Record]) -> tuple[s
         return NOT_RUN, "no sweep recorded"
     stance = CONFIRMED if failed / total >= claim.sweep.claimed else REFUTED
     source = "sweep" if len(parts) == 1 and parts[0].startswith("sweep") else f"{' + '.join(parts)}, together"
-    return stance, f"{source}: {failed / total:.1%} ({failed}/{total}) vs {claim.sweep.claimed:.1%} claimed"
+    detail = f"{source}: {failed / total:.1%} ({failed}/{total}) vs {claim.sweep.claimed:.1%} claimed"
+    missing = sweep_report.missing_cells(sweep, fp8=claim.sweep.measure == "fp8-cells-failing") if sweep else 0
+    if missing and stance == REFUTED:  # the cells not recorded could only raise the rate: a partial grid refutes nothing
+        return INCONCLUSIVE, f"{detail}, with {missing} cells of the grid not recorded"
+    return stance, detail
 
 
 def _stances(claim: Claim, cases: dict[str, CaseDir], runs: list[Record]) -> list[str]:
@@ -94,10 +100,21 @@ def _stances(claim: Claim, cases: dict[str, CaseDir], runs: list[Record]) -> lis
     return [s for s in out if s is not None]
 
 
+def compiled_a_graph(rec: Record) -> bool:
+    """The run's record shows torch.compile compiled at least one graph (Dynamo's unique_graphs)."""
+    return bool((rec.dynamo or {}).get("unique_graphs"))
+
+
 def _tested(claim: Claim, cases: dict[str, CaseDir], records: list[Record],
             sweep: View | None) -> tuple[str, str]:
     variant = "article_fix" if claim.article_fix else "repro"
     runs = [r for r in records if r.case in claim.cases and r.variant == variant]
+    if claim.compiles_graph:  # a claim about the compiled graph: a run that compiled none tested nothing of it
+        graphless = sum(r.verdict.ran and not compiled_a_graph(r) for r in runs)
+        runs = [r for r in runs if r.verdict.ran and compiled_a_graph(r)]
+        if not runs:
+            why = f"{graphless} run(s) compiled no graph" if graphless else "no current run"
+            return NOT_RUN, f"not tested: no current run that compiled a graph ({why})"
     if claim.sweep is not None:  # a rate claim: the measured rate decides, not one case's exit status
         return rate_stance(claim, sweep, runs) or (NOT_RUN, "no recorded run")
     judged = _stances(claim, cases, runs)
@@ -149,6 +166,10 @@ def judge(claim: Claim, cases: dict[str, CaseDir], records: list[Record],
     if claim.untestable:
         return NOT_TESTABLE, claim.untestable
     verdict, detail = _tested(claim, cases, records, sweep)
+    if verdict == NOT_RUN and target and not detail.startswith("not tested"):
+        detail = f"not tested on {target}: {detail}"
+    elif verdict == NOT_RUN and target:
+        detail = detail.replace("not tested:", f"not tested on {target}:", 1)
     if claim.hardware is not None:
         where = target or (sweep.target if sweep else None)
         if where not in claim.hardware.targets:

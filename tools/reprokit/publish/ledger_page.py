@@ -42,7 +42,8 @@ def render_ledger(claims: Claims, views: dict[str, View], cases: dict[str, CaseD
             verdict, detail = ledger.judge(claim, cases, view.records, sweeps.get(target), target=target)
             per_target[target][verdict] += 1
             cells.append(ledger.SYMBOL[verdict] + (f": {cell(detail, 50)}" if verdict in (
-                ledger.NOT_TESTABLE, ledger.MIXED, ledger.PARTLY_TESTED) and not claim.untestable or claim.sweep
+                ledger.NOT_TESTABLE, ledger.MIXED, ledger.PARTLY_TESTED, ledger.INCONCLUSIVE)
+                and not claim.untestable or claim.sweep or detail.startswith("not tested on")
                 else "") + holds_since(claim, cases, (histories or {}).get(target, {}), target,
                                       ledger.outcome(claim, cases, view.records, target=target)))
         tested_by = ", ".join([f"[`{c}`](../cases/{c}/)" for c in claim.cases]

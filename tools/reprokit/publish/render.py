@@ -15,6 +15,7 @@ from reprokit.model.matrix import Matrix
 from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
 from reprokit.publish import report, sweep_report
+from reprokit.store.machines import machine_of
 from reprokit.store.store import Loaded
 from reprokit.store.views import (
     View,
@@ -41,6 +42,7 @@ class Published:
     descriptions: dict[str, str]
     # target -> (release, key) -> each build's current record, where builds of one release disagree (views.build_split)
     splits: dict[str, dict[tuple[str, str], list[Record]]] = field(default_factory=dict)
+    machines: dict[str, str] = field(default_factory=dict)  # run id -> the machine it ran on (store/machines.py)
 
 
 def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
@@ -66,7 +68,8 @@ def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
         cases=cases,
         claims=claims,
         descriptions={n: t.description for n, t in matrix.targets.items()},
-        splits={name: build_split(loaded, name, "cases") for name in views})
+        splits={name: build_split(loaded, name, "cases") for name in views},
+        machines={run_id: machine_of(header) for run_id, header in sorted(loaded.runs.items())})
 
 
 def shown(loaded: Loaded, view: View, claims: Claims | None) -> View:

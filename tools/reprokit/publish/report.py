@@ -103,9 +103,12 @@ def render_target(view: View, cases: dict[str, CaseDir], description: str,
              summary_line(view.counts), ""]
     lines[-1:] = [*split_lines(view, splits or {}), ""] if splits else lines[-1:]
     missing = unrecorded(view.records, cases) if any(h.not_started for h in view.runs) else 0
+    cut = min(missing, sum(h.not_started for h in view.runs))  # the rest: cases no run of this target has planned
     if missing:  # a run was cut short, and what it left is still unrecorded (a later run may have filled it in)
-        lines[-1:] = [f"**Incomplete:** {missing} runs of the corpus were not started before a run's deadline "
-                      "(or its interrupt) and are missing below.", ""]
+        lines[-1:] = [f"**Incomplete:** {missing} runs of the corpus are missing below: at most {cut} were not "
+                      "started before a run's deadline (or its interrupt)" + (
+                          f"; {missing - cut} are of cases added since this target's runs" if missing > cut
+                          else "") + ".", ""]
     single, multi = [], []
     earlier, unknown = recorded_before_change(view.records, cases)
     if earlier:

@@ -29,9 +29,13 @@ def lines(target: str, records: list[Record], gate: Gate | None, seconds: float,
                    + (f", {len(gate.machine)} machine-dependent" if gate.machine else ""))
     elif gate.accepted:
         out.append(f"  verdicts: {gate.accepted} accepted as the expected state")
-    elif gate.changes:
-        out.append(f"  verdicts: {len(gate.changes)} changed against the expected state (listed above): the run fails"
+    elif gate.differ:
+        out.append(f"  verdicts: {len(gate.differ)} changed against the expected state (listed above): the run fails"
+                   + (f", {len(gate.new)} new (no expected state yet)" if gate.new else "")
                    + (f"; {len(gate.machine)} machine-dependent differences listed apart" if gate.machine else ""))
+    elif gate.new:
+        out.append(f"  verdicts: {len(gate.new)} new (no expected state yet: the run passes; --update-expected "
+                   "pins them)")
     else:
         out.append("  verdicts: none changed against the expected state" + (
             f" ({len(gate.machine)} machine-dependent differences listed apart)" if gate.machine else ""))

@@ -1,7 +1,9 @@
 """What a case page adds to the case's verdicts: its upstream issue (number, state, the disagreement flags of
-issue_status), the first release where its repro reproduces and the first where it no longer does, per target, a
-"reproduce locally" snippet over the published raw script, the case folder's files, and whether `reprokit upstream`
-would file it (with the reason it refuses otherwise)."""
+issue_status), the first release where its repro reproduces and the first where it no longer does, per target (per
+machine where its verdict depends on the machine: site_machines.py), every other target of matrix.yaml marked not
+recorded, a "reproduce locally" snippet over the published raw script from a recorded run that ran (naming its
+machine), the case folder's files, and whether `reprokit upstream` would file it (with the reason it refuses
+otherwise)."""
 
 from __future__ import annotations
 
@@ -12,12 +14,14 @@ from pathlib import Path
 from reprokit.model.case import Case
 from reprokit.model.corpus import DEVICE_STRING, CaseDir
 from reprokit.model.records import Record
-from reprokit.model.verdict import Verdict
-from reprokit.publish.issue_status import Standing, issue_links, standing_of
+from reprokit.model.verdict import Role, Verdict
+from reprokit.publish.issue_status import Standing, issue_links
 from reprokit.store.views import release_order
 
 # A case folder's files published as plain files beside its page; nothing a browser would run as a page (html, svg).
 PUBLISHED_SUFFIXES = (".py", ".yaml", ".yml", ".txt", ".md")
+NO_HARDWARE = "not recorded (no such hardware has run it)"
+NOT_RUN_HERE = "not recorded (this case has not run on this target yet)"
 PYTORCH_ISSUE = re.compile(r"^https://github\.com/pytorch/pytorch/issues/\d+")  # as tracker/upstream.py matches
 
 
@@ -49,6 +53,11 @@ class TargetHistory:
         return self.standing.target
 
     @property
+    def label(self) -> str:
+        """The target, and the machine where the repro's verdict depends on it."""
+        return self.standing.label
+
+    @property
     def first_bad(self) -> str:
         return self.standing.reproducing[0] if self.standing.reproducing else ""
 
@@ -75,14 +84,16 @@ class TargetHistory:
 
 @dataclass(frozen=True)
 class Reproduce:
-    """`pip install torch==release` and the command that runs the raw script as a maintainer would."""
+    """`pip install torch==release` and the command that runs the raw script as a maintainer would, from a recorded
+    run that ran (never a skipped one): the newest that reproduced, else the newest that ran."""
 
     release: str
     target: str
-    reproduced: bool  # the release is the newest on which the repro reproduced; else the target's newest recorded
+    reproduced: bool  # the release is the newest on which the repro reproduced; else the newest on which it ran
     device: str
     dtype: str
     script: str  # the raw script's path relative to the case page
+    machine: str = ""  # the machine that run was made on ("" where the store does not know it)
 
     @property
     def command(self) -> str:
@@ -96,27 +107,40 @@ class CaseFacts:
     reproduce: Reproduce | None
     refusal: str | None
     files: list[str]  # the case folder's published files, relative to the case page
+    # (target, hardware, why) of each target of matrix.yaml with no record of this case: no such hardware has run
+    # anything, or this case has not run there yet
+    unrecorded: list[tuple[str, str, str]]
 
     @property
     def flags(self) -> list[tuple[str, str]]:
-        return [(h.target, h.flag) for h in self.histories if h.flag]
+        return [(h.label, h.flag) for h in self.histories if h.flag]
 
 
-def reproduce_with(cd: CaseDir, histories: list[TargetHistory]) -> Reproduce | None:
-    """The newest release (over every target) on which the repro reproduced, else the newest one that recorded it."""
-    recorded = [(release_order(rel), rel, h.target, v) for h in histories for rel, v in h.standing.verdicts]
-    if not recorded:
+def reproduce_with(cd: CaseDir, histories: list[TargetHistory], records: dict[str, dict[str, list[Record]]],
+                   machines: dict[str, str]) -> Reproduce | None:
+    """The newest release (over every target and machine) on which the repro reproduced, else the newest on which it
+    ran; None where it never ran. `records`: target -> release -> the case's records."""
+    ran = [(release_order(rel), rel, h, v) for h in histories for rel, v in h.standing.verdicts if v.ran]
+    if not ran:
         return None
-    reproducing = [r for r in recorded if r[3] is Verdict.REPRODUCES]
-    _, release, target, verdict = max(reproducing or recorded, key=lambda r: r[0])
+    _, release, history, verdict = max([r for r in ran if r[3] is Verdict.REPRODUCES] or ran, key=lambda r: r[0])
+    runs = [r for r in records.get(history.target, {}).get(release, [])
+            if Role.of(r.variant) is Role.REPRO and r.verdict is verdict]
+    machine = history.standing.machine or next((machines[r.run_id] for r in runs if machines.get(r.run_id)), "")
     devices = cd.case.requires.devices
-    device = DEVICE_STRING["cpu" if "cpu" in devices else devices[0]]
-    return Reproduce(release, target, verdict is Verdict.REPRODUCES, device, cd.case.requires.dtypes[0],
-                     f"{cd.case.id}/repro.py")
+    on_cpu = "cpu" in devices and (not runs or runs[0].device == "cpu")
+    device = DEVICE_STRING["cpu" if on_cpu else next((d for d in devices if d != "cpu"), devices[0])]
+    dtype = runs[0].dtype if runs else cd.case.requires.dtypes[0]
+    return Reproduce(release, history.target, verdict is Verdict.REPRODUCES, device, dtype,
+                     f"{cd.case.id}/repro.py", machine)
 
 
-def case_facts(cd: CaseDir, histories: dict[str, dict[str, list[Record]]]) -> CaseFacts:
-    mine = [TargetHistory(s) for target, every in histories.items()
-            if (s := standing_of(cd, target, every)).verdicts]
-    return CaseFacts(issue_links(cd), mine, reproduce_with(cd, mine), upstream_refusal(cd.case),
-                     [f"{cd.case.id}/{p.name}" for p in published_files(cd)])
+def case_facts(cd: CaseDir, found: dict[str, list[Standing]], records: dict[str, dict[str, list[Record]]],
+               machines: dict[str, str], hardware: dict[str, str], recorded: set[str]) -> CaseFacts:
+    """The case page's facts from its standings (site_machines.standings), its records per target and release, the
+    machines of the runs, matrix.yaml's targets (target -> hardware) and the targets with any record."""
+    mine = [TargetHistory(s) for target_standings in found.values() for s in target_standings]
+    return CaseFacts(issue_links(cd), mine, reproduce_with(cd, mine, records, machines), upstream_refusal(cd.case),
+                     [f"{cd.case.id}/{p.name}" for p in published_files(cd)],
+                     [(target, what, NOT_RUN_HERE if target in recorded else NO_HARDWARE)
+                      for target, what in hardware.items() if target not in found])

@@ -1,24 +1,26 @@
 """The site's data for machines: results.json, every record of the store as `reprokit history --json` gives it (the
-same fields, as strings) with the case hash it ran with, the verdicts other machines gave it (null: none recorded)
-and whether it is current (the record the pages show for its
+same fields, as strings) with its suite (cases: the repro corpus; sweep: the model sweep), the case hash it ran with,
+the verdicts other machines gave it (null: none recorded) and whether it is current (the record the pages show for its
 question; false: superseded by the case's later content or by a newer record, kept as history), and
 results.schema.json, the records' own schema (the pydantic `Record`) cut to those fields. One record per line, in
 `history`'s order: the same store, the same bytes."""
 
 from __future__ import annotations
 
+import gzip
 import json
 
 from reprokit.model.records import Record
 from reprokit.store.views import HISTORY_FIELDS
 
-FIELDS = (*HISTORY_FIELDS, "run_id", "case_hash", "on_other_machines")
+FIELDS = (*HISTORY_FIELDS, "suite", "run_id", "case_hash", "on_other_machines")
 
 
 def entry(rec: Record, current: bool = True) -> dict:
-    """`history --json`'s object for the record, its case hash (null: recorded before hashes were kept) and whether
-    it is current."""
-    return {f: str(getattr(rec, f)) for f in HISTORY_FIELDS} | {"run_id": rec.run_id, "case_hash": rec.case_hash,
+    """`history --json`'s object for the record, its suite, its case hash (null: recorded before hashes were kept) and
+    whether it is current."""
+    return {f: str(getattr(rec, f)) for f in HISTORY_FIELDS} | {"suite": rec.suite, "run_id": rec.run_id,
+                                                                "case_hash": rec.case_hash,
                                                                 "on_other_machines": rec.on_other_machines,
                                                                 "current": current}
 
@@ -46,8 +48,20 @@ def results_schema() -> str:
         "title": "results.json: the recorded runs of the torch.compile repro corpus",
         "type": "array",
         "items": {"type": "object", "properties": properties, "additionalProperties": False,
-                  "required": [*(f for f in FIELDS if f in full.get("required", []) or f == "case_hash"),
+                  "required": [*(f for f in FIELDS if f in full.get("required", []) or f in ("suite", "case_hash")),
                                "current"]},
         "$defs": full.get("$defs", {}),  # the enums the fields refer to (Verdict)
     }
     return json.dumps(schema, indent=1, sort_keys=True) + "\n"
+
+
+BIG = 100_000  # bytes: a page or data file this large is also written gzip-compressed beside itself
+
+
+def compressed(name: str, data: bytes) -> bytes | None:
+    """The gzip copy of a big table or data file (matrix.html, a grid, results.json), for a host that serves a
+    precompressed file where the browser accepts it (nginx's gzip_static, Caddy's precompressed, a CDN); None for a
+    small or static file. No time and no name in its header: the same bytes from the same file."""
+    if len(data) < BIG or not name.endswith((".html", ".json")):
+        return None
+    return gzip.compress(data, compresslevel=9, mtime=0)

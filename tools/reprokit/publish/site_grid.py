@@ -4,7 +4,7 @@ line. Built from the same rows as the record list, so both pages show the same v
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from reprokit.model.verdict import Verdict
 from reprokit.publish.render import Published
@@ -98,6 +98,14 @@ def _cell_label(row: Row, several: bool) -> str:
     return " ".join(part for part in (row.dtype if several else "", build) if part)
 
 
+def _shown(row: Row) -> Cell:
+    """The repro's cell as the grid shows it: where builds of the release disagree, the machine each build ran on
+    leads its detail (the builds' verdicts may differ by machine, not by build)."""
+    if row.build and row.machine:
+        return replace(row.repro, detail=f"on {row.machine}" + (f"; {row.repro.detail}" if row.repro.detail else ""))
+    return row.repro
+
+
 def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releases: list[str]) -> GridRow:
     """A case's cells, one per release column; a cell is marked where a dtype's verdict differs from the previous
     release that recorded the case (a machine-dependent verdict is never a change)."""
@@ -112,7 +120,7 @@ def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releas
         now = {r.dtype: r.repro.word for r in recorded if not r.repro.machines}  # machine-dependent: never a change
         differs = before is not None and any(d in before[1] and before[1][d] != w for d, w in now.items())
         labels = [_cell_label(r, several) for r in recorded]
-        cell = GridCell(cell_anchor(case_id, target, release), list(zip(labels, [r.repro for r in recorded],
+        cell = GridCell(cell_anchor(case_id, target, release), list(zip(labels, [_shown(r) for r in recorded],
                                                                         strict=True)),
                         before[0] if differs else "", before[2] if differs else "")
         cells.append(cell)

@@ -41,7 +41,8 @@ class Cell:
     machines: str = ""  # where another machine gave another verdict: each machine's verdict ("" otherwise)
 
     @classmethod
-    def of(cls, rec: Record | None) -> Cell | None:
+    def of(cls, rec: Record | None, machines: dict[str, str] | None = None) -> Cell | None:
+        """The record's cell; `machines` (run id -> machine) names the machine of a machine-dependent verdict."""
         if rec is None:
             return None
         detail = ""
@@ -49,12 +50,14 @@ class Cell:
             detail = rec.why
         elif rec.exception and rec.verdict not in (Verdict.DOES_NOT_REPRODUCE, Verdict.FIX_WORKS):
             detail = f"{rec.exception.rsplit('.', 1)[-1]}: {rec.headline()}"
-        machines = ""
+        said = ""
         if rec.machine_dependent:
-            others = "; ".join(f"{verdict} on {machine}" for machine, verdict in sorted(rec.on_other_machines.items()))
-            machines = f"machine-dependent: {others}, same torch and case content"
-            detail = f"{machines}. {detail}" if detail else machines
-        return cls(str(rec.verdict), VERDICT_RANK[rec.verdict], detail, machines)
+            mine = (machines or {}).get(rec.run_id, "")
+            each = [*([f"{rec.verdict} on {mine}"] if mine else []),
+                    *(f"{verdict} on {machine}" for machine, verdict in sorted(rec.on_other_machines.items()))]
+            said = f"machine-dependent: {'; '.join(each)}, same torch and case content"
+            detail = f"{said}. {detail}" if detail else said
+        return cls(str(rec.verdict), VERDICT_RANK[rec.verdict], detail, said)
 
     @property
     def short(self) -> str:
@@ -82,6 +85,7 @@ class Row:
     since: str  # 'since 2.9.1' / 'fixed in 2.12.1', on the current release only
     version: str = ""  # "earlier case version" / "case version unknown": the records are not of the case as it is now
     build: str = ""  # the torch build, where builds of the release disagree on the case's current content (a row each)
+    machine: str = ""  # the machine the repro ran on, where its verdict differs by build or by machine
 
     @property
     def verdicts(self) -> str:
@@ -118,13 +122,14 @@ def rows(p: Published) -> list[Row]:
                     breaks = (repro.dynamo or {}).get("graph_breaks") if repro else None
                     out.append(Row(
                         case_id, cases[case_id].case.category, source_of(cases[case_id]), target, release, builds,
-                        release == shown, dtype, Cell.of(repro), Cell.of(mine.get("fixed")),
-                        Cell.of(mine.get("article_fix")), (repro.stage or "") if repro else "",
+                        release == shown, dtype, Cell.of(repro, p.machines), Cell.of(mine.get("fixed"), p.machines),
+                        Cell.of(mine.get("article_fix"), p.machines), (repro.stage or "") if repro else "",
                         "" if breaks is None else str(breaks),
                         f"{repro.exception}: {repro.headline()}" if repro and repro.exception else "",
                         p.since.get(target, {}).get(f"{case_id}/repro@{dtype}", "") if release == shown else "",
                         "earlier case version" if (case_id, dtype) in earlier
-                        else "case version unknown" if (case_id, dtype) in unknown else "", build))
+                        else "case version unknown" if (case_id, dtype) in unknown else "", build,
+                        p.machines.get(repro.run_id, "") if repro and (build or repro.machine_dependent) else ""))
     targets = list(p.histories)
     return sorted(out, key=lambda r: (r.case, targets.index(r.target), list(p.histories[r.target]).index(r.release),
                                       r.dtype))

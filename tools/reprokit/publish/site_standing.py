@@ -1,10 +1,11 @@
 """Where each case stands, in one line per target, and each target's rates per recorded release: what the index and the
-grids answer at a glance. Both come from the store's views (issue_status.standing_of, the rate functions of
+grids answer at a glance. Both come from the store's views (site_machines.standings, the rate functions of
 model/verdict.py and model/attribution.py, as reports/README.md computes them): nothing here is written by hand.
 
     "cpu: fixed in 2.10.0 · h100: does not reproduce (2.11.0)"
     "cpu: reproduces on every recorded release (2.8.0–2.15.0)"
     "cpu: regressed in 2.13.0"
+    "cpu on AMD EPYC: reproduces on every recorded release (2.8.0–2.15.0) · cpu on Intel(R) Xeon(R) Processor: ..."
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from reprokit.model.attribution import compile_rate
 from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict, rate_text, reproduce_rate
-from reprokit.publish.issue_status import Standing, standing_of
+from reprokit.publish.issue_status import Standing
+from reprokit.publish.site_machines import Standings, flat
 
 BAD, GOOD = Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE
 WORDS = {BAD: "reproduces", GOOD: "does not reproduce"}
@@ -49,29 +51,11 @@ def standing_line(s: Standing) -> str:
     return line
 
 
-def case_standings(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]]) -> dict[str, str]:
-    """Case id -> its standing on every target that recorded its repro, in matrix.yaml's order, joined by " · "."""
-    by_case = _repro_records(histories)
-    out = {}
-    for cd in cases:
-        parts = []
-        for target in histories:
-            found = standing_of(cd, target, by_case[target].get(cd.case.id, {}))
-            if found.verdicts:
-                parts.append(f"{target}: {standing_line(found)}")
-        out[cd.case.id] = " · ".join(parts) or "no recorded run yet"
-    return out
-
-
-def _repro_records(histories: dict[str, dict[str, list[Record]]]) -> dict[str, dict[str, dict[str, list[Record]]]]:
-    """target -> case -> release -> that case's records: standing_of then reads one case's records, not the store's."""
-    out: dict[str, dict[str, dict[str, list[Record]]]] = {}
-    for target, every in histories.items():
-        mine = out.setdefault(target, {})
-        for release, records in every.items():
-            for rec in records:
-                mine.setdefault(rec.case, {}).setdefault(release, []).append(rec)
-    return out
+def case_standings(cases: list[CaseDir], found: Standings) -> dict[str, str]:
+    """Case id -> its standing on every target that recorded its repro, in matrix.yaml's order (per machine where its
+    verdict depends on the machine: site_machines.py), joined by " · "."""
+    return {cd.case.id: " · ".join(f"{s.label}: {standing_line(s)}" for s in flat(found.get(cd.case.id, {})))
+            or "no recorded run yet" for cd in cases}
 
 
 @dataclass(frozen=True)

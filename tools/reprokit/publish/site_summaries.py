@@ -27,6 +27,13 @@ def target_rows(p: Published) -> list[dict]:
     return out
 
 
+def unrecorded_targets(p: Published) -> list[dict]:
+    """The targets of matrix.yaml that no run has recorded: each has its place on the site, marked so, with how to
+    contribute a run."""
+    return [{"name": name, "hardware": hardware, "grid": grid_file(name)}
+            for name, hardware in p.descriptions.items() if name not in p.views]
+
+
 def headline_figures(p: Published) -> list[dict]:
     """Per target, the index's sentence: the torch.compile failure rate beside the article's 63.2%, the any-reason
     rate (both on the release the target shows, as reports/README.md computes them) and the model sweep's figures with

@@ -56,6 +56,17 @@ def failing(res: View, measure: str) -> tuple[int, int]:
     return sum(any(r.verdict.compile_failure for r in rs) for rs in by_structure.values()), len(by_structure)
 
 
+def missing_cells(res: View, fp8: bool = False) -> int:
+    """Cells of the grid with no current record (fp8: of its FP8 cells): the grid is the largest plan of the runs shown
+    (a resumed or forgotten-and-rerun part plans less), counted where one of them left cells unstarted."""
+    records = [r for r in res.records if r.dtype.startswith("float8")] if fp8 else res.records
+    ids = {r.run_id for r in records}
+    runs = [h for h in res.runs if h.run_id in ids]
+    if not runs or not any(h.not_started for h in runs):
+        return 0
+    return max(0, max(h.planned for h in runs) - len(records))
+
+
 def summary_rows(res: View) -> list[list]:
     done = ran(res.records)
     any_fail, structures = failing(res, "structures-failing")
@@ -74,8 +85,7 @@ def summary_rows(res: View) -> list[list]:
 def render_target(res: View, description: str, heatmap: str | None) -> str:
 
     run = res.header
-    # The grid is the largest run's plan (a resumed or forgotten-and-rerun part plans less); what it lacks is missing.
-    missing = (max(h.planned for h in res.runs) - len(res.records)) if any(h.not_started for h in res.runs) else 0
+    missing = missing_cells(res)
     lines = [f"# Model sweep on `{res.target}`: {description}", "",
              f"Recorded on {machine_text(res.environment)}.  ",
              *run_lines(res),
@@ -147,7 +157,8 @@ def index_section(sweeps: dict[str, View]) -> list[str]:
         rows.append([f"[`{name}`]({name}-sweep.md)", machine_text(res.environment),
                      measured["cells failing (error or inaccurate)"], measured["structures failing at least one cell"],
                      measured.get("FP8 cells failing", "—"), f"{sum(h.wall_seconds for h in res.runs):.0f} s"
-                     + (" (smoke)" if res.header.smoke else "")])
+                     + (" (smoke)" if res.header.smoke else "")
+                     + (f" (incomplete: {missing} cells not recorded)" if (missing := missing_cells(res)) else "")])
     return ["## Model-structure sweep", "",
             f"The article's headline: {ARTICLE_FAILURE_RATE:.1%} of {ARTICLE_STRUCTURES} structures fail; "
             f"{ARTICLE_FP8_FAILURE_RATE:.0%} with FP8 on H100. Measured, as torch.compile failure rates only: a "

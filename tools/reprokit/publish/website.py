@@ -1,9 +1,14 @@
 """The compatibility site: static HTML rendered from the results store with the Jinja templates in templates/site/.
 
-    index.html             targets: torch shown, hardware, rates with denominators, the headline figures named; every
-                           case with its standing per target ("cpu: fixed in 2.10.0"), searchable (site_standing.py)
+    index.html             the search first; every case with its standing per target ("cpu: fixed in 2.10.0"), per
+                           machine where its verdict depends on it (site_machines.py, site_standing.py), its issue's
+                           state; the headline figures named; every target of matrix.yaml: torch shown, hardware, rates
+                           with denominators, or "not recorded" with how to contribute a run
     grid-<target>.html     a target's cases x recorded torch releases, a permalink per cell, changes marked, the two
-                           rates per release and their trend (site_grid.py, site_standing.py)
+                           rates per release and their trend (site_grid.py, site_standing.py); for a target no run has
+                           recorded, a page that says so
+    compare.html           two recorded columns (target@release) side by side, the cases that differ first
+                           (site_compare.py)
     matrix.html            every record: case x target x torch release x dtype (site_rows.py)
     changes.html           verdict changes per release; changes-<release>.html one release's (site_changes.py)
     upstream.html          the upstream issues: state, flags, where each repro reproduces (issue_status.py)
@@ -13,6 +18,8 @@
     sweeps.html            the model sweep's failure rates per target
     glossary.html          the verdict words: what each means, what it counts toward (site_glossary.py)
     results.json           every record as `reprokit history --json` gives it, with its schema (site_data.py)
+    badges/<target>.*      a shields.io endpoint (.json) and the badge drawn (.svg) per target (site_badges.py)
+    *.gz                   beside matrix.html, the grids and results.json: their gzip copies (site_data.compressed)
     feed.xml               an Atom feed of the verdict changes, dated by release, absolute links (site_feed.py)
 
 Search, filters and sorting (site.js) keep their state in the page's address; without JavaScript every table is
@@ -33,11 +40,14 @@ from reprokit.model.untrusted_text import bidi_safe, xml_text
 from reprokit.model.verdict import Verdict
 from reprokit.publish import issue_status, ledger, site_glossary, sweep_report
 from reprokit.publish.render import Published, gather
+from reprokit.publish.site_badges import badges
 from reprokit.publish.site_case import case_facts, published_files
 from reprokit.publish.site_changes import release_changes
-from reprokit.publish.site_data import results_json, results_schema
+from reprokit.publish.site_compare import comparison
+from reprokit.publish.site_data import compressed, results_json, results_schema
 from reprokit.publish.site_feed import FEED_ID, entries, feed_updated, site_address
 from reprokit.publish.site_grid import Grid, grids
+from reprokit.publish.site_machines import Standings, flat, records_by_case, standings
 from reprokit.publish.site_rows import VERDICT_RANK, Cell, record_filters, rows, shortened, slug, source_of
 from reprokit.publish.site_stamp import BuildStamp, from_git
 from reprokit.publish.site_standing import case_standings, release_rates, trend
@@ -49,11 +59,12 @@ from reprokit.publish.site_summaries import (
     ledger_rows,
     sweep_sections,
     target_rows,
+    unrecorded_targets,
 )
 from reprokit.store.store import Loaded, Store
 from reprokit.store.views import current_identities, history_rows, release_order
 
-STATIC = ("site.css", "site.js", "favicon.svg")
+STATIC = ("site.css", "site.js", "compare.js", "favicon.svg")
 
 
 def environment() -> jinja2.Environment:
@@ -86,20 +97,28 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
               "up": "", "skip": ("main", "the page's content"),
               "article_rate": f"{sweep_report.ARTICLE_FAILURE_RATE:.1%}"}
     facts = search_facts(p)
+    by_case = records_by_case(p.histories)
+    where = standings(p, by_case)  # case -> target -> its standings (per machine where it depends on it)
+    unrecorded = unrecorded_targets(p)
     out = {
         "index.html": env.get_template("index.html.j2").render(
-            **{**common, "skip": ("cases-table", "the cases")}, targets_table=target_rows(p), categories=category_rates(p),
+            **{**common, "skip": ("cases", "the search and the cases")}, targets_table=target_rows(p),
+            categories=category_rates(p),
             cases=p.cases, source_of=source_of, article_cases=sum(c.case.article is not None for c in p.cases),
             newest_changes=changed[-1] if changed else None, facts=facts, figures=headline_figures(p),
-            standings=case_standings(p.cases, p.histories), filters=[
+            standings=case_standings(p.cases, where), unrecorded=unrecorded,
+            unrecorded_facts={t["name"]: {"hardware": t["hardware"], "grid": t["grid"]} for t in unrecorded},
+            issues={cd.case.id: issue_status.issue_links(cd) for cd in p.cases}, filters=[
                 ("category", "category", sorted({c.case.category for c in p.cases})),
                 ("source", "source", sorted({source_of(c) for c in p.cases}))]),
         "matrix.html": env.get_template("matrix.html.j2").render(
             **{**common, "skip": ("matrix", "the records")}, rows=every, filters=record_filters(every), facts=facts),
         "sweeps.html": env.get_template("sweeps.html.j2").render(**common, sweeps=sweep_sections(p)),
         "changes.html": env.get_template("changes.html.j2").render(**common, releases=changed),
-        "upstream.html": upstream_page(env, {**common, "facts": facts}, p),
+        "upstream.html": upstream_page(env, {**common, "facts": facts}, p, where),
         "glossary.html": env.get_template("glossary.html.j2").render(**common, entries=site_glossary.entries()),
+        "compare.html": env.get_template("compare.html.j2").render(
+            **{**common, "skip": ("compare-form", "the comparison")}, compare=comparison(p)),
         "results.json": results_json(records, {r.identity for r in records} if current is None else current),
         "results.schema.json": results_schema(),
     }
@@ -114,7 +133,10 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
     out["ledger.html"] = env.get_template("ledger.html.j2").render(
         **common, claims=claim_rows, totals=totals, has_claims=p.claims is not None,
         case_ids={c.case.id for c in p.cases})
-    out.update(case_pages(env, {**common, "up": "../"}, p, every))
+    for t in unrecorded:
+        out[t["grid"]] = env.get_template("unrecorded.html.j2").render(**common, target=t)
+    out.update(case_pages(env, {**common, "up": "../", "unrecorded_targets": unrecorded}, p, every, where, by_case))
+    out.update(badges(p))
     for name in STATIC:
         out[name] = resources.files("reprokit.publish").joinpath("templates", "site", name).read_text("utf-8")
     return dict(sorted(out.items()))
@@ -132,7 +154,8 @@ def grid_page(env: jinja2.Environment, common: dict, p: Published, grid: Grid, c
         several_dtypes=any(len(c.lines) > 1 for r in grid.rows for c in r.cells if c))
 
 
-def case_pages(env: jinja2.Environment, common: dict, p: Published, every: list) -> dict[str, str]:
+def case_pages(env: jinja2.Environment, common: dict, p: Published, every: list, found: Standings,
+               by_case_records: dict) -> dict[str, str]:
     """cases/<id>.html for every case, and its folder's published files beside it (cases/<id>/<file>)."""
     claims_of, case_page, out = case_claims(p), env.get_template("case.html.j2"), {}
     grid_files = {g.target: g.file for g in common["grids"]}
@@ -143,14 +166,18 @@ def case_pages(env: jinja2.Environment, common: dict, p: Published, every: list)
         scripts = [(cd.script(variant).name, cd.script(variant).read_text("utf-8")) for variant in cd.variants()]
         out[f"cases/{cd.case.id}.html"] = case_page.render(
             **common, cd=cd, case=cd.case, source=source_of(cd), scripts=scripts, rows=by_case.get(cd.case.id, []),
-            claims=claims_of.get(cd.case.id, []), facts=case_facts(cd, p.histories), grid_files=grid_files)
+            claims=claims_of.get(cd.case.id, []), grid_files=grid_files, facts=case_facts(
+                cd, found.get(cd.case.id, {}), {t: by_case_records[t].get(cd.case.id, {}) for t in p.histories},
+                p.machines, p.descriptions, set(p.histories)))
         for path in published_files(cd):
             out[f"cases/{cd.case.id}/{path.name}"] = path.read_text("utf-8")
     return out
 
 
-def upstream_page(env: jinja2.Environment, common: dict, p: Published) -> str:
-    found = issue_status.standings(p.cases, p.histories)
+def upstream_page(env: jinja2.Environment, common: dict, p: Published, every: Standings) -> str:
+    """The upstream cases' standings, per target (per machine where the verdict depends on it)."""
+    found = [s for cd in p.cases if cd.case.source == "upstream" for s in flat(every.get(cd.case.id, {}))]
+    found.sort(key=lambda s: s.case.case.id)  # stable: targets in matrix.yaml's order, then machines
     flagged = [s for s in found if s.disagreement()]
     filters = [("target", "target", list(dict.fromkeys(s.target for s in found))),
                ("state", "issue state", sorted({s.case.case.issue_state or "" for s in found})),
@@ -165,12 +192,17 @@ def upstream_page(env: jinja2.Environment, common: dict, p: Published) -> str:
 
 
 def write(out: Path, site: dict[str, str]) -> list[Path]:
+    """Every file under out, and a gzip copy beside each big page or data file (site_data.compressed)."""
     written = []
     for rel, text in site.items():
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        data = text.encode("utf-8")
+        path.write_bytes(data)
         written.append(path)
+        if (packed := compressed(rel, data)) is not None:
+            path.with_name(path.name + ".gz").write_bytes(packed)
+            written.append(path.with_name(path.name + ".gz"))
     return written
 
 

@@ -13,7 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from reprokit.child import LANDLOCK, PROBE
+from reprokit.child import LANDLOCK, PROBE, STAGES
+from reprokit.model.untrusted_text import contained_facts
 from reprokit.run.untrusted_files import UntrustedFile, read_untrusted
 
 FILE_CAP = 2 << 30  # the largest file a run may write (its output goes through pipes, counted, not stored)
@@ -21,6 +22,7 @@ FILE_CAP = 2 << 30  # the largest file a run may write (its output goes through 
 # its folder and /dev/shm as size-limited tmpfs (as root), all its processes in one memory cgroup (where one can be
 # made). The corpus's largest CPU run writes a few hundred MB of compile caches and peaks under 4 GiB.
 DISK_BUDGET = 4 << 30
+CACHE_BUDGET = 2 << 30  # each host folder a run writes (--cache, TORCH_TRACE), inside bubblewrap
 MEMORY_BUDGET = 8 << 30
 PIDS_BUDGET = 4096  # processes and threads of a run at once (a torchrun case: two ranks, each a few dozen threads)
 
@@ -94,7 +96,7 @@ def _user_name() -> str:
 
 
 def contain_config(python: str, script: Path, workdir: Path, private: Path, env: dict[str, str],
-                   writable: tuple[Path, ...] = ()) -> dict:
+                   writable: tuple[Path, ...] = (), ranks: int = 1) -> dict:
     """What contain.py needs for one run; as root, the run's folders are handed to the case user first.
 
     `needs`: the paths the case must reach as that user (the interpreter's prefix and search path, probe.py, the
@@ -102,24 +104,32 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
     replaced by one holding only the way to these (contain.py)."""
     user = case_user()
     reports = private / "reports"
-    reports.mkdir()
+    reports.mkdir(mode=0o755)
+    for rank in range(max(1, ranks)):  # the runner's files: the case may write them once (the probe), never read,
+        report = reports / f"probe-{rank}.json"  # chmod, utime or replace them (Landlock keeps the script out)
+        os.close(os.open(report, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+        os.chmod(report, 0o622 if user is not None else 0o600)
     config = {"held": str(private / "held.json"), "workdir": str(workdir), "reports": str(reports),
               "disk_budget": budget("REPROKIT_DISK_BUDGET", DISK_BUDGET),
               "memory_budget": budget("REPROKIT_MEMORY_BUDGET", MEMORY_BUDGET),
               "pids_budget": budget("REPROKIT_PIDS_BUDGET", PIDS_BUDGET),
+              # host folders the run writes (a --cache folder, a TORCH_TRACE folder): inside bubblewrap a tmpfs of
+              # this size each, copied out when the run ends (child/outbox.py)
+              "cache_budget": budget("REPROKIT_CACHE_BUDGET", CACHE_BUDGET), "budgeted": list(map(str, writable)),
               "rw": [str(reports), *map(str, writable), *([str(shared_header_dir())] if user is None else [])]}
-    needs = {str(Path(python).absolute().parent.parent), str(Path(python).resolve().parent.parent), str(PROBE), str(LANDLOCK),
+    needs = {str(Path(python).absolute().parent.parent), str(Path(python).resolve().parent.parent), str(PROBE), str(LANDLOCK), str(STAGES),
              str(script.parent.absolute()), str(workdir), str(reports), str(shared_header_dir()),
              *map(str, writable)}
     if Path(python).absolute() == Path(sys.executable).absolute():  # the interpreter's search path: site-packages
         needs.update(p for p in (sys.prefix, sys.base_prefix, *sys.path) if p and os.path.isabs(p))
-    for name in ("VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_HOME", "ROCM_PATH", "LD_LIBRARY_PATH", "PATH", "PYTHONPATH"):
+    # Not PATH: the runner's own tool folders (some under root's home) are none of the case's business.
+    for name in ("VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_HOME", "ROCM_PATH", "LD_LIBRARY_PATH", "PYTHONPATH"):
         needs.update(p for p in env.get(name, "").split(os.pathsep) if os.path.isabs(p))
     config["needs"] = sorted(p for p in needs if os.path.exists(p) and not _beyond_the_run(Path(p), script))
     if user is None:
         return config
     uid, gid = user
-    for folder in (workdir, reports, shared_header_dir(), *writable):
+    for folder in (workdir, shared_header_dir(), *writable):
         for path in [folder, *(folder.rglob("*") if folder == workdir else ())]:
             os.lchown(path, uid, gid)
     config.update(uid=uid, gid=gid)
@@ -143,13 +153,12 @@ def read_held(private: Path) -> str | None:
     if not isinstance(held, list):
         return None
     # only what contain.py writes (a case without Landlock could have replaced the file): it ends up in reports
-    return ", ".join(h for h in held if isinstance(h, str) and re.fullmatch(_HELD, h)) or None
+    return contained_facts(held)
 
 
-_HELD = (r"subreaper|pid namespace|mount namespace|private /dev/shm|uid \d{1,10}|ipc namespace"
-         r"|network namespace \(loopback only\)|(memory|disk) budget \d{1,9} MiB|pids budget \d{1,9}"
-         r"|over (memory|disk|pids) budget|landlock ABI \d{1,3}|bubblewrap \d{1,4}(\.\d{1,4}){0,3}|no bubblewrap"
-         r"|bubblewrap failed")
+# /dev's device nodes a CPU run writes, and its size-limited /dev/shm: no file the case makes lands in /dev's tmpfs,
+# which has no size of its own. Accelerator runs open their device nodes for writing: all of /dev.
+DEV_WRITABLE = ("/dev/shm", "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom")
 
 
 def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str, str],
@@ -176,8 +185,8 @@ def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str
         # also /proc, without which the CUDA driver fails to start (error 304, measured on an H200). See probe.py.
         # The shared header folder only where runs use it (not as root: each run's headers stay in its own folder).
         "REPROKIT_WRITABLE": os.pathsep.join([str(workdir), *([str(shared_header_dir())] if case_user() is None else []),
-                                              "/dev",
-                                              *(["/proc"] if extra.get("REPRO_DEVICE", "cpu") != "cpu" else []),
+                                              *DEV_WRITABLE,
+                                              *(["/dev", "/proc"] if extra.get("REPRO_DEVICE", "cpu") != "cpu" else []),
                                               *map(str, writable)]),
     })
     if token:  # finds every process of the run, even one that left its process group, after the runner died

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reprokit.child import CONTAIN, PROBE
+from reprokit.child import CONTAIN, PROBE, budgets
 from reprokit.run.child_setup import child_env, contain_config, read_held
 from reprokit.run.process_groups import Interrupted, Stopper, kill_group
 from reprokit.run.sandbox import sandbox_config
@@ -128,7 +128,7 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
     key = secrets.token_hex(16)
     try:
         full_env = child_env(env, workdir, threads, extra_env, writable, stopper.token)
-        config = contain_config(python, script, workdir, private, full_env, writable)
+        config = contain_config(python, script, workdir, private, full_env, writable, ranks=world_size)
         full_env.update(REPROKIT_REPORT_DIR=str(private / "reports"))
         key_fd = _key_pipe(key)  # the key on a descriptor: never in an environment a case process could read
         config.update(key_fd=key_fd, parent=os.getpid(), **sandbox_config())
@@ -153,6 +153,7 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
             proc.wait()
         finally:
             kill_group(proc.pid)  # children that outlived the script (compile workers, stray forks)
+            budgets.remove_left(proc.pid)  # a keeper killed at the timeout left its cgroups
             stopper.ended(proc.pid)
         outputs = (*out.finish(), *err.finish())
         if proc.pid in stopper.killed:
@@ -169,12 +170,16 @@ def finish_observation(private: Path, key: str, code: int | None, timed_out: boo
     probes, malformed = read_reports(private / "reports", key)
     obs = _classify(code, timed_out, seconds, probes, world_size, *outputs)
     obs.contained = read_held(private)
-    for kind, unit in (("memory", " MiB"), ("disk", " MiB"), ("pids", "")):  # not torch's behaviour: decides status
+    for kind, unit in (("memory", " MiB"), ("disk", " MiB"), ("cache", " MiB"), ("pids", "")):  # not torch's behaviour: decides status
         if f"over {kind} budget" in (obs.contained or ""):
             size = re.search(rf"{kind} budget (\d+)", obs.contained)
             obs.status, obs.over_budget = "over-budget", f"{kind} {size.group(1) if size else '?'}{unit}"
+    if "stopped by SIGSTOP" in (obs.contained or ""):  # the case stopped the sandbox's first process: ended
+        obs.status, obs.signal, obs.exit_code = "crash", "SIGSTOP", None
     if "bubblewrap failed" in (obs.contained or ""):  # the sandbox never started the case: nothing was observed
         malformed = "the run's bubblewrap sandbox did not start"
+    if "no sandbox for a root warm run" in (obs.contained or ""):
+        malformed = "a warm run as root has no sandbox (bubblewrap holds cold runs only): not started"
     if malformed:  # an observation the case tampered with (or a probe that broke): recorded as such, never trusted
         obs.status, obs.malformed = "crash", malformed
         obs.exception, obs.stage, obs.dynamo = None, None, None

@@ -18,7 +18,7 @@ from reprokit.model.records import Record, RunHeader, Sitting
 from reprokit.model.schema import InputError
 from reprokit.model.untrusted_text import one_line
 from reprokit.publish import run_facts
-from reprokit.run import devices, environment, torch_envs
+from reprokit.run import devices, environment, sandbox, torch_envs
 from reprokit.run.plan import plan
 from reprokit.run.process_groups import Stopper
 from reprokit.run.request import Ran, RunOutcome, RunRequest, shown_path
@@ -28,6 +28,10 @@ from reprokit.store.store import Loaded, Store, merge_in_memory
 
 
 def run_here(req: RunRequest, target: Target, log) -> Ran:
+    sandbox.require()  # no bubblewrap that can hold a run here: refused in one line before anything runs
+    if req.warm and os.geteuid() == 0 and not sandbox.in_container():
+        raise InputError("--warm forks runs from a zygote outside bubblewrap, which as root would see the host: "
+                         "run cold (without --warm), as a user other than root, or in a container")
     store = Store(req.store_dir)
     for found in store.recover(req.target):
         log(f"recovered {len(found.records)} finished records of a killed run from {found.path.name}"
@@ -40,7 +44,8 @@ def run_here(req: RunRequest, target: Target, log) -> Ran:
         log(f"no {target.device.kind} device here (--force): cases that run on a CPU run on it, the rest are skipped")
     ids = devices.host_devices(kind, facts.get("device_count") or 0, os.environ)
     per_device = devices.jobs_per_device(req.jobs, req.jobs_per_gpu)
-    torch, device = facts["torch"], facts.get("device_name") or "cpu"
+    # a CPU run names the CPU as its device even where the machine has an accelerator (its name is the GPU's)
+    torch, device = facts["torch"], (facts.get("device_name") or "cpu") if kind != "cpu" else "cpu"
     runs = plan(req, target, facts)
     loaded = store.load(req.target, req.suite)
     previous = _resumable(loaded, req, torch, device) if req.resume else None

@@ -1,17 +1,20 @@
 """One Python environment per torch release, built from the registry with uv, for runs of other releases than the
 one installed (`reprokit run --torch 2.10.1`, the history, bisection).
 
-Environments live under ~/.cache/reprokit/envs/torch-<version>; uv's one shared cache (~/.cache/reprokit/uv)
-stores each wheel once, so the libraries common to several releases are not downloaded or stored twice.
+Environments live under $REPROKIT_CACHE/envs/torch-<version> (default ~/.cache/reprokit); uv's one shared cache
+($REPROKIT_CACHE/uv) stores each wheel once and hard-links it into every environment, so the libraries common to
+several releases are not downloaded or stored twice.
 
 Where torch comes from: an accelerator target's own index; for the CPU target, its CPU index where that is
 reachable, else what this machine's pip configuration serves (its index, extra indexes and find-links: a CPU wheel
 on local disk is taken before a CUDA build from the registry). A release equal to this environment's own torch is
-not built at all: this interpreter runs it. `reprokit envs` lists the environments with their sizes and frees them.
+not built at all: this interpreter runs it. `reprokit envs` lists the environments with their sizes and frees
+them (run/env_cache.py).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -23,14 +26,11 @@ from pathlib import Path
 
 from reprokit.images.wheelhouse import index_reachable
 from reprokit.model.schema import InputError
+from reprokit.run.env_cache import cache_root, cache_size, human_size, uv_binary
 
 NIGHTLY_INDEX = "https://download.pytorch.org/whl/nightly/cpu"
 # Older releases' inductor imports setuptools; numpy is what the cases use besides torch.
 EXTRAS = ("setuptools", "numpy")
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("REPROKIT_CACHE", Path.home() / ".cache" / "reprokit"))
 
 
 @dataclass(frozen=True)
@@ -39,18 +39,6 @@ class TorchEnv:
     python: Path
     setup_seconds: float  # 0.0 when it was already there
     source: str = ""  # where its torch came from, in words ("this environment's own torch", an index, pip's config)
-
-
-def _uv() -> str:
-    found = shutil.which("uv")
-    if found:
-        return found
-    try:
-        import uv  # the PyPI package ships the binary (a dependency of reprokit)
-
-        return uv.find_uv_bin()
-    except (ImportError, FileNotFoundError):
-        raise InputError("--torch needs uv (pip install uv) to build the release's environment") from None
 
 
 def pip_sources(python: str = sys.executable) -> list[str]:
@@ -106,6 +94,38 @@ def own_torch(version: str, python: str = sys.executable) -> str | None:
     return installed if installed.split("+")[0] == version else None
 
 
+# What one release's environment took from the registry and on disk where nothing was built before (a CUDA build
+# of torch with its libraries, the registry's default: 8 releases took about 14 GB of downloads and 30 GB of disk).
+DOWNLOAD_PER_ENV, DISK_PER_ENV = 1.8e9, 3.8e9
+
+
+class NotPublished(InputError):
+    """The index here has no build of the release for this Python and platform: no later attempt installs it."""
+
+
+class BuildFailed(InputError):
+    """The release exists but its environment could not be built now (the disk, the network, the index): another
+    attempt may succeed, so nothing may stand in for it silently."""
+
+
+def built(version: str) -> bool:
+    """Whether a run of `version` needs no environment built: this interpreter's own release, an interpreter given by
+    path, or an environment already complete in the cache."""
+    return (os.sep in version or own_torch(version) is not None
+            or (cache_root() / "envs" / f"torch-{version}" / ".complete").exists())
+
+
+def estimate(envs: int) -> str:
+    """What building `envs` more environments costs, in words: measured from the ones in the cache where there are
+    any (the shared wheels counted once), else the registry's default build."""
+    done = [p for p in (cache_root() / "envs").glob("torch-*") if (p / ".complete").exists()]
+    if done:
+        disk = cache_size() / len(done)
+        return f"about {human_size(envs * disk)} of disk at the {human_size(disk)} each the {len(done)} here take"
+    return (f"about {human_size(envs * DOWNLOAD_PER_ENV)} downloaded and {human_size(envs * DISK_PER_ENV)} of disk "
+            "for torch from the registry, less where the releases share libraries")
+
+
 def ensure(version: str, index_url: str | None = None, wheelhouse: Path | None = None,
            python_version: str = f"{sys.version_info.major}.{sys.version_info.minor}", log=print,
            family: str = "cpu") -> TorchEnv:
@@ -115,17 +135,30 @@ def ensure(version: str, index_url: str | None = None, wheelhouse: Path | None =
     if (mine := own_torch(version)) is not None:
         return TorchEnv(version, Path(sys.executable), 0.0, f"this environment's own torch {mine}")
     folder = cache_root() / "envs" / f"torch-{version}"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # One builder per release at a time: a second process waits and reuses the environment, never deletes it half-built.
+    with open(folder.parent / f".torch-{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure_locked(version, folder, index_url, wheelhouse, python_version, log, family)
+
+
+def _ensure_locked(version: str, folder: Path, index_url: str | None, wheelhouse: Path | None, python_version: str,
+                   log, family: str) -> TorchEnv:
     python = folder / "bin" / "python"
     if (folder / ".complete").exists():
         return TorchEnv(version, python, 0.0, (folder / ".complete").read_text().strip())
-    uv, start = _uv(), time.monotonic()
+    uv, start = uv_binary(), time.monotonic()
     env = {**os.environ, "UV_CACHE_DIR": str(cache_root() / "uv")}
     source, words = torch_sources(version, family, index_url, wheelhouse)
     shutil.rmtree(folder, ignore_errors=True)
     log(f"torch {version}: building {folder} with uv, torch from {words}")
-    _call([uv, "venv", "-q", "--python", python_version, str(folder)], env)
     spec = ["--pre", "torch"] if version == "nightly" else [f"torch=={version}"]
-    _call([uv, "pip", "install", "-q", "--python", str(python), *source, *spec, *EXTRAS], env)
+    try:
+        _call([uv, "venv", "-q", "--python", python_version, str(folder)], env)
+        _call([uv, "pip", "install", "-q", "--python", str(python), *source, *spec, *EXTRAS], env)
+    except InputError:
+        shutil.rmtree(folder, ignore_errors=True)  # a half-built environment holds gigabytes and is never used
+        raise
     (folder / ".complete").write_text(f"torch {version} from {words}\n")
     log(f"torch {version}: ready in {time.monotonic() - start:.0f} s; the environment cache now holds "
         f"{human_size(cache_size())} ({cache_root()}; `reprokit envs --remove VERSION` or `--clear` frees it)")
@@ -136,51 +169,6 @@ def _call(command: list[str], env: dict[str, str]) -> None:
     proc = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise InputError(f"{' '.join(command[:3])} ...: failed ({last})")
-
-
-def folder_size(path: Path) -> int:
-    total = 0
-    for dirpath, _dirs, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(dirpath, name)).st_size
-            except OSError:
-                pass
-    return total
-
-
-def cache_size() -> int:
-    return sum(folder_size(cache_root() / part) for part in ("envs", "uv"))
-
-
-def human_size(size: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.1f} {unit}" if unit != "B" else f"{int(size)} B"
-        size /= 1024
-    return f"{size:.1f} GB"
-
-
-def listing() -> list[tuple[str, int]]:
-    """Every built environment (its version) and its size, plus uv's shared wheel cache as "uv cache"."""
-    envs = cache_root() / "envs"
-    rows = [(p.name.removeprefix("torch-"), folder_size(p)) for p in sorted(envs.glob("torch-*")) if p.is_dir()]
-    return rows + [("uv cache", folder_size(cache_root() / "uv"))]
-
-
-def remove(versions: list[str], everything: bool = False) -> int:
-    """Delete the environments of `versions` (all of them, and uv's wheel cache, with everything=True); the bytes
-    freed."""
-    envs = cache_root() / "envs"
-    targets = [p for p in envs.glob("torch-*") if everything or p.name.removeprefix("torch-") in versions]
-    if everything:
-        targets.append(cache_root() / "uv")
-    unknown = [v for v in versions if not (envs / f"torch-{v}").is_dir()]
-    if unknown and not everything:
-        raise InputError(f"--remove {' '.join(unknown)}: no such environment (`reprokit envs` lists them)")
-    freed = 0
-    for path in targets:
-        freed += folder_size(path)
-        shutil.rmtree(path, ignore_errors=True)
-    return freed
+        unsolvable = "No solution found" in proc.stderr  # uv: no build of that release for this Python here
+        words = " ".join([Path(command[0]).name, *command[1:3]])
+        raise (NotPublished if unsolvable else BuildFailed)(f"{words} ...: failed ({last.strip()})")

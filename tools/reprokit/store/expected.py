@@ -94,8 +94,13 @@ class Gate:
         return [c for c in self.changes if c[1] is None]
 
     @property
+    def differ(self) -> list[tuple[str, Verdict | None, Verdict]]:
+        """Changes of keys that have an expected verdict: the only ones that fail a run (a new key never does)."""
+        return [c for c in self.changes if c[1] is not None]
+
+    @property
     def failed(self) -> bool:
-        return self.gated and bool(self.changes) and not self.accepted
+        return self.gated and bool(self.differ) and not self.accepted
 
 
 def check(root: Path, target: str, suite: str, pin: str, records: list[Record], update: bool = False,
@@ -147,11 +152,14 @@ def describe(gate: Gate, root: Path, target: str, suite: str) -> list[str]:
         return [f"accepted {gate.accepted} verdicts into {where}"]
     if not gate.changes:
         return [f"all {gate.observed - len(gate.machine)} verdicts match {where}"] + apart
-    differ = [c for c in gate.changes if c[1] is not None]
+    differ = gate.differ
     lines = [f"{len(differ)} verdicts differ from {where}:"] if differ else []
     lines += [f"  {key}: {was} -> {now}" for key, was, now in differ] + apart + new
     cases = sorted({k.split("/")[0] for k, _, _ in gate.changes})
-    lines.append(f"accept the new state with: reprokit run --target {target} "
-                 + ("--suite sweep " if suite == "sweep" else "") + " ".join(f"--case {c}" for c in cases)
-                 + " --update-expected")
+    command = (f"reprokit run --target {target} " + ("--suite sweep " if suite == "sweep" else "")
+               + " ".join(f"--case {c}" for c in cases) + " --update-expected")
+    if differ:
+        lines.append(f"accept the new state with: {command}")
+    else:  # only new keys: the run passes; pinning them is the contributor's next step
+        lines.append(f"pin it as the expected state (then commit {where} with the case): {command}")
     return lines

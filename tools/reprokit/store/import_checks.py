@@ -5,7 +5,12 @@ machine, perhaps forged (a "does-not-reproduce" of another case, dated 2099, wit
 - its text is cut and cleaned as a run cuts it (message 2,000 characters, output tails as runs keep them);
 - a record of a case says which content of the case ran (`case_hash`): it must be a content the case has had, its
   present folder or one of its versions in the repository's git history;
-- its recording time is not in the future.
+- its recording time is not in the future;
+- its verdict follows from its own observation under the oracle of the case's version it ran (the judge `import`
+  passes in: run/rejudge.py), so that a forged verdict with the case's real content hash is refused;
+- its case is a case id (`[a-z0-9][a-z0-9-]*`: never `.` or `..`, which named the repository's root and its
+  parent), its variant and dtype names of the same kind (`_` allowed);
+- its `contained` keeps only the facts a keeper writes (untrusted_text.contained_facts), never markup.
 Each refused record is named in one line; the others are imported.
 """
 
@@ -13,18 +18,21 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
 
 from reprokit.model import corpus
-from reprokit.model.records import Record
-from reprokit.model.untrusted_text import recordable
+from reprokit.model.records import Record, RunHeader
+from reprokit.model.untrusted_text import contained_facts, recordable, recordable_value
 
 MESSAGE_CAP = 2000  # characters of an exception's message a run keeps (probe.py)
 STDOUT_CAP = 2000  # characters of stdout a record keeps (run/execute.py)
 STDERR_CAP = 6100  # the stderr tail a run keeps: 6,000 bytes and its "earlier bytes truncated" line
 CLOCK_SKEW = timedelta(minutes=10)
+NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,79}")  # a case id (model/schema.py's CaseId)
+PART = re.compile(r"[a-z0-9][a-z0-9_-]{0,79}")  # a variant (article_fix), a dtype (float8_e4m3fn)
 
 
 def _finite(value: object) -> bool:
@@ -42,10 +50,11 @@ def _git(root: Path, *args: str) -> bytes:
     return done.stdout if done.returncode == 0 else b""
 
 
-def _history_hashes(root: Path, case: str) -> set[str]:
-    """content_hash of every version of cases/<case>/ in the repository's git history (none outside a checkout)."""
+def _history_hashes(root: Path, case: str) -> dict[str, str]:
+    """content_hash -> a commit holding that version of cases/<case>/, for every version in the repository's git
+    history (none outside a checkout)."""
     folder = f"cases/{case}"
-    found = set()
+    found: dict[str, str] = {}
     for commit in _git(root, "log", "--format=%H", "--", folder + "/").decode().split():
         entries = []
         for line in _git(root, "ls-tree", "-r", "-z", commit, "--", folder + "/").split(b"\0"):
@@ -56,7 +65,7 @@ def _history_hashes(root: Path, case: str) -> set[str]:
         digest = hashlib.sha256()
         for relative, blob in sorted(entries):
             digest.update(str(relative).encode() + b"\0" + _git(root, "cat-file", "blob", blob) + b"\0")
-        found.add(digest.hexdigest()[:16])
+        found.setdefault(digest.hexdigest()[:16], commit)
     return found
 
 
@@ -67,22 +76,38 @@ class CaseContents:
     def __init__(self, root: Path):
         self.root = root
         self._present: dict[str, str | None] = {}
-        self._history: dict[str, set[str]] = {}
+        self._history: dict[str, dict[str, str]] = {}
 
     def had(self, case: str, content: str) -> bool:
         if case not in self._present:
             folder = self.root / "cases" / case
-            real = folder.is_dir() and not folder.is_symlink() and "/" not in case and case not in ("", ".", "..")
+            real = folder.is_dir() and not folder.is_symlink() and NAME.fullmatch(case) is not None
             self._present[case] = corpus.content_hash(folder) if real else None
         if content == self._present[case]:
             return True
         if case not in self._history:
-            self._history[case] = _history_hashes(self.root, case) if "/" not in case else set()
+            self._history[case] = _history_hashes(self.root, case) if NAME.fullmatch(case) else {}
         return content in self._history[case]
 
+    def case_yaml(self, case: str, content: str) -> str | None:
+        """The case.yaml of the case's version with that content (had() first): the oracle its record was judged by."""
+        if content == self._present.get(case):
+            try:
+                return (self.root / "cases" / case / "case.yaml").read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+        commit = self._history.get(case, {}).get(content)
+        text = _git(self.root, "show", f"{commit}:cases/{case}/case.yaml") if commit else b""
+        return text.decode("utf-8", "replace") or None
 
-def refusal(rec: Record, contents: CaseContents, now: datetime) -> str | None:
+
+def refusal(rec: Record, contents: CaseContents, now: datetime, judge=None) -> str | None:
     """Why `rec` may not be imported, or None."""
+    for field in ("case", "variant", "dtype"):
+        value = getattr(rec, field, None)
+        rule = NAME if field == "case" else PART
+        if value is not None and not (isinstance(value, str) and rule.fullmatch(value)):
+            return f"{field} {str(value)[:40]!r} is not a name of the corpus ({rule.pattern.split('{')[0]}*)"
     if not _finite(rec.model_dump()):
         return "a number that is not a JSON number (NaN or Infinity)"
     try:
@@ -97,6 +122,8 @@ def refusal(rec: Record, contents: CaseContents, now: datetime) -> str | None:
             return "no case_hash: which content of the case ran is unknown"
         if not contents.had(rec.case, rec.case_hash):
             return f"case_hash {rec.case_hash[:40]} is no content cases/{rec.case}/ has had"
+        if judge is not None:  # the verdict must follow from the record's own observation, under that version's oracle
+            return judge(rec, contents.case_yaml(rec.case, rec.case_hash))
     return None
 
 
@@ -106,15 +133,28 @@ def as_a_run_cuts(rec: Record) -> Record:
         "message": recordable(rec.message)[:MESSAGE_CAP] if rec.message is not None else None,
         "why": recordable(rec.why)[:MESSAGE_CAP], "exception": recordable(rec.exception)[:300] or rec.exception,
         "stdout_tail": recordable(rec.stdout_tail)[-STDOUT_CAP:], "stderr_tail": recordable(rec.stderr_tail)[-STDERR_CAP:],
+        "contained": contained_facts(rec.contained),
+        # the rest of its text, which no run lets a case write but a forged record may: plain, one line, cut
+        **{name: recordable(value).replace("\n", " ")[:300] for name in ("stage", "signal", "status", "confirmed_alone")
+           if isinstance(value := getattr(rec, name), str)},
+        **{name: recordable_value(value) for name in ("dynamo", "ladder", "on_other_machines")
+           if (value := getattr(rec, name)) is not None},
     })
 
 
-def checked(records: list[Record], root: Path) -> tuple[list[Record], list[str]]:
-    """The records fit to import (cut as runs cut them) and one line for each refused record."""
+def header_as_a_run_cuts(header: RunHeader) -> RunHeader:
+    """A run header of another machine with its text plain (its environment and sittings reach the reports)."""
+    return RunHeader.model_validate(recordable_value(header.model_dump()))
+
+
+def checked(records: list[Record], root: Path, judge=None) -> tuple[list[Record], list[str]]:
+    """The records fit to import (cut as runs cut them) and one line for each refused record. `judge(record,
+    case.yaml text or None)`: why its verdict does not follow from its observation, or None (run/rejudge.py; the
+    store does not judge)."""
     contents, now = CaseContents(root), datetime.now(timezone.utc)
     kept, refused = [], []
     for rec in records:
-        why = refusal(rec, contents, now)
+        why = refusal(rec, contents, now, judge)
         if why:
             refused.append(f"refused {rec.target}/{rec.torch} {rec.key}: {why}")
         else:

@@ -69,7 +69,7 @@ def from_legacy(path: Path, suite: str | None = None) -> tuple[list[Record], lis
     return records, headers
 
 
-def import_into(store: Store, source: Path, root: Path | None = None) -> tuple[int, int, list[str]]:
+def import_into(store: Store, source: Path, root: Path | None = None, judge=None) -> tuple[int, int, list[str]]:
     """Merge a store folder or a legacy results.json into `store`; returns (records, runs) merged and one line for
     each record refused (import_checks.py; a store folder's records against the case folders of `root`)."""
     refused: list[str] = []
@@ -77,9 +77,10 @@ def import_into(store: Store, source: Path, root: Path | None = None) -> tuple[i
         loaded = Store(source).load()
         records, headers = loaded.records, list(loaded.runs.values())
         if root is not None:
-            records, refused = import_checks.checked(records, root)
+            records, refused = import_checks.checked(records, root, judge)
             taken, recorded = {r.run_id for r in records}, {r.run_id for r in loaded.records}
-            headers = [h for h in headers if h.run_id in taken or h.run_id not in recorded]  # no run of refused ones
+            headers = [import_checks.header_as_a_run_cuts(h) for h in headers
+                       if h.run_id in taken or h.run_id not in recorded]  # no run of refused ones
     else:
         suite = "sweep" if source.name.startswith("sweep") else None
         records, headers = from_legacy(source, suite)

@@ -12,23 +12,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 from packaging.version import InvalidVersion, Version
 
 from reprokit.model.corpus import CaseDir, content_hash
 from reprokit.model.records import Record, RunHeader
 from reprokit.model.verdict import Tally, Verdict, tally
+from reprokit.store.machines import across_builds, release_of
 from reprokit.store.store import Loaded
-
-
-@lru_cache(maxsize=4096)
-def release_of(torch: str) -> str:
-    """The release a torch build belongs to: 2.13.0+cpu -> 2.13.0 (a string that is no version stays itself)."""
-    try:
-        return Version(torch).public
-    except InvalidVersion:
-        return torch
 
 
 def release_order(release: str) -> tuple:
@@ -54,7 +46,14 @@ class View:
 
     @property
     def environment(self) -> dict:
-        return self.header.environment if self.header else {}
+        """The machine facts of the newest run; for a run on the CPU of a machine with an accelerator, without the
+        accelerator's (its name, compute capability, driver): the run did not use it."""
+        if not self.header:
+            return {}
+        facts = self.header.environment
+        if self.header.device == "cpu" and facts.get("device_name"):
+            facts = {k: v for k, v in facts.items() if k not in ("device_name", "compute_capability", "driver")}
+        return facts
 
     @property
     def builds(self) -> list[str]:
@@ -86,23 +85,33 @@ def know_content(loaded: Loaded, cases: list[CaseDir]) -> Loaded:
 
 
 def superseded(rec: Record, content: dict[str, str]) -> bool:
-    """A record of case content that is no longer the case's (a record without a hash, or of a case that is gone,
-    is not known to be superseded)."""
+    """A record that is history, not current: of case content that is no longer the case's, or with no content hash at
+    all (recorded before hashes were kept: what it ran cannot be told, so it decides nothing now). A store without its
+    corpus (content empty: an --out store) knows no content: there every record counts."""
+    if not content:
+        return False
+    if not rec.case_hash:
+        return True
     now = content.get(rec.case)
-    return bool(now and rec.case_hash and rec.case_hash != now)
+    return bool(now and rec.case_hash != now)
 
 
 def releases(loaded: Loaded, target: str, suite: str) -> dict[str, list[Record]]:
     """Release -> its current records (newest per case, variant and dtype), oldest release first."""
     grouped: dict[str, dict[str, Record]] = defaultdict(dict)
+    builds: dict[tuple[str, str], list[Record]] = defaultdict(list)  # (release, key) -> its current record per build
     release_of_build: dict[str, str] = {}  # a store holds few builds and many records: each build is parsed once
     for rec in loaded.records:
         if rec.target != target or rec.suite != suite or superseded(rec, loaded.content):
             continue
         release = release_of_build.get(rec.torch) or release_of_build.setdefault(rec.torch, release_of(rec.torch))
         mine, key = grouped[release], rec.key
+        builds[(release, key)].append(rec)
         if key not in mine or mine[key].recorded_at <= rec.recorded_at:
             mine[key] = rec
+    for (release, key), found in builds.items():  # builds of one release on two machines that disagree
+        if len({r.torch for r in found}) > 1:
+            grouped[release][key] = across_builds(grouped[release][key], found, loaded.runs)
     return {rel: [rec for _, rec in sorted(grouped[rel].items())] for rel in sorted(grouped, key=release_order)}
 
 

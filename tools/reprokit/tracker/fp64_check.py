@@ -26,7 +26,15 @@ MAX_ELEMENTS = 1 << 20  # of each compared tensor: larger ones are not captured
 MULTIPLIER, TOL = 2.0, 1e-5  # torch._dynamo.utils.same: res_error <= multiplier * ref_error + tol / 10 (tol 1e-4)
 
 PRELUDE = '''\
-import json as _reprokit_json, os as _reprokit_os, torch as _reprokit_torch
+import json as _reprokit_json, os as _reprokit_os, random as _reprokit_random, torch as _reprokit_torch
+# the script's own inputs fixed: every side draws the same random numbers (an unseeded script's sides differ otherwise)
+_reprokit_random.seed(0)
+_reprokit_torch.manual_seed(0)
+try:
+    import numpy as _reprokit_numpy
+    _reprokit_numpy.random.seed(0)
+except ImportError:
+    pass
 def _reprokit_capture(owner, name):
     original = getattr(owner, name)
     def compare(*args, **kwargs):

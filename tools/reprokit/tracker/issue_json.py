@@ -17,10 +17,8 @@ from pathlib import Path
 from reprokit.model.schema import InputError
 
 MAX_JSON_BYTES = 4_000_000  # an issue with its comments; GitHub caps a body at 65,536 characters
+MAX_TEXT = 262_144  # characters of one body or comment: a larger one is refused, never cut
 MAINTAINERS = ("MEMBER", "OWNER", "COLLABORATOR")  # authorAssociation of the people who speak for the project
-# A maintainer saying the behaviour is intended (the reason an issue is closed without a fix).
-INTENDED = re.compile(r"\b(expected( behaviou?r)?|by design|not a bug|working as intended|as intended|intended "
-                      r"behaviou?r|documented behaviou?r|won'?t fix)\b", re.I)
 FENCE = re.compile(r"^ {0,3}(```+|~~~+)\s*([\w+-]*)[^\n]*$")
 PYTHON_INFO = ("python", "py", "python3", "pycon", "")
 IMPORTS_TORCH = re.compile(r"^\s*(import torch\b|from torch\b)", re.M)
@@ -28,7 +26,10 @@ TRACEBACK = re.compile(r"^\s*(\[rank\d+\]:\s*)?Traceback \(most recent call last
 # The last line of a traceback: a dotted class name, optionally its message.
 EXCEPTION_LINE = re.compile(r"^(?:\[rank\d+\]:\s*)?([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)(?::\s?(.*))?$")
 ERROR_NAME = re.compile(r"(Error|Exception|Unsupported|Failed|Failure|NotFound|Violation|SymNode)$")
-TORCH_VERSION = (re.compile(r"^PyTorch version:\s*(\S+)", re.M), re.compile(r"\btorch(?:==|\s+version:?\s*)(\d+\.\d+\S*)"))
+TORCH_VERSION = (re.compile(r"^PyTorch version:\s*(\d+\.\d+\S*)", re.M),
+                 re.compile(r"\btorch(?:==|\s+version:?\s*)(\d+\.\d+\S*)"))
+# A nightly build named anywhere (an issue filed against main, reproduced by a commenter on a nightly).
+DEV_BUILD = re.compile(r"\b(\d+\.\d+\.\d+(?:a0)?\.dev\d{8}(?:\+\w+)?)")
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class Comment:
     author: str
     association: str
     body: str
+    created: str = ""
 
 
 @dataclass(frozen=True)
@@ -64,19 +66,23 @@ class Issue:
     url: str
     labels: list[str] = field(default_factory=list)
     comments: list[Comment] = field(default_factory=list)
+    created: str = ""
 
     @property
     def closed(self) -> bool:
         return self.state == "CLOSED"
 
 
-def _text(data: dict, key: str, limit: int = 200_000) -> str:
+def _text(data: dict, key: str, limit: int = MAX_TEXT, where: str = "") -> str:
     value = data.get(key)
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise InputError(f"issue JSON: {key} is not a string")
-    return value[:limit]
+        raise InputError(f"issue JSON: {where}{key} is not a string")
+    if len(value) > limit:
+        raise InputError(f"issue JSON: {where}{key} is {len(value):,} characters, over the {limit:,} triage reads "
+                         "(GitHub's own cap is 65,536)")
+    return value
 
 
 def parse(data: object) -> Issue:
@@ -91,15 +97,17 @@ def parse(data: object) -> Issue:
     for c in data.get("comments") or []:
         if isinstance(c, dict):
             author = c.get("author") if isinstance(c.get("author"), dict) else {}
-            comments.append(Comment(str(author.get("login") or "?")[:100], str(c.get("authorAssociation") or "NONE"),
-                                    _text(c, "body")))
+            comments.append(Comment(str(author.get("login") or "?")[:100],
+                                    str(c.get("authorAssociation") or "NONE")[:40],
+                                    _text(c, "body", where=f"comments[{len(comments)}]."),
+                                    _text(c, "createdAt", 100, f"comments[{len(comments)}].")))
     state = _text(data, "state").upper()
     if state not in ("OPEN", "CLOSED"):
         raise InputError(f"issue JSON: state {state!r}: OPEN or CLOSED")
-    return Issue(number, _text(data, "title", 1000), _text(data, "body"), state, _text(data, "stateReason").upper(),
-                 _text(data, "closedAt", 100), _text(data, "url", 300) or
+    return Issue(number, _text(data, "title", 1000), _text(data, "body"), state,
+                 _text(data, "stateReason", 40).upper(), _text(data, "closedAt", 100),
                  f"https://github.com/pytorch/pytorch/issues/{number}",
-                 [str(n)[:100] for n in labels if isinstance(n, str)], comments)
+                 [str(n)[:100] for n in labels if isinstance(n, str)], comments, _text(data, "createdAt", 100))
 
 
 def read(path: Path) -> Issue:
@@ -139,6 +147,19 @@ def _is_python(info: str, text: str) -> bool:
     return info in PYTHON_INFO and not TRACEBACK.match(text.lstrip().split("\n", 1)[0]) and _parses(text)
 
 
+MAX_JOINED = 20  # continuation blocks joined to a script (each join parses the whole: bounded)
+
+
+def _is_error_text(text: str) -> bool:
+    """A block whose lines name an error class (`torch._dynamo.exc.X: message`, valid Python as an annotation): the
+    error log an issue pastes, never code."""
+    for line in text.splitlines():
+        m = EXCEPTION_LINE.match(line.strip())
+        if m and m.group(2) is not None and ERROR_NAME.search(m.group(1)):
+            return True
+    return False
+
+
 def reproducer(issue: Issue) -> str | None:
     """The first fenced Python block that imports torch, with the Python blocks right after it that continue it
     (they import no torch themselves and the whole still parses); None when the issue has none."""
@@ -148,8 +169,9 @@ def reproducer(issue: Issue) -> str | None:
     if start is None:
         return None
     script = blocks[start][1]
-    for info, text in blocks[start + 1:]:
-        if not _is_python(info, text) or IMPORTS_TORCH.search(text) or not _parses(script + "\n" + text):
+    for info, text in blocks[start + 1:MAX_JOINED + start + 1]:
+        if not _is_python(info, text) or IMPORTS_TORCH.search(text) or _is_error_text(text) or \
+                not _parses(script + "\n" + text):
             break
         script += "\n\n" + text
     return script.strip("\n") + "\n"
@@ -187,20 +209,12 @@ def reported_failure(issue: Issue) -> Reported | None:
 
 
 def reported_version(issue: Issue) -> str | None:
+    """The torch the issue reports: its collect_env's "PyTorch version" (or `torch==X`); else the first nightly build
+    its description or a comment names (an issue against main); None when it names no version."""
     for pattern in TORCH_VERSION:
         if m := pattern.search(issue.body):
             return m.group(1)[:40]
-    return None
-
-
-def closure(issue: Issue) -> str | None:
-    """Why the issue's own context says there is nothing to post, or None: closed as not planned (or as a duplicate),
-    or a maintainer's comment calling the behaviour intended."""
-    if issue.closed and issue.state_reason in ("NOT_PLANNED", "DUPLICATE"):
-        return f"closed as {issue.state_reason.lower().replace('_', ' ')}"
-    for c in issue.comments:
-        if c.association in MAINTAINERS and (m := INTENDED.search(c.body)):
-            start = max(0, m.start() - 60)
-            quote = " ".join(c.body[start:m.end() + 60].split())
-            return f"a maintainer ({c.author}, {c.association.lower()}) said: \"…{quote}…\""
+    for text in (issue.body, *(c.body for c in issue.comments)):
+        if m := DEV_BUILD.search(text):
+            return m.group(1)[:40]
     return None

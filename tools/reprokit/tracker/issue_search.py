@@ -17,7 +17,7 @@ from reprokit.model.schema import InputError
 from reprokit.model.untrusted_text import plain
 from reprokit.tracker.bug_text import code_span
 
-FIELDS = "number,title,state,url,isPullRequest"
+FIELDS = "number,title,state,url,isPullRequest,body"
 LIMIT = 10
 MAX_BYTES = 2_000_000
 
@@ -28,6 +28,7 @@ class Found:
     title: str
     state: str
     is_pr: bool
+    body: str = ""
 
 
 def command(key: str) -> list[str]:
@@ -46,7 +47,8 @@ def _parse(text: str, source: str) -> list[Found]:
     for item in data:
         if isinstance(item, dict) and isinstance(item.get("number"), int) and not isinstance(item["number"], bool):
             found.append(Found(item["number"], str(item.get("title") or "")[:200],
-                               str(item.get("state") or "?").lower()[:10], bool(item.get("isPullRequest"))))
+                               str(item.get("state") or "?").lower()[:10], bool(item.get("isPullRequest")),
+                               str(item.get("body") or "")[:65_536]))
     return found
 
 
@@ -77,16 +79,48 @@ def _title(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", " ".join(plain(text).split()))
 
 
-def related(keys: list[str], search_json: Path | None = None) -> list[str]:
-    """The report's lines: each search, then every issue or PR found (once), newest number first."""
+@dataclass(frozen=True)
+class Searched:
+    """The searches made (or read from a file) and what each found; `how` says which."""
+
+    results: dict[str, list[Found]]
+    how: str
+    keys: list[str]
+
+
+def search(keys: list[str], search_json: Path | None = None) -> Searched:
     keys = [k for k in dict.fromkeys(keys) if k]
     if not keys:
-        return []
+        return Searched({}, "", [])
     if search_json is not None:
-        results, how = {keys[0]: read(search_json)}, f"read from {search_json.name}"
-    else:
-        results = {k: found for k in keys if (found := run_gh(k)) is not None}
-        how = "run now"
+        return Searched({keys[0]: read(search_json)}, f"read from {search_json.name}", keys)
+    return Searched({k: found for k in keys if (found := run_gh(k)) is not None}, "run now", keys)
+
+
+def duplicates(searched: Searched, exception: str, op: str | None, skeleton_words: set[str]) -> list[Found]:
+    """Open issues (not pull requests) the search found that report the same failure: their title or body names the
+    exception class and either the failing operator or most of the message's words."""
+    out = {}
+    for found in searched.results.values():
+        for f in found:
+            if f.is_pr or f.state != "open":
+                continue
+            text = f"{f.title}\n{f.body}"
+            if exception not in text:
+                continue
+            words = set(re.findall(r"[a-z][a-z_]{2,}", text.lower()))
+            if (op and re.search(rf"\b{re.escape(op)}\b", text)) or \
+                    (skeleton_words and len(skeleton_words & words) >= 0.6 * len(skeleton_words)):
+                out[f.number] = f
+    return sorted(out.values(), key=lambda f: -f.number)
+
+
+def related(keys: list[str], search_json: Path | None = None, searched: Searched | None = None) -> list[str]:
+    """The report's lines: each search, then every issue or PR found (once), newest number first."""
+    searched = searched or search(keys, search_json)
+    keys, results, how = searched.keys, searched.results, searched.how
+    if not keys:
+        return []
     if not results:
         return ["Related issues: not searched here (`gh` is not installed); search for duplicates first:", "",
                 *[f"- {code_span(shlex.join(command(k)[:6] + ['--', k]))}" for k in keys], ""]

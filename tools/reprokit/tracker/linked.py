@@ -102,8 +102,9 @@ def linked(data: Corpus) -> list[Linked]:
 
 def _held(item: Linked, known: issue_states.IssueState | None) -> Linked:
     """The item with no comment where the issue's own script or thread says otherwise than the case: a case that
-    tests something else than the issue ("related"), a triage of the issue's own script that disagrees, or (for
-    "still reproduces", which would reopen a closed issue) no triage at all."""
+    tests something else than the issue ("related"), a "no longer reproduces" from a repro that never failed on any
+    recorded release (no evidence), a triage of the issue's own script that disagrees, or (for "still reproduces",
+    which would reopen a closed issue) no triage at all."""
     triage = f"{known.triage} (torch {known.triage_torch})" if known and known.triage else None
     item = dataclasses.replace(item, triage=triage)
     if item.kind is None:
@@ -112,6 +113,12 @@ def _held(item: Linked, known: issue_states.IssueState | None) -> Linked:
     if known and known.link == "related":
         return dataclasses.replace(item, kind=None, held=f"related: {known.link_why or 'the case tests something else'}"
                                                          f"; no comment from it (the case {ours})")
+    if item.kind == NO_LONGER and not any(v == issue_comment.BAD for h in item.histories.values()
+                                          for _, v in h.releases):
+        return dataclasses.replace(item, kind=None, held=f"never failed: the case's repro did not fail on any recorded "
+                                                         f"release, so its passing is no evidence that the issue is "
+                                                         f"fixed; only the issue's own script can say "
+                                                         f"(`reprokit triage {item.number}`); no comment")
     if triage is None:
         if item.kind == STILL:
             return dataclasses.replace(item, kind=None, held=f"not triaged: the case {ours}, but the issue's own "

@@ -36,6 +36,10 @@ RESULT_CHECK = re.compile(r"allclose|assert_close|isclose|equal\(|\.abs\(|same\(
 DATA_DEPENDENT = re.compile(r"^Data-dependent branching|generic_jump", re.M)  # the same break before the hint existed
 
 
+# A bound method compiled where the ordinary use compiles the module itself (DDP's forward, a model's __call__).
+BOUND_METHOD = re.compile(r"torch\.compile\(\s*([A-Za-z_][\w.]*)\.(forward|__call__)\b")
+
+
 @dataclass(frozen=True)
 class Screened:
     """Why this failure is not a new torch bug: which screen, and the reason in one line."""
@@ -132,3 +136,17 @@ def screen(case: Case, obs: Observation, output: str, raised: RaisedAt, compiles
         return None
     return (missing_package(obs, output, python) or unknown_name(obs, output, raised) or graph_break(obs)
             or own_code(obs, raised, compiles))
+
+
+def ordinary_use(repro: str, fixed: str | None) -> Screened | None:
+    """The case's own documented workaround (fixed.py) is the ordinary API use that the repro departs from: it compiles
+    the module where the repro compiles the module's bound method."""
+    if not fixed:
+        return None
+    for m in BOUND_METHOD.finditer(repro):
+        owner = m.group(1)
+        if re.search(rf"torch\.compile\(\s*{re.escape(owner)}\s*[,)]", fixed):
+            return Screened("invalid usage", f"the repro compiles the bound method {owner}.{m.group(2)}; the case's "
+                                             f"own workaround (fixed.py) compiles the module, torch.compile({owner}), "
+                                             "which is the documented use")
+    return None

@@ -3,6 +3,7 @@ the expected behaviour in one line, the workaround that `fixed.py` holds, the re
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from reprokit.contrib import case_files
@@ -10,7 +11,7 @@ from reprokit.model.corpus import CaseDir
 from reprokit.model.schema import InputError
 from reprokit.store.store import Loaded
 from reprokit.store.views import releases
-from reprokit.tracker import issue_search
+from reprokit.tracker import issue_search, signature
 from reprokit.tracker.bug_text import code_span
 from reprokit.tracker.issue_fields import Failure
 from reprokit.tracker.release_summary import ReleaseHistory
@@ -56,9 +57,18 @@ def workaround(cd: CaseDir, device: str, dtype: str) -> str | None:
         return None
 
 
-def related(failure: Failure, key: str, search_json: Path | None) -> list[str]:
-    """The search on torch's own error text and on the failing operator, and what it found."""
-    return issue_search.related([key, issue_search.failing_op(failure.obs.message or "") or ""], search_json)
+def searched(failure: Failure, key: str, search_json: Path | None) -> issue_search.Searched:
+    """The search on torch's own error text and on the failing operator (run once: it refuses duplicates and is
+    listed in the report)."""
+    return issue_search.search([key, issue_search.failing_op(failure.obs.message or "") or ""], search_json)
+
+
+def duplicates(failure: Failure, found: issue_search.Searched) -> list[issue_search.Found]:
+    """Open issues that already report this failure (same exception and operator, or most of its message)."""
+    message = signature.skeleton(failure.obs.message)
+    words = set(re.findall(r"[a-z][a-z_]{2,}", re.sub(r"'[^']*'", " ", message.lower())))
+    return issue_search.duplicates(found, failure.short_exception, issue_search.failing_op(failure.obs.message or ""),
+                                   words)
 
 
 def regression_title(title: str, history: ReleaseHistory) -> str:

@@ -23,10 +23,20 @@ from reprokit.contrib.script_code import facts, torch_calls
 from reprokit.model.corpus import CaseDir
 from reprokit.model.matrix import Matrix
 from reprokit.model.schema import InputError
+from reprokit.model.untrusted_text import plain
 from reprokit.run import torch_envs
 from reprokit.run.execute import Observation
 from reprokit.store.views import repro_history
-from reprokit.tracker import issue_fields, linked, minify, not_a_bug, report_facts, trace_bundle, upstream_runs
+from reprokit.tracker import (
+    issue_fields,
+    issue_search,
+    linked,
+    minify,
+    not_a_bug,
+    report_facts,
+    trace_bundle,
+    upstream_runs,
+)
 from reprokit.tracker.issue_comment import NO_LONGER, STILL, CommentEvidence
 from reprokit.tracker.issue_fields import Failure
 from reprokit.tracker.pt2_report import Evidence, render
@@ -46,6 +56,10 @@ class Filed:
     commands: list[tuple[str, str]]  # (what it is for, the command or link)
     notes: list[str]
     title: str | None = None
+
+
+def issue_search_title(title: str) -> str:
+    return " ".join(plain(title).split())[:120]
 
 
 def _refuse(case_id: str, why: str) -> InputError:
@@ -117,8 +131,16 @@ def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history:
             raise _refuse(case_id, screened.line())
         if screened:
             notes.append(f"warning: written with --force over the {screened.screen} screen: {screened.reason}")
+        if (usage := not_a_bug.ordinary_use(text, case_files.read_optional(cd.path, "fixed.py"))) and not force:
+            raise _refuse(case_id, usage.line())
         ladder = upstream_runs.ablation(setting, script) if facts(text).compiles else None
         failure = _failure(plain, raised, text, ladder)
+        key = re.sub(r"['\"]", "", issue_fields.search_key(failure, torch_calls(text)))[:200]
+        found = report_facts.searched(failure, key, search_json)
+        if (dupes := report_facts.duplicates(failure, found)) and not force:
+            raise _refuse(case_id, "an open issue already reports this failure: " + "; ".join(
+                f"#{d.number} ({issue_search_title(d.title)})" for d in dupes[:3]) + " (found by the duplicate "
+                "search the report lists); comment there instead")
         verbose = None
         if "TORCHDYNAMO_VERBOSE=1" in error_log:
             verbose = as_user_sees(upstream_runs.verbose(setting, script).stderr_tail, script, ours)
@@ -132,14 +154,13 @@ def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history:
     labels = issue_fields.labels(failure, cd.case.area, cd.case.category)
     if history.regression():
         labels.append(report_facts.REGRESSION_LABEL)
-    key = re.sub(r"['\"]", "", issue_fields.search_key(failure, torch_calls(text)))[:200]
     ev = Evidence(failure=failure, script=text, error_log=error_log, stdout=stdout, device=setting.device,
                   torch_version=_torch_version(versions), target=target, history=history,
                   ladder=ladder, verbose_log=verbose, minified=minified, minified_note=minified_note,
                   trace_note=trace_note, versions=versions, labels=labels, overridden=screened,
                   expected=report_facts.expected(failure, history),
                   workaround=report_facts.workaround(cd, setting.device, setting.dtype),
-                  related=report_facts.related(failure, key, search_json))
+                  related=issue_search.related([], searched=found))
     report = out / f"{case_id}.md"
     report.write_text(render(ev), encoding="utf-8")
     if tlparse is None:

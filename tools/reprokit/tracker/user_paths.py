@@ -5,6 +5,7 @@ temporary folder, the checkout, a case folder, the cache of torch environments o
 from __future__ import annotations
 
 import re
+import socket
 import tempfile
 from pathlib import Path
 
@@ -39,4 +40,10 @@ def as_user_sees(text: str, script: str | Path | None = None, ours: tuple[str | 
     text = RUN_FOLDER.sub(lambda m: (m.group(1) or "/.").rsplit("/", 1)[-1] or ".", text)
     for root in sorted({str(r) for r in ours if str(r) not in ("", "/")}, key=len, reverse=True):
         text = _under(root).sub(lambda m: (m.group(1) or "/.").rsplit("/", 1)[-1] or ".", text)
+    home = str(Path.home()).rstrip("/")
+    if len(home) > 1:  # what is left under this machine's home (a pyenv interpreter's standard library): `~`
+        text = re.sub(re.escape(home) + r"(?=/)", "~", text)
+    host = socket.gethostname()
+    if len(host) >= 2:  # this machine's name (a log line, a temporary file name) is nobody else's business
+        text = re.sub(rf"\b{re.escape(host)}\b", "<host>", text)
     return text

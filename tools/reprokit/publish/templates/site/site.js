@@ -9,13 +9,15 @@
   var ISSUE = [/^(?:https?:\/\/)?(?:www\.)?github\.com\/[\w.-]+\/[\w.-]+\/(?:issues|pull)\/(\d+)\/?(?:[?#].*)?$/,
                /^(?:[\w.-]+\/[\w.-]+)?#(\d+)$/, /^(?:issue|pr)\s*#?\s*(\d+)$/];
 
+  // An issue as people paste it finds the cases that link it; any other text is words, each of which a row must hold
+  // (in any order).
   function query(text) {
     var q = text.trim().toLowerCase();
     for (var i = 0; i < ISSUE.length; i += 1) {
       var m = q.match(ISSUE[i]);
-      if (m) { return { issue: "#" + m[1] + " " }; }
+      if (m) { return { issue: "#" + m[1] + " ", words: [] }; }
     }
-    return { text: q };
+    return { words: q.split(/\s+/).filter(Boolean).map(function (w) { return w.replace(/^#/, ""); }).filter(Boolean) };
   }
 
   function tooltips(table) {
@@ -31,20 +33,37 @@
       tip.style.left = Math.max(4, Math.min(box.left, width - w - 4)) + "px";
       tip.style.top = (box.bottom + h + 4 <= height ? box.bottom : Math.max(4, box.top - h)) + "px";
     }
+    // A focused cell comes wholly into view: clear of the sticky case column and header, inside its scrolling box and
+    // the window (a phone's 390 px show two or three release columns beside the case column).
+    function reveal(cell) {
+      var row = cell.parentNode, stuck = row.cells[0], head = table.tHead;
+      cell.style.scrollMarginLeft = (stuck && stuck !== cell ? stuck.getBoundingClientRect().width : 0) + 6 + "px";
+      cell.style.scrollMarginTop = (head ? head.getBoundingClientRect().height : 0) + 6 + "px";
+      cell.scrollIntoView({ block: "nearest", inline: "nearest" });
+    }
     function cellOf(node) { return node && node.closest ? node.closest("td") : null; }
+    function focused() { return cellOf(document.activeElement && table.contains(document.activeElement) ? document.activeElement : null); }
     table.classList.add("tips-placed");
-    table.addEventListener("focusin", function (e) { var c = cellOf(e.target); if (c) { place(c); } });
+    table.addEventListener("focusin", function (e) { var c = cellOf(e.target); if (c) { reveal(c); place(c); } });
     table.addEventListener("mouseover", function (e) {
       var c = cellOf(e.target);
       if (c && c !== open) { place(c); }
     });
-    table.addEventListener("mouseleave", function () { if (open) { open.classList.remove("tip-closed"); } open = null; });
+    table.addEventListener("mouseleave", function () {
+      if (open) { open.classList.remove("tip-closed"); }
+      open = focused();  // the focused cell's tooltip still shows: Escape must still find it
+      if (open) { place(open); }
+    });
     table.addEventListener("focusout", function (e) {
       var c = cellOf(e.target);
       if (c) { c.classList.remove("tip-closed"); }
     });
     document.addEventListener("keydown", function (e) {
-      if (e.key === "Escape" && open) { open.classList.add("tip-closed"); }
+      if (e.key !== "Escape") { return; }
+      // every tooltip that shows closes: the one last placed, the focused cell's and the one under the mouse
+      [open, focused()].concat(Array.prototype.slice.call(table.querySelectorAll("td:hover"))).forEach(function (c) {
+        if (c) { c.classList.add("tip-closed"); }
+      });
     });
     document.addEventListener("scroll", function () { if (open && !open.classList.contains("tip-closed")) { place(open); } },
                               { capture: true, passive: true });
@@ -78,10 +97,19 @@
 
   function defaultOf(select) { return select.getAttribute("data-default") || ""; }
 
-  function matches(row, n) {
-    var q = query(search.value);
+  // Words that name a target of matrix.yaml no run has recorded: the index's note answers them (no case has a verdict
+  // there); a row that mentions one (a case about that hardware) is still found as text.
+  var unrecordedNode = document.getElementById("unrecorded-targets");
+  var unrecorded = unrecordedNode ? JSON.parse(unrecordedNode.textContent) : {};
+  var note = document.getElementById("target-note");
+
+  function unrecordedIn(q) {
+    return q.words.filter(function (w) { return Object.prototype.hasOwnProperty.call(unrecorded, w); });
+  }
+
+  function matches(row, n, q) {
     if (q.issue && haystack[n].indexOf(q.issue) < 0) { return false; }
-    if (q.text && haystack[n].indexOf(q.text.replace(/^#/, "")) < 0) { return false; }
+    if (!q.words.every(function (w) { return haystack[n].indexOf(w) >= 0; })) { return false; }
     return selects.every(function (select) {
       var want = select.value;
       if (select === on || !want) { return true; }
@@ -90,14 +118,58 @@
     });
   }
 
-  function apply() {
-    var n = 0;
-    original.forEach(function (row, i) {
-      var ok = matches(row, i);
-      row.hidden = !ok;
-      if (ok) { n += 1; }
+  var explained = "";  // the names the note answers now: it is rebuilt only when they change (a click on its link
+  // blurs the search box, whose change event must not replace the link under the pointer)
+
+  function explain(names) {
+    if (!note || names.join(" ") === explained) { return; }
+    explained = names.join(" ");
+    note.textContent = "";
+    names.forEach(function (name, i) {
+      var part = document.createElement("span");
+      part.textContent = (i ? " " : "") + name + " (" + unrecorded[name].hardware + "): not recorded (no such " +
+        "hardware has run it): no case has a verdict there. ";
+      var link = document.createElement("a");
+      link.href = unrecorded[name].grid;
+      link.textContent = "How to contribute a run on " + name;
+      note.appendChild(part);
+      note.appendChild(link);
+      note.appendChild(document.createTextNode("."));
     });
-    shown.textContent = n + " of " + original.length + " " + unit + " shown";
+    note.hidden = names.length === 0;
+  }
+
+  // On a phone's narrow screen a long table shows PAGE matching rows at a time, a button below it the next ones: the
+  // whole table is in the page (without JavaScript all of it shows), only the layout of the rows not asked for waits.
+  var PAGE = 100;
+  var paged = original.length > PAGE && !!window.matchMedia && window.matchMedia("(max-width: 40rem)").matches;
+  var limit = paged ? PAGE : Infinity;
+  var position = new Map();
+  original.forEach(function (row, i) { position.set(row, i); });
+  var more = null;
+  if (paged) {
+    more = document.createElement("button");
+    more.type = "button";
+    more.className = "more";
+    (table.closest(".scroll") || table).insertAdjacentElement("afterend", more);
+    more.addEventListener("click", function () { limit += PAGE; apply(); });
+  }
+
+  function apply() {
+    var n = 0, visible = 0, q = query(search.value), names = unrecordedIn(q);
+    explain(names);
+    rows.forEach(function (row) {
+      var ok = matches(row, position.get(row), q);
+      if (ok) { n += 1; }
+      row.hidden = !ok || n > limit;
+      if (!row.hidden) { visible += 1; }
+    });
+    shown.textContent = n + " of " + original.length + " " + unit + " shown" +
+      (visible < n ? " (the first " + visible + " on this narrow screen; the button below the table shows more)" : "");
+    if (more) {
+      more.hidden = visible >= n;
+      more.textContent = "Show " + Math.min(PAGE, n - visible) + " more of the " + (n - visible) + " not shown";
+    }
   }
 
   function key(row, col) {
@@ -164,13 +236,14 @@
     th.appendChild(button);
     button.addEventListener("click", function () {
       sortBy(name, th.getAttribute("aria-sort") !== "ascending");
+      apply();
       save();
     });
   });
 
   restore();
-  form.addEventListener("input", function () { apply(); save(); });
-  form.addEventListener("change", function () { apply(); save(); });
+  form.addEventListener("input", function () { limit = paged ? PAGE : limit; apply(); save(); });
+  form.addEventListener("change", function () { limit = paged ? PAGE : limit; apply(); save(); });
   form.addEventListener("submit", function (event) { event.preventDefault(); });
   form.addEventListener("reset", function () {
     window.setTimeout(function () {
@@ -190,6 +263,7 @@
   var target = id && document.getElementById(id);
   if (target && table.contains(target)) {
     var row = target.closest("tr");
+    if (row && paged) { limit = Math.max(limit, rows.indexOf(row) + 1, original.indexOf(row) + 1); apply(); }
     if (row && row.hidden) { form.reset(); }
     var bring = function () {
       if (target.tagName === "TR") {

@@ -1,0 +1,82 @@
+"""Where each case stands on each target, as every page of the site shows it: one standing per target, or one per
+machine where the repro's verdict depends on the machine (store/machines.py: another CPU model or GPU gave another
+verdict on the same torch release and case content). A machine's verdict on a release comes from the records the store
+keeps: the machine of the record's own run, and the verdicts of the other machines' records it replaced
+(`on_other_machines`), over every build of the release (views.build_split). No machine's verdict is dropped; which
+machine gave which is said beside it.
+
+    cpu on AMD EPYC: reproduces on every recorded release (2.8.0–2.15.0)
+    cpu on Intel(R) Xeon(R) Processor: does not reproduce on every recorded release (2.8.0–2.15.0)
+"""
+
+from __future__ import annotations
+
+from reprokit.model.corpus import CaseDir
+from reprokit.model.records import Record
+from reprokit.model.verdict import Role, Verdict
+from reprokit.publish.issue_status import Standing, release_verdict, standing_of
+from reprokit.publish.render import Published
+
+# case id -> target -> its standings (one, or one per machine), targets in matrix.yaml's order, only those recorded
+Standings = dict[str, dict[str, list[Standing]]]
+
+
+def records_by_case(histories: dict[str, dict[str, list[Record]]]) -> dict[str, dict[str, dict[str, list[Record]]]]:
+    """target -> case -> release -> that case's records: a case's standing then reads its own records, not the
+    store's."""
+    out: dict[str, dict[str, dict[str, list[Record]]]] = {}
+    for target, every in histories.items():
+        mine = out.setdefault(target, {})
+        for release, records in every.items():
+            for rec in records:
+                mine.setdefault(rec.case, {}).setdefault(release, []).append(rec)
+    return out
+
+
+def machine_verdicts(records: list[Record], machines: dict[str, str]) -> dict[str, Verdict]:
+    """One release's repro records (each dtype, each build) -> machine -> its verdict there (reproduces where any
+    dtype does, as issue_status.release_verdict says a release's verdict)."""
+    seen: dict[str, list[Record]] = {}
+    for rec in records:
+        if machines.get(rec.run_id):
+            seen.setdefault(machines[rec.run_id], []).append(rec)
+        for machine, word in (rec.on_other_machines or {}).items():
+            seen.setdefault(machine, []).append(rec.model_copy(update={"verdict": Verdict(word)}))
+    return {machine: verdict for machine, recs in sorted(seen.items()) if (verdict := release_verdict(recs))}
+
+
+def machine_standings(cd: CaseDir, target: str, every: dict[str, list[Record]],
+                      splits: dict[tuple[str, str], list[Record]], machines: dict[str, str]) -> list[Standing]:
+    """One standing per machine where two machines' verdicts that ran differ on a recorded release; [] where none
+    do (the repro's verdict does not depend on the machine)."""
+    per_release = {}
+    for release, records in every.items():
+        repro = [r for r in records if r.case == cd.case.id and Role.of(r.variant) is Role.REPRO]
+        builds = {id(r): r for rec in repro for r in [rec, *splits.get((release, rec.key), [])]}
+        per_release[release] = machine_verdicts(list(builds.values()), machines)
+    if not any(len({v for v in found.values() if v.ran}) > 1 for found in per_release.values()):
+        return []
+    names = sorted({machine for found in per_release.values() for machine in found})
+    return [Standing(cd, target, [(rel, found[name]) for rel, found in per_release.items() if name in found], name)
+            for name in names]
+
+
+def standings(p: Published, by_case: dict | None = None) -> Standings:
+    """Every case on every recorded target: its standing, or its standing per machine. `by_case`: records_by_case
+    of the histories, where the caller has it."""
+    by_case, out = by_case or records_by_case(p.histories), {}
+    for cd in p.cases:
+        mine = out.setdefault(cd.case.id, {})
+        for target in p.histories:
+            every = by_case[target].get(cd.case.id, {})
+            found = machine_standings(cd, target, every, p.splits.get(target, {}), p.machines)
+            if not found and (one := standing_of(cd, target, every)).verdicts:
+                found = [one]
+            if found:
+                mine[target] = found
+    return out
+
+
+def flat(found: dict[str, list[Standing]]) -> list[Standing]:
+    """A case's standings in the pages' order: targets in matrix.yaml's order, machines by name."""
+    return [s for target_standings in found.values() for s in target_standings]

@@ -1,0 +1,137 @@
+"""The torch environments' cache on disk: its size as `du` counts it, and freeing it as `df` sees it.
+
+uv installs an environment by hard-linking the files of its shared cache (uv/archive-v0/<id>/, one unpacked wheel
+each), so one file is often two names: a size counts each inode once, and removing an environment frees nothing
+until the cache's archives that no environment links any more are removed too (the garbage collection here). uv's
+index of its cache still names those archives, so uv is then told to forget their packages (`uv cache clean PKG`):
+an index entry whose archive is gone makes every later install of that wheel fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from reprokit.model.schema import InputError
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("REPROKIT_CACHE", Path.home() / ".cache" / "reprokit"))
+
+
+def uv_binary() -> str:
+    found = shutil.which("uv")
+    if found:
+        return found
+    try:
+        import uv  # the PyPI package ships the binary (a dependency of reprokit)
+
+        return uv.find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        raise InputError("--torch needs uv (pip install uv) to build the release's environment") from None
+
+
+def _inodes(*paths: Path) -> dict[tuple[int, int], tuple[int, int, int]]:
+    """(device, inode) -> (bytes on disk, links found under paths, links it has) for every regular file under
+    `paths`, links unfollowed."""
+    found: dict[tuple[int, int], tuple[int, int, int]] = {}
+    for path in paths:
+        for dirpath, _dirs, files in os.walk(path):
+            for name in files:
+                try:
+                    info = os.lstat(os.path.join(dirpath, name))
+                except OSError:
+                    continue
+                key = (info.st_dev, info.st_ino)
+                size, links, nlink = found.get(key, (info.st_blocks * 512, 0, info.st_nlink))
+                found[key] = (size, links + 1, nlink)
+    return found
+
+
+def disk_usage(*paths: Path) -> int:
+    """Bytes on disk under `paths`, each inode counted once (as `du` counts hard links)."""
+    return sum(size for size, _links, _nlink in _inodes(*paths).values())
+
+
+def cache_size() -> int:
+    return disk_usage(cache_root() / "envs", cache_root() / "uv")
+
+
+def human_size(size: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.1f} {unit}" if unit != "B" else f"{int(size)} B"
+        size /= 1024
+    return f"{size:.1f} GB"
+
+
+def listing() -> list[tuple[str, int]]:
+    """Every built environment (its version) with its bytes on disk, uv's shared wheel cache as "uv cache", and the
+    total, each inode counted once in every row (an environment's files are mostly links into uv's cache)."""
+    envs = cache_root() / "envs"
+    folders = [p for p in sorted(envs.glob("torch-*")) if p.is_dir()]
+    rows = [(p.name.removeprefix("torch-"), disk_usage(p)) for p in folders]
+    return rows + [("uv cache", disk_usage(cache_root() / "uv")), ("total", cache_size())]
+
+
+@dataclass(frozen=True)
+class Freed:
+    counted: int  # bytes of the files whose last link was removed
+    df: int  # how much more the file system says is free afterwards (other writers move it too)
+    archives: int  # uv cache archives no environment linked any more, removed
+
+
+def _free_bytes(path: Path) -> int:
+    while not path.exists():
+        path = path.parent
+    info = os.statvfs(path)
+    return info.f_bavail * info.f_frsize
+
+
+def _only_here(*paths: Path) -> tuple[bool, int]:
+    """Whether every file under `paths` has all its links there, and the bytes of those that do (what deleting
+    `paths` gives back)."""
+    found = _inodes(*paths).values()
+    return (all(links >= nlink for _s, links, nlink in found),
+            sum(size for size, links, nlink in found if links >= nlink))
+
+
+def unlinked_archives() -> list[Path]:
+    """uv's cache archives (one unpacked wheel each) none of whose files is linked from anywhere else: no
+    environment uses them."""
+    return [archive for archive in sorted((cache_root() / "uv").glob("archive-v*/*"))
+            if archive.is_dir() and not archive.is_symlink() and _only_here(archive)[0]]
+
+
+def _delete(paths: list[Path]) -> int:
+    freed = _only_here(*paths)[1]
+    for path in paths:
+        shutil.rmtree(path, ignore_errors=True)
+    return freed
+
+
+def remove(versions: list[str], everything: bool = False) -> Freed:
+    """Delete the environments of `versions` and then uv's archives that no environment links any more (all of
+    them, and the whole uv cache, with everything=True); what was freed, counted and as `df` sees it."""
+    envs = cache_root() / "envs"
+    unknown = [v for v in versions if not (envs / f"torch-{v}").is_dir()]
+    if unknown and not everything:
+        raise InputError(f"--remove {' '.join(unknown)}: no such environment (`reprokit envs` lists them)")
+    targets = [p for p in envs.glob("torch-*") if everything or p.name.removeprefix("torch-") in versions]
+    before = _free_bytes(cache_root())
+    counted = _delete(targets + ([cache_root() / "uv"] if everything else []))
+    archives = [] if everything else unlinked_archives()
+    packages = sorted({name for archive in archives for name in _packages_in(archive)})
+    counted += _delete(archives)
+    if packages:  # uv's index forgets them too (their other archives, still linked by environments, free nothing)
+        subprocess.run([uv_binary(), "cache", "clean", "-q", *packages], capture_output=True, check=False,
+                       env={**os.environ, "UV_CACHE_DIR": str(cache_root() / "uv")})
+    return Freed(counted, _free_bytes(cache_root()) - before, len(archives))
+
+
+def _packages_in(archive: Path) -> list[str]:
+    """The distributions an unpacked wheel holds, by their .dist-info folders (`name-version.dist-info`)."""
+    return [info.name.removesuffix(".dist-info").rsplit("-", 1)[0] for info in archive.glob("*.dist-info")]

@@ -1,0 +1,61 @@
+"""Figure 10 of `nox -s bench`: triage's time for a 200 KB issue body of 4,000 blocks (reading only: the script, the
+hinted error, the thread, the text check of a signature), and for a normal issue on one release (this environment's
+torch: the thread read, the script's contained run, the signature, the standing). Prints figures, asserts nothing."""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from reprokit.run.execute import Observation
+from reprokit.tracker import issue_json, signature, thread_reading, triage
+
+# 4,000 blocks of 50 characters: a fenced Python block, a rank-prefixed error line, a quote
+BLOCK = "```python\nimport torch\n```\n[rank0]: E: {:05d}\n> qq\n"
+SCRIPT = "import torch\n\n\n@torch.compile(backend='eager')\ndef f(a, b):\n    return a @ b\n\n\nf(torch.ones(2, 3), " \
+         "torch.ones(4, 5))\n"
+
+
+def _issue(body: str, number: int = 1) -> issue_json.Issue:
+    return issue_json.parse({"number": number, "title": "a compiled matmul of mismatched shapes", "body": body,
+                             "state": "OPEN", "comments": [{"author": {"login": "m"}, "authorAssociation": "MEMBER",
+                                                            "body": body[:20_000], "createdAt": "2026-01-01"}]})
+
+
+def large_body(repeat: int = 5) -> tuple[int, int, float]:
+    body = "".join(BLOCK.format(i) for i in range(4000))
+    seen = Observation(status="fail", exit_code=1, signal=None, seconds=0.0, exception="RuntimeError",
+                       message="shape mismatch 12 vs 13", stage="dynamo")
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        issue = _issue(body)
+        issue_json.reproducer(issue)
+        issue_json.reported_failure(issue)
+        thread_reading.closure(issue)
+        thread_reading.asks_for_error(issue)
+        signature.confirmed_in(signature.of(seen), [issue.body, *(c.body for c in issue.comments)])
+        times.append(time.perf_counter() - start)
+    return len(body), body.count("```python"), statistics.median(times)
+
+
+def normal_issue() -> tuple[str, float]:
+    body = ("Compiling a matmul of mismatched shapes fails:\n\n```python\n" + SCRIPT + "```\n\n"
+            "It raises `torch._dynamo.exc.TorchRuntimeError`.\n\n### Versions\n\nPyTorch version: 2.14.1\n")
+    with tempfile.TemporaryDirectory(prefix="reprokit-bench-") as out:
+        start = time.perf_counter()
+        done = triage.triage(_issue(body, 990001), [], Path(out), here=True, log=lambda *_: None)
+        return done.standing.line(), time.perf_counter() - start
+
+
+def main() -> None:
+    size, blocks, seconds = large_body()
+    print(f"10. triage: reading a {size / 1000:.0f} KB body of {blocks:,} blocks: median {seconds:.3f} s of 5", flush=True)
+    said, seconds = normal_issue()
+    print(f"    triage of a normal issue on one release (this environment's torch): {seconds:.1f} s ({said[:90]})")
+
+
+if __name__ == "__main__":
+    main()

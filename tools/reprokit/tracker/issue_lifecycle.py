@@ -1,0 +1,223 @@
+"""The states a triaged pytorch/pytorch issue can be in, and the transitions between them, in one place (as syzkaller
+keeps its bug states). The standing `triage` prints, the comment it drafts and what `--record` keeps in
+issue-states.yaml are all read from the final `Triage` value.
+
+    REPORTED --thread decides (closed as not planned, a maintainer's standing verdict)--> NOT_POSTED
+    REPORTED --no script / the reported release cannot run it / it does not fail there either--> NOT_POSTED
+    REPORTED --run on the reported release, its signature confirmed by the issue's text--> OBSERVED
+    OBSERVED --every other release compared with that signature--> JUDGED
+    JUDGED --the standing disagrees with the issue's state--> POSTED (a draft), else NOT_POSTED (agrees, no comment)
+
+Standings: "still reproduces" (the newest release fails with the observed signature), "no longer reproduces" (it
+passes, or, for an issue that asks for an error, now raises one), "fails differently" (another failure), "not posted:
+<reason>". Pure: runs in, one value out; nothing here runs anything."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from reprokit.tracker import signature as sig
+from reprokit.tracker.issue_json import Issue
+from reprokit.tracker.not_a_bug import UNKNOWN_NAME
+from reprokit.tracker.signature import Signature
+from reprokit.tracker.triage_standing import DIFFERENT, NO_LONGER, NOT_POSTED, STILL, Ran, Standing, observed_line
+
+NOW_RAISES = "now raises"
+NO_CUDA = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are available")
+CHECKS = re.compile(r"^\s*(assert\b|raise\b)|assert_close|\.allclose\(|sys\.exit\(", re.M)  # the script can fail
+HANG_WORDS = re.compile(r"\b(hangs?|hung|stuck|forever|never (?:finishes|returns|ends)|deadlock|time[sd]? ?out)\b", re.I)
+# torch's own words when the failure is the behaviour it documents (it names what to use instead)
+DOCUMENTED = (re.compile(r"This graph break is fundamental"), re.compile(r"\bmaybe_mark_dynamic\b"))
+CRASH_WORDS = re.compile(r"\b(segfault|segmentation fault|SIGSEGV|SIGABRT|core dumped|abort(?:ed|s)?|crash(?:es|ed)?|"
+                         r"illegal (?:memory|instruction))\b", re.I)
+
+
+class Step(str, Enum):
+    REPORTED = "reported"
+    OBSERVED = "observed on the reported release"
+    JUDGED = "judged per release"
+    POSTED = "posted"
+    NOT_POSTED = "not posted"
+
+
+@dataclass(frozen=True)
+class Judged:
+    release: str
+    outcome: str  # signature.SAME | GOOD | OTHER | NOT_RUN | NOW_RAISES
+    line: str
+
+
+@dataclass(frozen=True)
+class Triage:
+    step: Step
+    standing: Standing
+    reported: str | None = None  # the release the issue reports (collect_env's, or --reported-release)
+    reported_by_date: str = ""  # the day the issue was opened, where `reported` was taken from it (release_dates)
+    observed_on: str | None = None  # the release whose run gave the signature
+    signature: Signature | None = None
+    accepts: bool = False  # the complaint is that torch accepts what it should refuse
+    confirmed: str | None = None  # how the issue's text confirms the signature
+    judged: tuple[Judged, ...] = ()
+
+    @property
+    def post(self) -> bool:
+        return self.step is Step.POSTED
+
+    def source(self) -> str:
+        """Where the release it is judged on comes from, in words."""
+        return source_words(self.reported, self.reported_by_date)
+
+    def record_line(self) -> str:
+        """What issue-states.yaml keeps: the standing, and the signature it was judged against."""
+        said = self.standing.line()
+        return f"{said} [signature on torch {self.observed_on}: {self.signature.line()}]" if self.signature else said
+
+
+def source_words(reported: str | None, by_date: str = "") -> str:
+    if by_date and reported:
+        return f"the issue names no release; {reported} was the newest when it was opened, on {by_date}"
+    return f"the issue names {reported or 'no release'}"
+
+
+def reported(standing_reason: str, **facts) -> Triage:
+    """REPORTED -> NOT_POSTED before anything runs (or with nothing to judge)."""
+    return Triage(Step.NOT_POSTED, Standing(NOT_POSTED, standing_reason), **facts)
+
+
+def _needs_other_torch(ran: Ran) -> str | None:
+    text = f"{ran.log}\n{ran.obs.message or ''}" if ran.obs else ""
+    for pattern in UNKNOWN_NAME:
+        if m := pattern.search(text):
+            return m.group(0)
+    return None
+
+
+def _before_compile(ran: Ran) -> bool:
+    """The script failed in eager code before any graph was compiled (no torch.compile stage, no graph)."""
+    obs = ran.obs
+    graphs = (obs.dynamo or {}).get("unique_graphs", 0) if isinstance(obs.dynamo, dict) else 0
+    return obs.status != "pass" and (obs.stage in (None, "runtime")) and not graphs
+
+
+def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release: str | None,
+            reported_by_date: str = "") -> Triage:
+    """REPORTED -> OBSERVED (or NOT_POSTED): the signature of the run on the reported release (or, where the issue
+    names none, the newest release when it was opened)."""
+    facts = {"reported": reported_release, "reported_by_date": reported_by_date, "observed_on": ref.release,
+             "accepts": accepts}
+    if ref.obs is None or ref.obs.exit_code == 77:
+        return reported(f"the script could not run on torch {ref.release}, the release the issue is judged on "
+                        f"({ref.why or observed_line(ref.obs)})", **facts)
+    if NO_CUDA.search(ref.obs.message or ""):
+        return reported(f"the script needs CUDA, which torch {ref.release} here lacks", **facts)
+    if name := _needs_other_torch(ref):
+        return reported(f"the script uses what torch {ref.release} does not have ({name}): it needs the release it "
+                        "was written for", **facts)
+    for pattern in DOCUMENTED:
+        if m := pattern.search(ref.obs.message or ""):
+            return reported(f"documented behaviour: torch {ref.release}'s own message says {m.group(0)!r} "
+                            f"({observed_line(ref.obs)})", **facts)
+    found = sig.of(ref.obs, ref.log)
+    texts = [issue.title, issue.body, *(c.body for c in issue.comments)]
+    if found.kind == sig.PASSES:
+        if accepts:
+            return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed="the issue asks for an error "
+                          "and the script finishes without one", **facts)
+        checks = "" if CHECKS.search(script) else " (and the script checks nothing: no assert or raise)"
+        if ref.release != reported_release:
+            where = f"torch {ref.release} either ({source_words(reported_release, reported_by_date)})"
+        elif reported_by_date:
+            where = f"the newest release when the issue was opened ({reported_by_date}) either: torch {ref.release}"
+        else:
+            where = f"the reported release either: torch {ref.release}"
+        return reported(f"does not reproduce on {where} exits 0{checks}; nothing to say", signature=found, **facts)
+    if found.kind == sig.EXITS:
+        words = HANG_WORDS if ref.obs.status == "timeout" else CRASH_WORDS
+        if not words.search("\n".join(texts)):
+            return reported(f"on torch {ref.release} the script {observed_line(ref.obs)}, which the issue's text does "
+                            "not describe", signature=found, **facts)
+        return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed="the issue describes it", **facts)
+    if _before_compile(ref):
+        return reported(f"on torch {ref.release} the script fails before any compiled call ({observed_line(ref.obs)}, "
+                        "in eager code): that says nothing about the compiled behaviour", signature=found, **facts)
+    normal = sig.normalised_text(texts)  # once: both checks read it
+    confirmed = sig.confirmed_in(found, texts, normal) or sig.printed_in(ref.obs.stdout_tail, texts, normal)
+    if confirmed is None:
+        return reported(f"on torch {ref.release} the script fails with {found.line()}, which the issue's text does "
+                        "not mention: not the failure it reports", signature=found, **facts)
+    return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed=confirmed, **facts)
+
+
+def _outcome(t: Triage, ran: Ran) -> str:
+    got = sig.compare(t.signature, ran.obs, ran.log)
+    if t.accepts and t.signature.kind == sig.PASSES:
+        if got == sig.GOOD:
+            return sig.SAME  # still accepts it
+        if ran.obs is not None and ran.obs.exception:
+            return NOW_RAISES
+    return got
+
+
+def _span(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
+
+
+def judge(t: Triage, runs: list[Ran]) -> Triage:
+    """OBSERVED -> JUDGED: each release run compared with the signature; the standing from the newest release."""
+    judged = tuple(Judged(r.release, _outcome(t, r), r.why or observed_line(r.obs)) for r in runs)
+    start = next(i for i, r in enumerate(runs) if r.release == t.observed_on)
+    since = [j for j in judged[start:] if j.outcome != sig.NOT_RUN]
+    newest = since[-1]
+    step = dataclasses.replace(t, step=Step.JUDGED, judged=judged)
+    if newest.outcome == sig.SAME:
+        same = [j.release for j in since if j.outcome == sig.SAME]
+        said = "accepts it without an error" if t.accepts and t.signature.kind == sig.PASSES else t.signature.line()
+        return dataclasses.replace(step, standing=Standing(STILL, f"on torch {_span(same)} (newest run: "
+                                                                  f"{newest.release}): {said}"))
+    if newest.outcome in (sig.GOOD, NOW_RAISES):
+        stretch = []
+        for j in reversed(since):
+            if j.outcome != newest.outcome:
+                break
+            stretch.insert(0, j.release)
+        last_bad = next((j for j in reversed(since) if j.outcome == sig.SAME and j.release not in stretch), None)
+        how = (f"now raises {newest.line}" if newest.outcome == NOW_RAISES else "the script exits 0")
+        detail = (f"since {stretch[0]}: {how} (last bad {last_bad.release}: {last_bad.line})" if last_bad
+                  else f"on every release run from {_span(stretch)}: {how}")
+        return dataclasses.replace(step, standing=Standing(NO_LONGER, detail))
+    if _before_compile(next(r for r in runs if r.release == newest.release)):
+        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=Standing(
+            NOT_POSTED, f"on torch {newest.release} the script fails before any compiled call ({newest.line}): that "
+                        "says nothing about the reported bug"))
+    return dataclasses.replace(step, standing=Standing(
+        DIFFERENT, f"(on torch {t.observed_on}: {t.signature.line()}; on torch {newest.release}: {newest.line})"))
+
+
+def numerics(t: Triage, judged_line: str, wrong: bool | None, release: str) -> Triage:
+    """JUDGED -> NOT_POSTED when the fp64 reference does not call the low-precision mismatch wrong, or cannot judge
+    it; the triage unchanged when it does (wrong=True)."""
+    if wrong is None:
+        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+            NOT_POSTED, f"cannot judge numerics on torch {release}: {judged_line}"))
+    if not wrong:
+        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+            NOT_POSTED, f"{judged_line} (torch {release}): the script compares low-precision outputs with each other"))
+    return t
+
+
+def decide(t: Triage, issue: Issue) -> Triage:
+    """JUDGED -> POSTED where the standing adds to what the thread knows; else NOT_POSTED with the reason."""
+    if t.step is not Step.JUDGED:
+        return t
+    state = issue.state.lower()
+    agrees = (t.standing.kind == NO_LONGER and issue.closed) or (t.standing.kind == STILL and not issue.closed)
+    if agrees:
+        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+            t.standing.kind, t.standing.detail + f"; the issue is {state}: it agrees, no comment"))
+    if t.standing.kind == DIFFERENT and issue.closed:
+        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+            DIFFERENT, t.standing.detail + "; the issue is closed: another failure belongs in a new issue, no comment"))
+    return dataclasses.replace(t, step=Step.POSTED)
