@@ -54,7 +54,8 @@ def test_a_script_that_is_not_utf8_is_refused_in_one_line(tmp_path):
 @pytest.mark.parametrize("content, message", [
     (None, "more than the 1048576 a case script may have"),
     ("x = " + "1+" * 200_000 + "1\n", "nested too deeply for Python to read it"),
-])
+], ids=["oversized", "nested-too-deeply"])  # an id made of the 400 KB script would be in PYTEST_CURRENT_TEST, which
+# every child inherits: execve refuses a variable that long ("Argument list too long")
 def test_new_case_refuses_a_hostile_script_in_one_line(tmp_path, content, message):
     (tmp_path / "cases").mkdir()
     (tmp_path / "matrix.yaml").write_text((ROOT / "matrix.yaml").read_text())
