@@ -224,3 +224,22 @@ def test_a_draft_table_cell_holds_a_pipe_and_no_home_path():
     assert _cell("Unsupported: 'Pair._replace | _replace'") == "`Unsupported: 'Pair._replace \\| _replace'`"
     home = str(Path.home())
     assert home not in as_user_sees(f'  File "{home}/.pyenv/versions/3.11.7/lib/python3.11/collections/x.py", line 1')
+
+
+def test_a_run_s_line_in_the_draft_names_no_path_of_this_machine():
+    """torch names the file it skipped (#158772's script on 2.6.0: a pyenv interpreter's collections module under
+    root's home); the draft's table and the standing show it as the user would paste it, under `~`."""
+    import socket
+    from pathlib import Path
+
+    from reprokit.run.execute import Observation
+    from reprokit.tracker.triage_standing import observed_line
+
+    home, host = str(Path.home()), socket.gethostname()
+    message = (f"'inline in skipfiles: Pair._replace | _replace {home}/.pyenv/versions/3.11.7/lib/python3.11/"
+               f"collections/__init__.py, skipped according trace_rules.lookup SKIP_DIRS' on {host}")
+    obs = Observation(status="fail", exit_code=1, signal=None, seconds=1.0,
+                      exception="torch._dynamo.exc.Unsupported", message=message)
+    line = observed_line(obs)  # the table's cell, the standing's words and issue-states.yaml's all come from it
+    assert line.startswith("Unsupported: 'inline in skipfiles") and "~/.pyenv/versions/3.11.7/lib/" in line
+    assert home + "/" not in line and "<host>" in line

@@ -16,6 +16,7 @@ from reprokit.model.untrusted_text import plain
 from reprokit.run.execute import Observation
 from reprokit.tracker.bug_text import OWN_WORDS, code_span, fence
 from reprokit.tracker.traceback_text import headline
+from reprokit.tracker.user_paths import as_user_sees
 
 STILL, NO_LONGER, DIFFERENT, NOT_POSTED = "still reproduces", "no longer reproduces", "fails differently", "not posted"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -45,8 +46,8 @@ def observed_line(obs: Observation | None) -> str:
         return "not run"
     if obs.status == "pass":
         return "exits 0"
-    if obs.exception:
-        name, said = obs.exception.rsplit(".", 1)[-1], headline(obs.message)
+    if obs.exception:  # the message as the user sees it: no path of this machine (its home, caches, host name)
+        name, said = obs.exception.rsplit(".", 1)[-1], headline(as_user_sees(obs.message or ""))
         return f"{name}: {said}"[:200] if said else name
     return f"{obs.status} (exit {obs.exit_code}, signal {obs.signal})"
 
