@@ -1,4 +1,9 @@
-"""Small builders shared by the tests: records and stores made in memory, and the store a run wrote."""
+"""Small builders shared by the tests: records and stores made in memory, the store a run wrote, and `reprokit` run
+as a user runs it."""
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from reprokit.model.records import Record
@@ -26,3 +31,20 @@ def case_script(tmp_path: Path, source: str, name: str = "repro.py") -> Path:
     path.write_text(source)
     path.chmod(0o644)
     return path
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_reprokit(root: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`reprokit --root ROOT ARGS` in a process of its own, from this checkout's package."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], env=env,
+                          capture_output=True, text=True)
+
+
+def empty_repository(folder: Path) -> Path:
+    """A project holding this checkout's matrix.yaml and no case."""
+    shutil.copy(ROOT / "matrix.yaml", folder / "matrix.yaml")
+    (folder / "cases").mkdir()
+    return folder

@@ -9,24 +9,19 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support import stored
+from support import empty_repository, run_reprokit, stored
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
 CONTRIB = Path(__file__).parent / "fixtures" / "contrib"
 
 
-def reprokit(root, *args, env=None):
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], env=env,
-                          capture_output=True, text=True)
+reprokit = run_reprokit
 
 
 @pytest.fixture
 def empty_repo(tmp_path):
-    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
-    (tmp_path / "cases").mkdir()
-    return tmp_path
+    return empty_repository(tmp_path)
 
 
 def interpreters(folder: Path, n: int) -> list[str]:

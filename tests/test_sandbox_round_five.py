@@ -308,7 +308,7 @@ def reprokit(root: Path, *args: str, timeout: float = 300) -> subprocess.Complet
                           text=True, timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
 
 
-def _repo_with_a_case(tmp_path: Path) -> tuple[Path, str]:
+def _repo_with_a_case(tmp_path: Path, repro: str = "print('x')\n") -> tuple[Path, str]:
     from reprokit.model.corpus import content_hash
 
     root = tmp_path / "repo"
@@ -316,7 +316,7 @@ def _repo_with_a_case(tmp_path: Path) -> tuple[Path, str]:
     folder.mkdir(parents=True)
     shutil.copy(ROOT / "matrix.yaml", root / "matrix.yaml")
     (folder / "case.yaml").write_text(ORACLE_CASE)
-    (folder / "repro.py").write_text("print('x')\n")
+    (folder / "repro.py").write_text(repro)
     git(root, "init", "-q")
     git(root, "add", ".")
     git(root, "commit", "-qm", "v1")
@@ -433,19 +433,9 @@ expect:
 
 
 def test_import_refuses_a_verdict_that_does_not_follow_from_its_observation_even_with_the_real_hash(tmp_path):
-    from reprokit.model.corpus import content_hash
     from support import record
 
-    root = tmp_path / "repo"
-    folder = root / "cases" / "real-case"
-    folder.mkdir(parents=True)
-    shutil.copy(ROOT / "matrix.yaml", root / "matrix.yaml")
-    (folder / "case.yaml").write_text(ORACLE_CASE)
-    (folder / "repro.py").write_text("raise ValueError('v1')\n")
-    git(root, "init", "-q")
-    git(root, "add", ".")
-    git(root, "commit", "-qm", "v1")
-    now = content_hash(folder)
+    root, now = _repo_with_a_case(tmp_path, "raise ValueError('v1')\n")
     seen = dict(case="real-case", case_hash=now, status="fail", exit_code=1, exception="ValueError", message="v1",
                 stderr_tail="Traceback (most recent call last):\nValueError: v1\n", seconds=1.0)
     forged = record(**seen, verdict="does-not-reproduce", why="ran and exited 0", dtype="float16")
