@@ -146,6 +146,7 @@ def arguments(config, command, report_fd, key_fd, seccomp_fd, outbox_fd=None):
         args += ["--ro-bind", path, seed, *cache, "--tmpfs", path]
     stage = {"report_fd": report_fd, "key_fd": key_fd, "skeleton": _mkdirs(workdir), "workdir": workdir,
              "seeds": seeds, "outbox_fd": outbox_fd, "outbox_cap": config.get("cache_budget") or 0,
+             "outbox_files": config.get("cache_files"),
              "writable": [p for p in os.environ.get("REPROKIT_WRITABLE", "").split(os.pathsep) if p]
              + ["/tmp", *config.get("rw", ())], "budget": bool(budget)}
     return args + ["--chdir", workdir, "--", sys.executable, STAGE, json.dumps(stage), "--", *command]

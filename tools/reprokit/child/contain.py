@@ -30,6 +30,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 1, 4, 36
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -47,7 +48,7 @@ def _sibling(name):
 
 
 budgets = _sibling("budgets")
-outbox = _sibling("outbox")
+copy_out = _sibling("copy_out")
 reaper = _sibling("reaper")
 bubblewrap = _sibling("bubblewrap")
 landlock = _sibling("landlock")  # the probe's Landlock rules (confine_writes), applied here too: see _confine
@@ -213,8 +214,11 @@ def sandboxed(config, command, key):
     except OSError:
         pass  # bwrap never started: recorded below
     os.close(filter_write)
-    spool = _Spool(config, box_read, box_write)
-    status, stopped = reaper.wait_watching(child, "sandbox_stage.py", tick=spool.drain)
+    spool = copy_out.Spool(config, box_read, box_write)
+    # the spool waits on its pipe (readiness) between the watcher's checks, so copy-out runs at the disk's speed
+    waits = spool.file is not None
+    status, stopped = reaper.wait_watching(child, "sandbox_stage.py", every=0.0 if waits else 0.2,
+                                           tick=(lambda: spool.drain(0.2) or time.sleep(0.2)) if waits else None)
     if stopped:  # the case stopped the sandbox's first process: the run ends here, recorded as stopped
         reaper.end_all_below()
         held += bubblewrap.held(config) + ["stopped by SIGSTOP"]
@@ -235,49 +239,6 @@ def sandboxed(config, command, key):
     if "stopped by SIGSTOP" in held:  # a stop is no way of ending: said as the stopped sandbox says it
         os._exit(128 + signal.SIGSTOP)
     reaper.relay(status)
-
-
-class _Spool:
-    """What the sandbox streams out of its budgeted folders (outbox.py), kept in the keeper's private folder while
-    the run goes (the pipe never fills), then written into the host folders once the sandbox has ended."""
-
-    def __init__(self, config, read_end, write_end):
-        self.fd, self.cap = read_end, (config.get("cache_budget") or 0) + (1 << 20)  # the files and their headers
-        self.folders, self.size, self.file = config.get("budgeted", ()), 0, None
-        if read_end is None:
-            return
-        os.close(write_end)
-        os.set_blocking(read_end, False)
-        self.path = path = os.path.join(os.path.dirname(config["held"]), "outbox")
-        self.file = open(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600),
-                         "w+b")
-
-    def drain(self, until_end=False):
-        while self.file is not None:
-            try:
-                chunk = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                if not until_end:
-                    return
-                import select
-
-                select.select([self.fd], [], [], 1)
-                continue
-            if not chunk:
-                return
-            if self.size < self.cap:
-                self.file.write(chunk[: self.cap - self.size])
-            self.size += len(chunk)
-
-    def deliver(self, ended_well):
-        if self.file is None:
-            return
-        self.drain(until_end=True)
-        self.file.flush()
-        if ended_well:
-            outbox.receive(self.path, self.folders, self.cap)
-        self.file.close()
-        os.close(self.fd)
 
 
 def main():

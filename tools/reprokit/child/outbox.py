@@ -2,10 +2,10 @@
 
 Inside bubblewrap each such folder is a tmpfs of the run's cache budget, seeded from a read-only view of the host
 folder (seed()); the case writes there, never on the host. When the case has ended and every process of the sandbox
-is killed, the sandbox's first process streams the folder's regular files out on a pipe (send()): no link, FIFO,
-device or empty folder, at most CAP bytes in all; the keeper, outside, writes them into the host folder (receive()),
-each a fresh file of the runner's (mode 0644, folders 0755), replacing what was there. Standard library only; loaded
-by path, like contain.py.
+is killed, the sandbox's first process streams the folder out on a pipe (send()): a start line, then per entry a
+JSON header line and, for a regular file within the budget (at most `cap` bytes and `files` files in all), its bytes;
+every other entry (a link, FIFO, device, a file over the budget) is named as not copied, with why; then an end line.
+The keeper takes it from there (copy_out.py). Standard library only; loaded by path, like contain.py.
 """
 
 import json
@@ -13,6 +13,10 @@ import os
 import stat
 
 CHUNK = 1 << 20
+START = b"reprokit-outbox 2\n"
+MAX_HEADER = 64 << 10  # a header line: a 4,096-byte path, JSON-escaped (6 characters a byte), fits many times over
+LISTED = 100  # entries not copied that are named one by one; the rest are counted
+END = {"end": True}
 
 
 def seed(pairs):
@@ -42,92 +46,82 @@ def _copy_regular(source, target):
         os.close(fd)
 
 
-def send(folders, fd, cap):
-    """Stream the regular files of each folder to fd: a JSON header line per file, then its bytes; at most `cap`
-    bytes of file data in all. Returns whether anything was left out for the cap."""
-    left = cap
-    cut = False
+class _Sender:
+    """send()'s state: what is left of the budget, and the entries not copied (named up to LISTED, then counted)."""
+
+    def __init__(self, fd, cap, files):
+        self.fd, self.bytes_left, self.files_left = fd, cap, files
+        self.listed, self.unlisted, self.cut = 0, 0, False
+
+    def skip(self, index, relative, why, over_budget=False):
+        self.cut = self.cut or over_budget
+        if self.listed >= LISTED:
+            self.unlisted += 1
+            return
+        self.listed += 1
+        line = (json.dumps({"folder": index, "path": relative, "skipped": why}) + "\n").encode()
+        if len(line) <= MAX_HEADER:
+            _write_all(self.fd, line)
+        else:  # cannot happen for a real path (PATH_MAX); still named, cut
+            self.skip(index, relative[:200], f"a header over {MAX_HEADER >> 10} KiB")
+
+    def file(self, index, relative, handle, size):
+        line = (json.dumps({"folder": index, "path": relative, "size": size}) + "\n").encode()
+        if len(line) > MAX_HEADER:
+            return self.skip(index, relative[:200], f"a header over {MAX_HEADER >> 10} KiB")
+        if self.files_left <= 0:
+            return self.skip(index, relative, "over the cache budget's files", True)
+        if size > self.bytes_left:
+            return self.skip(index, relative, "over the cache budget's bytes", True)
+        _write_all(self.fd, line)
+        sent = 0
+        while sent < size:
+            try:
+                done = os.sendfile(self.fd, handle, sent, min(CHUNK, size - sent))
+            except OSError:
+                done = 0
+            if not done:
+                break
+            sent += done
+        _write_all(self.fd, b"\0" * (size - sent))  # it shrank meanwhile: the size stays the header's
+        self.bytes_left -= size
+        self.files_left -= 1
+
+
+def send(folders, fd, cap, files=1 << 62):
+    """Stream each folder to fd (the module's format): at most `cap` bytes of file data and `files` files in all.
+    Returns whether anything was left out for the budget."""
+    sender = _Sender(fd, cap, files)
+    _write_all(fd, START)
     for index, folder in enumerate(folders):
         for top, dirs, names in os.walk(folder, followlinks=False):
             dirs.sort()
+            for name in [d for d in dirs if os.path.islink(os.path.join(top, d))]:  # never followed: named
+                dirs.remove(name)
+                names.append(name)
             for name in sorted(names):
                 path = os.path.join(top, name)
+                relative = os.path.relpath(path, folder)
                 try:
                     handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-                except OSError:
+                except OSError as err:
+                    sender.skip(index, relative, "a link" if os.path.islink(path) else err.strerror or "unreadable")
                     continue
                 try:
                     info = os.fstat(handle)
-                    if not stat.S_ISREG(info.st_mode):
-                        continue
-                    if info.st_size > left:
-                        cut = True
-                        continue
-                    header = {"folder": index, "path": os.path.relpath(path, folder), "size": info.st_size}
-                    _write_all(fd, (json.dumps(header) + "\n").encode())
-                    sent = 0
-                    while sent < info.st_size and (chunk := os.read(handle, min(CHUNK, info.st_size - sent))):
-                        _write_all(fd, chunk)
-                        sent += len(chunk)
-                    _write_all(fd, b"\0" * (info.st_size - sent))  # it shrank meanwhile: the size stays the header's
-                    left -= info.st_size
+                    if stat.S_ISREG(info.st_mode):
+                        sender.file(index, relative, handle, info.st_size)
+                    else:
+                        sender.skip(index, relative, "not a regular file")
                 finally:
                     os.close(handle)
-    return cut
+    if sender.unlisted:
+        _write_all(fd, (json.dumps({"more_skipped": sender.unlisted}) + "\n").encode())
+    _write_all(fd, (json.dumps(END) + "\n").encode())
+    return sender.cut
 
 
 def _write_all(fd, data):
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
-
-
-def receive(spool, folders, cap):
-    """Write the files streamed into the spool file (send()'s format) into the host folders; each path checked
-    (relative, no `..`), each file fresh (written beside it, then renamed over), the runner's own. The count."""
-    written = 0
-    with open(spool, "rb") as fh:
-        while True:
-            line = fh.readline(4096)
-            if not line.endswith(b"\n"):
-                return written
-            try:
-                header = json.loads(line)
-                folder, relative, size = folders[header["folder"]], header["path"], int(header["size"])
-            except (ValueError, KeyError, IndexError, TypeError):
-                return written
-            parts = relative.split("/")
-            if size < 0 or size > cap or os.path.isabs(relative) or any(p in ("", ".", "..") for p in parts):
-                return written
-            target = os.path.join(folder, *parts)
-            if not _fresh_parents(folder, parts[:-1]):
-                fh.seek(size, os.SEEK_CUR)
-                continue
-            temporary = f"{target}.reprokit-{os.getpid()}"
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            with open(os.open(temporary, flags, 0o644), "wb") as sink:
-                left = size
-                while left and (chunk := fh.read(min(CHUNK, left))):
-                    sink.write(chunk)
-                    left -= len(chunk)
-            os.chmod(temporary, 0o644)
-            if os.path.islink(target) or (os.path.exists(target) and not os.path.isfile(target)):
-                os.unlink(temporary)
-                continue
-            os.replace(temporary, target)
-            written += 1
-
-
-def _fresh_parents(folder, parts):
-    """Make folder/parts... (mode 0755) where missing; False where one exists as anything but a real folder."""
-    current = folder
-    for part in parts:
-        current = os.path.join(current, part)
-        try:
-            info = os.lstat(current)
-        except FileNotFoundError:
-            os.mkdir(current, 0o755)
-            continue
-        if not stat.S_ISDIR(info.st_mode):
-            return False
-    return True

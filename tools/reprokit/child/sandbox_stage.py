@@ -102,7 +102,7 @@ def main():
     if outbox and not stopped:  # nothing else of the case runs now; then the folders' regular files, out to the keeper
         _end_the_others()
         folders = [path for _, path in config["seeds"]]
-        cut = outbox.send(folders, config["outbox_fd"], config["outbox_cap"])
+        cut = outbox.send(folders, config["outbox_fd"], config["outbox_cap"], config.get("outbox_files") or 1 << 62)
         os.close(config["outbox_fd"])
         if cut or _full(*folders):
             os.write(report, b"C")

@@ -11,6 +11,7 @@ import re
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.child import LANDLOCK, PROBE, STAGES
@@ -23,6 +24,8 @@ FILE_CAP = 2 << 30  # the largest file a run may write (its output goes through 
 # made). The corpus's largest CPU run writes a few hundred MB of compile caches and peaks under 4 GiB.
 DISK_BUDGET = 4 << 30
 CACHE_BUDGET = 2 << 30  # each host folder a run writes (--cache, TORCH_TRACE), inside bubblewrap
+CACHE_FILES = 20_000  # and its files: an inductor and Triton cache of the corpus's largest case holds a few thousand
+COPY_OUT_FLOOR = 20 << 20  # bytes a second copy-out is given at least (the disk does 10x that): its own time limit
 MEMORY_BUDGET = 8 << 30
 PIDS_BUDGET = 4096  # processes and threads of a run at once (a torchrun case: two ranks, each a few dozen threads)
 
@@ -116,6 +119,7 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
               # host folders the run writes (a --cache folder, a TORCH_TRACE folder): inside bubblewrap a tmpfs of
               # this size each, copied out when the run ends (child/outbox.py)
               "cache_budget": budget("REPROKIT_CACHE_BUDGET", CACHE_BUDGET), "budgeted": list(map(str, writable)),
+              "cache_files": budget("REPROKIT_CACHE_FILES", CACHE_FILES),
               "rw": [str(reports), *map(str, writable), *([str(shared_header_dir())] if user is None else [])]}
     needs = {str(Path(python).absolute().parent.parent), str(Path(python).resolve().parent.parent), str(PROBE), str(LANDLOCK), str(STAGES),
              str(script.parent.absolute()), str(workdir), str(reports), str(shared_header_dir()),
@@ -129,7 +133,9 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
     if user is None:
         return config
     uid, gid = user
-    for folder in (workdir, shared_header_dir(), *writable):
+    # Not the budgeted host folders: the case writes a tmpfs over each; on the host they stay the runner's, so that
+    # no host process of the case's user can plant cache code the next run loads.
+    for folder in (workdir, shared_header_dir()):
         for path in [folder, *(folder.rglob("*") if folder == workdir else ())]:
             os.lchown(path, uid, gid)
     config.update(uid=uid, gid=gid)
@@ -142,6 +148,47 @@ def _beyond_the_run(path: Path, script: Path) -> bool:
     case = script.parent.absolute()
     package = (path / "reprokit").exists() and path.name not in ("site-packages", "dist-packages")  # a source tree
     return package or (path / ".git").exists() or (path != case and case.is_relative_to(path))
+
+
+@dataclass(frozen=True)
+class CopyOut:
+    """What the keeper copied out of a run's budgeted host folders (child/outbox.py), after the case ended."""
+
+    files: int
+    bytes: int
+    seconds: float  # from the case's end to the last file written: not part of the case's time or its timeout
+    not_copied: tuple[tuple[str, str], ...]  # (path, why), the first 100
+    more_not_copied: int = 0
+    failed: str | None = None  # the keeper's copy-out stopped on an error of its own (recorded, never raised)
+
+    @property
+    def not_copied_count(self) -> int:
+        return len(self.not_copied) + self.more_not_copied
+
+
+def copy_out_limit(config: dict) -> float:
+    """Seconds a run's copy-out may take after its case ended (beyond the case's timeout)."""
+    return 30 + (config.get("cache_budget") or 0) * len(config.get("budgeted") or ()) / COPY_OUT_FLOOR
+
+
+def case_ended_at(private: Path) -> float | None:
+    """The keeper's monotonic time at which the case ended and copy-out began (None: no copy-out began)."""
+    try:
+        return float(read_untrusted(private / "case-ended", 64)[0])
+    except (UntrustedFile, ValueError):
+        return None
+
+
+def read_copy_out(private: Path) -> CopyOut | None:
+    """What the keeper says it copied out (written outside what the case can write), or None: nothing to copy."""
+    try:
+        said = json.loads(read_untrusted(private / "copy-out.json", 1 << 20)[0])
+        if "failed" in said:
+            return CopyOut(0, 0, 0.0, (), failed=str(said["failed"])[:300])
+        return CopyOut(int(said["files"]), int(said["bytes"]), float(said["seconds"]),
+                       tuple((str(p), str(w)) for p, w in said["not_copied"]), int(said["more_not_copied"]))
+    except (UntrustedFile, ValueError, KeyError, TypeError):
+        return None
 
 
 def read_held(private: Path) -> str | None:

@@ -21,7 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.child import CONTAIN, PROBE, budgets
-from reprokit.run.child_setup import child_env, contain_config, read_held
+from reprokit.run.child_setup import (
+    CopyOut,
+    case_ended_at,
+    child_env,
+    contain_config,
+    copy_out_limit,
+    read_copy_out,
+    read_held,
+)
 from reprokit.run.process_groups import Interrupted, Stopper, kill_group
 from reprokit.run.sandbox import sandbox_config
 from reprokit.run.untrusted_files import TAIL_BYTES, read_reports, tail_text
@@ -47,14 +55,23 @@ class Observation:
     contained: str | None = None  # what kept the run's processes in (contain.py), e.g. "subreaper, pid namespace"
     malformed: str | None = None  # why the probes' reports were not trusted (then status is crash)
     over_budget: str | None = None  # "memory 8192 MiB" / "disk 4096 MiB": the run reached it (then status says so)
+    copy_out: CopyOut | None = None  # what came out of the budgeted host folders, timed apart from `seconds`
 
     def record_fields(self) -> dict:
         """The fields a Record keeps of this observation (records.Record names them the same)."""
         return {"status": self.status, "exit_code": self.exit_code, "signal": self.signal,
                 "exception": self.exception, "message": self.message, "stage": self.stage, "dynamo": self.dynamo,
                 "seconds": self.seconds, "stderr_tail": self.stderr_tail, "stdout_tail": self.stdout_tail[-2000:],
-                "output_bytes": {"stdout": self.stdout_bytes, "stderr": self.stderr_bytes},
+                "output_bytes": {"stdout": self.stdout_bytes, "stderr": self.stderr_bytes, **_copied(self.copy_out)},
                 "confined": _confined(self.contained), "contained": self.contained}
+
+
+def _copied(copy: CopyOut | None) -> dict[str, int]:
+    """Copy-out's counts as the record keeps them (bytes and files out of the host folders, files not copied)."""
+    if copy is None:
+        return {}
+    return {"copied_out": copy.bytes, "copied_out_files": copy.files, "not_copied_files": copy.not_copied_count,
+            "copy_out_ms": round(copy.seconds * 1000)}
 
 
 def _confined(contained: str | None) -> int | None:
@@ -146,7 +163,12 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
         stopper.started(proc.pid)
         timed_out = False
         try:
-            proc.wait(timeout=timeout)
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                if case_ended_at(private) is None:  # the case itself is past its limit
+                    raise
+                proc.wait(timeout=copy_out_limit(config))  # copy-out, on its own clock
         except subprocess.TimeoutExpired:
             timed_out = True
             kill_group(proc.pid)
@@ -158,7 +180,8 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
         outputs = (*out.finish(), *err.finish())
         if proc.pid in stopper.killed:
             raise Interrupted(str(script))
-        seconds = time.monotonic() - start
+        ended = case_ended_at(private)  # the case's time stops where copy-out began
+        seconds = (ended if ended is not None and start <= ended else time.monotonic()) - start
         return finish_observation(private, key, proc.returncode, timed_out, seconds, world_size, outputs)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -170,6 +193,7 @@ def finish_observation(private: Path, key: str, code: int | None, timed_out: boo
     probes, malformed = read_reports(private / "reports", key)
     obs = _classify(code, timed_out, seconds, probes, world_size, *outputs)
     obs.contained = read_held(private)
+    obs.copy_out = read_copy_out(private)
     for kind, unit in (("memory", " MiB"), ("disk", " MiB"), ("cache", " MiB"), ("pids", "")):  # not torch's behaviour: decides status
         if f"over {kind} budget" in (obs.contained or ""):
             size = re.search(rf"{kind} budget (\d+)", obs.contained)

@@ -40,6 +40,9 @@ DENIED: dict[str, str] = {
 CLONE_NAMESPACE_FLAGS = {"CLONE_NEWNS": 0x00020000, "CLONE_NEWCGROUP": 0x02000000, "CLONE_NEWUTS": 0x04000000,
                          "CLONE_NEWIPC": 0x08000000, "CLONE_NEWUSER": 0x10000000, "CLONE_NEWPID": 0x20000000,
                          "CLONE_NEWNET": 0x40000000}
+# socket(2) in these address families: refused (EPERM), as the run's network namespace does not cover them.
+DENIED_FAMILIES = {"AF_VSOCK": (40, "host <-> guest sockets: the network namespace does not cover vsock, so a case "
+                                    "could reach the hypervisor's or the host's listeners")}
 
 
 def program() -> bytes:
@@ -57,6 +60,9 @@ def program() -> bytes:
             continue  # not a system call of this architecture or kernel
     for flag in CLONE_NAMESPACE_FLAGS.values():
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    for family, _why in DENIED_FAMILIES.values():
+        for call in ("socket", "socketpair"):
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), call, seccomp.Arg(0, seccomp.EQ, family))
     read_end, write_end = os.pipe()
     try:
         with open(write_end, "wb", closefd=True) as sink:
