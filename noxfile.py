@@ -173,11 +173,12 @@ def mutation(session: nox.Session) -> None:
 
 @nox.session(reuse_venv=True, default=False)
 def bench(session: nox.Session) -> None:
-    """Print the runner's overhead, corpus wall time against the ideal, report and site build times, warm/cold ratio."""
+    """Print the runner's overhead, corpus wall vs ideal, render, site and triage times, warm/cold ratio, copy-out MiB/s."""
     install_torch(session, "cpu")
     session.install("-e", ".")
     # PYTHONSAFEPATH (python -P): `-m` would put the working directory, the repository's root, first on sys.path
     session.run("python", "-m", "reprokit.contrib.bench", *session.posargs, env={"PYTHONSAFEPATH": "1"})
+    session.run("python", "-m", "reprokit.contrib.bench_copy_out", env={"PYTHONSAFEPATH": "1"})  # figure 9
     session.run("python", "-m", "reprokit.tracker.bench_triage", env={"PYTHONSAFEPATH": "1"})  # figure 10
 
 

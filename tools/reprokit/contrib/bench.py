@@ -10,6 +10,7 @@
 7. a GPU corpus run placed on its devices (bench/h100-placement/results): wall time against the ideal and against
    the longest run (no order of the runs ends before it);
 8. building the compatibility site (`reprokit site`) from the committed store: median wall time of a few builds.
+(9. copy-out of a run's --cache folder in MiB/s is bench_copy_out.py; 10. triage's time is tracker/bench_triage.py.)
 Figures 2 and 4 read the committed runs (the store results/ and bench/warm/results/), or with --corpus DIR make
 both runs first.
 """
