@@ -173,7 +173,7 @@ def mutation(session: nox.Session) -> None:
 
 @nox.session(reuse_venv=True, default=False)
 def bench(session: nox.Session) -> None:
-    """Print the runner's overhead, corpus wall vs ideal, render, site and triage times, warm/cold ratio, copy-out MiB/s."""
+    """Print overhead, corpus wall vs ideal, render, site and triage times, warm/cold ratio, copy-out MiB/s."""
     install_torch(session, "cpu")
     session.install("-e", ".")
     # PYTHONSAFEPATH (python -P): `-m` would put the working directory, the repository's root, first on sys.path
