@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from reprokit.run.execute import Observation
-from reprokit.tracker import issue_json, issue_lifecycle, release_dates, thread_reading, triage_standing
+from reprokit.tracker.exit_evidence import ExitEvidence
+from reprokit.tracker import issue_json, issue_lifecycle, release_dates, thread_reading, triage_runs, triage_standing
 from reprokit.tracker import triage as triage_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,11 +130,29 @@ def test_closed_as_not_planned_with_a_members_expected_is_not_posted_and_runs_no
 
 
 @pytest.mark.e2e
-def test_a_script_that_passes_on_the_reported_release_says_nothing(tmp_path):
+def test_an_open_issue_whose_script_now_exits_0_gets_a_question_where_its_release_was_not_run(tmp_path):
+    """--here: the reported 2.6.0 is not run; the script leaves torch's exception (the issue reports one) to end it,
+    so its exit 0 on this torch is evidence, asked as a question (never "fixed": the baseline was not seen)."""
     out = triage(tmp_path, issue(910003, [PASSES], "torch._dynamo.exc.Unsupported: call_method relu"))
-    assert out.startswith("not posted: does not reproduce on torch 2.14.1 either (the issue names 2.6.0) exits 0"), out
-    assert not (tmp_path / "repo" / "reports").exists()
+    assert out.startswith("does not reproduce on torch 2.14.1: the script exits 0 where torch's exception would end "
+                          "it (the reported 2.6.0 was not run here)"), out
+    draft = draft_of(tmp_path, 910003)
+    assert "runs without error on torch 2.14.1 (the issue reports torch 2.6.0, which was not run here)" in draft
+    assert "can the issue be closed?" in draft and "no longer" not in draft.lower()
     nowhere_but_here(tmp_path, PASSES)
+
+
+@pytest.mark.e2e
+def test_a_script_that_only_prints_or_catches_says_nothing_by_exiting_0(tmp_path):
+    out = triage(tmp_path, issue(910013, [PASSES], "it prints the wrong values"))
+    assert out.startswith("not posted: the script exits 0 on torch 2.14.1 (the reported 2.6.0 was not run here), but "
+                          "the script only prints its results"), out
+    catching = PASSES.replace("print(torch.compile", "try:\n    print(torch.compile").replace(
+        "(torch.arange(6.0)))\n", "(torch.arange(6.0)))\nexcept Exception as e:\n    print('failed', e)\n")
+    out = triage(tmp_path, issue(910014, [catching], "torch._dynamo.exc.Unsupported: call_method relu"))
+    assert out.startswith("not posted: the script exits 0 on torch 2.14.1") and "catches the compiled call's error" \
+        in out.splitlines()[0], out
+    assert not (tmp_path / "repo" / "reports").exists()
 
 
 @pytest.fixture
@@ -171,7 +190,8 @@ def test_a_reported_release_that_cannot_be_installed_is_stood_in_for_only_when_i
                                 "installed now (") and "no other release stands in" in first, out
         assert "2.14.1" not in first, out
     else:
-        assert first.startswith("not posted: does not reproduce on torch 2.14.1 either (the issue names 2.6.0)"), out
+        assert first.startswith("does not reproduce on torch 2.14.1: the script exits 0 where torch's exception would "
+                                "end it (the reported 2.6.0 was not run here)"), out
     assert not (tmp_path / "cache" / "envs" / "torch-2.6.0").exists()  # no half-built environment is left
 
 
@@ -248,8 +268,9 @@ def test_an_issue_naming_no_release_says_which_release_its_date_gave(tmp_path):
     out = triage(tmp_path, unversioned(issue(910008, [PASSES], "it fails"), "2026-10-01T12:00:00Z"),
                  ("--releases", sys.executable))
     first = out.splitlines()[0]
-    assert first == "not posted: does not reproduce on the newest release when the issue was opened (2026-10-01) " \
-        "either: torch 2.14.1 exits 0 (and the script checks nothing: no assert or raise); nothing to say", out
+    assert first == "not posted: does not reproduce on torch 2.14.1, the newest release when the issue was opened " \
+        "(2026-10-01): the script exits 0 (the script only prints its results, so its exit status says nothing); " \
+        "nothing to say", out
 
 
 def _ran(exception=None, message="", status="fail", log=""):
@@ -265,10 +286,12 @@ def test_what_a_run_cannot_say_is_not_posted():
     def said(ran, script=PASSES):
         return issue_lifecycle.observe(parsed, ran, script, False, "2.14.1").standing.line()
 
-    assert said(_ran(status="pass")).startswith("not posted: does not reproduce on the reported release either: torch "
-                                                "2.14.1 exits 0 (and the script checks nothing")
-    assert issue_lifecycle.observe(parsed, _ran(status="pass"), PASSES, False, "2.6.0").standing.line().startswith(
-        "not posted: does not reproduce on torch 2.14.1 either (the issue names 2.6.0) exits 0")
+    assert said(_ran(status="pass")) == "not posted: does not reproduce on torch 2.14.1, the release the issue " \
+        "reports: the script exits 0; nothing to say"
+    assert issue_lifecycle.observe(parsed, _ran(status="pass"), PASSES, False, "2.6.0", baseline_run=False,
+                                   evidence=ExitEvidence.PRINTS_ONLY).standing.line() == \
+        "not posted: the script exits 0 on torch 2.14.1 (the reported 2.6.0 was not run here), but the script only " \
+        "prints its results, so its exit status says nothing: nothing to say"
     gone = _ran("torch._dynamo.exc.Unsupported", "Observed exception",
                 log="AttributeError: module 'torch._dynamo' has no attribute 'set_fullgraph'")
     assert said(gone).startswith("not posted: the script uses what torch 2.14.1 does not have (module 'torch._dynamo' "
@@ -287,13 +310,13 @@ def test_the_signature_comes_from_runs_that_agree_and_a_chance_failure_is_outvot
     again = _ran("torch._dynamo.exc.Unsupported", "missing tp_iter for list_reverseiterator")
     chance = _ran("FileNotFoundError", "[Errno 2] No such file or directory: '/tmp/x/torchinductor/ab/cd.py'")
     passed = _ran(status="pass")
-    assert triage_module.agree(unsupported, again) and triage_module.agree(passed, _ran(status="pass"))
-    assert not triage_module.agree(unsupported, chance) and not triage_module.agree(passed, unsupported)
-    assert not triage_module.agree(unsupported, passed)
-    assert triage_module.stable([unsupported, again]) == (unsupported, None)
-    assert triage_module.stable([chance, unsupported, again]) == (unsupported, chance)
-    assert triage_module.stable([unsupported, chance, again]) == (unsupported, chance)
-    assert triage_module.stable([passed, chance, _ran(status="pass")]) == (passed, chance)
-    assert triage_module.stable([passed, chance, unsupported]) == (None, None)
+    assert triage_runs.agree(unsupported, again) and triage_runs.agree(passed, _ran(status="pass"))
+    assert not triage_runs.agree(unsupported, chance) and not triage_runs.agree(passed, unsupported)
+    assert not triage_runs.agree(unsupported, passed)
+    assert triage_runs.stable([unsupported, again]) == (unsupported, None)
+    assert triage_runs.stable([chance, unsupported, again]) == (unsupported, chance)
+    assert triage_runs.stable([unsupported, chance, again]) == (unsupported, chance)
+    assert triage_runs.stable([passed, chance, _ran(status="pass")]) == (passed, chance)
+    assert triage_runs.stable([passed, chance, unsupported]) == (None, None)
     cannot = triage_standing.Ran("2.14.1", Observation(status="skip", exit_code=77, signal=None, seconds=0.1), "", "")
-    assert triage_module.agree(cannot, cannot) and not triage_module.agree(cannot, passed)
+    assert triage_runs.agree(cannot, cannot) and not triage_runs.agree(cannot, passed)

@@ -70,8 +70,8 @@ def test_a_failure_the_text_does_not_mention_and_a_reported_release_that_passes_
     t = judged(data, [ran("2.13.0", exception=BAD[0], message=BAD[1]), ran("2.14.1", status="pass")])
     assert t.step is Step.NOT_POSTED and "which the issue's text does not mention" in t.standing.detail
     t = judged(data, [ran("2.13.0", status="pass"), ran("2.14.1", status="pass")])
-    assert t.standing.line().startswith("not posted: does not reproduce on the reported release either: torch 2.13.0 "
-                                        "exits 0")
+    assert t.standing.line().startswith("not posted: does not reproduce on torch 2.13.0, the release the issue "
+                                        "reports: the script exits 0")
 
 
 def test_the_same_signature_tolerates_numbers_addresses_paths_and_generated_names():
@@ -202,7 +202,7 @@ def test_every_state_and_its_record_come_from_the_one_lifecycle():
 
 
 def test_the_signature_release_is_the_reported_one_or_the_nearest_older_one():
-    from reprokit.tracker.triage import reference
+    from reprokit.tracker.triage_releases import reference
 
     here = ["2.12.1", "2.13.0", "2.14.1", "nightly"]
     assert reference("2.13.0", here) == "2.13.0"

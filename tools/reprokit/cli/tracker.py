@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
 from pathlib import Path
 
 from reprokit.cli.common import OUT_HELP, root_of, store_of
 from reprokit.model.schema import InputError
-from reprokit.run.request import load_root_matrix
+from reprokit.run.request import load_root_matrix, target_of
 from reprokit.tracker import issue_json, linked, triage, triage_standing
 
 
@@ -63,10 +64,14 @@ def cmd_triage(args: argparse.Namespace) -> int:
         print(f"reprokit: {args.issue_json} is issue #{issue.number}, not #{args.issue}")
         return 2
     matrix = load_root_matrix(root)
-    versions = args.releases or ([str(v) for v in matrix.targets[args.target].pins.history] + ["nightly"])
+    target_of(matrix, args.target)
+    if args.here and args.releases:
+        raise InputError("triage: --here runs this torch alone; --releases names others: give one of them")
     out = Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream"
-    done = triage.triage(issue, [] if args.here else versions, out, here=args.here, timeout=args.timeout,
-                         ours=(root.resolve(),), reported=args.reported_release)
+    request = triage.Request(matrix, args.target, tuple(args.releases or ()), args.here, args.nightly, args.since,
+                             args.reported_release, args.timeout)
+    # progress (the releases, the builds) on stderr: stdout's first line is the standing
+    done = triage.triage(issue, request, out, ours=(root.resolve(),), log=lambda line: print(line, file=sys.stderr))
     print(done.standing.line())
     t = done.triage
     if t.signature is not None:
@@ -91,11 +96,16 @@ def add_triage(sub) -> None:
     tri.add_argument("--issue-json", metavar="FILE", help="the issue as `gh issue view N --json "
                                                           f"{triage.GH_FIELDS}` printed it")
     tri.add_argument("--here", action="store_true", help="run only this environment's torch")
-    tri.add_argument("--releases", nargs="+", metavar="V", help="the torch releases to run (or interpreters' paths; "
-                                                                "default: the target's recorded releases and nightly)")
+    tri.add_argument("--releases", nargs="+", metavar="V", help="exactly these torch releases (or interpreters' "
+                                                                "paths); default: the release the issue reports and "
+                                                                "the target's newest stable")
+    tri.add_argument("--nightly", action="store_true", help="also run the nightly build")
+    tri.add_argument("--since", action="store_true", help="where two runs differ, bisect the target's recorded "
+                                                          "releases between them for the first that changed")
     tri.add_argument("--reported-release", metavar="V", help="the release the issue reports, where its text names "
                                                              "none or the wrong one (default: its collect_env's)")
-    tri.add_argument("--target", default="cpu", help="whose recorded releases to run (default: cpu)")
+    tri.add_argument("--target", default="cpu", help="the hardware target: its device is what the script gets, its "
+                                                     "newest stable release is run (default: cpu)")
     tri.add_argument("--timeout", type=float, default=triage.TIMEOUT, help="seconds per run (default: %(default)s)")
     tri.add_argument("--report-dir", metavar="DIR", help="write the draft here (default: reports/upstream/)")
     tri.add_argument("--record", action="store_true", help="keep the standing in issue-states.yaml (for a linked "

@@ -26,8 +26,12 @@ TRACEBACK = re.compile(r"^\s*(\[rank\d+\]:\s*)?Traceback \(most recent call last
 # The last line of a traceback: a dotted class name, optionally its message.
 EXCEPTION_LINE = re.compile(r"^(?:\[rank\d+\]:\s*)?([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)(?::\s?(.*))?$")
 ERROR_NAME = re.compile(r"(Error|Exception|Unsupported|Failed|Failure|NotFound|Violation|SymNode)$")
-TORCH_VERSION = (re.compile(r"^PyTorch version:\s*(\d+\.\d+\S*)", re.M),
-                 re.compile(r"\btorch(?:==|\s+version:?\s*)(\d+\.\d+\S*)"))
+# collect_env's line (any capitalisation: "PyTorch Version:" in some templates), `torch==X`, "torch version X",
+# "torch X.Y.Z" in a sentence; a version ends at its last letter or digit (no trailing dot or bracket).
+_V = r"(\d+\.\d+(?:\.\d+)?(?:[.+\w]*\w)?)"
+TORCH_VERSION = (re.compile(rf"^\s*(?:PyTorch|torch) version\s*:\s*{_V}", re.M | re.I),
+                 re.compile(rf"\btorch(?:==|\s+version:?\s*){_V}", re.I),
+                 re.compile(r"\b(?:torch|pytorch)\s+v?(\d+\.\d+\.\d+(?:[.+\w]*\w)?)", re.I))
 # A nightly build named anywhere (an issue filed against main, reproduced by a commenter on a nightly).
 DEV_BUILD = re.compile(r"\b(\d+\.\d+\.\d+(?:a0)?\.dev\d{8}(?:\+\w+)?)")
 
@@ -218,3 +222,29 @@ def reported_version(issue: Issue) -> str | None:
         if m := DEV_BUILD.search(text):
             return m.group(1)[:40]
     return None
+
+
+def without_script(issue: Issue) -> list[str]:
+    """The title, the body and the comments with every fenced Python block taken out: the reporter's words and logs,
+    where a token of torch's message confirms the failure (the script names its own identifiers)."""
+    def prose(text: str) -> str:
+        kept, skip = [], None
+        for line in text.replace("\r\n", "\n").split("\n"):
+            if skip is not None:
+                if line.strip().startswith(skip):
+                    skip = None
+                continue
+            if (m := FENCE.match(line)) and m.group(2).lower() in ("python", "py", "python3"):
+                skip = m.group(1)
+                continue
+            kept.append(line)
+        return "\n".join(kept)
+    return [issue.title, prose(issue.body), *(prose(c.body) for c in issue.comments)]
+
+
+def cut_before_error(issue: Issue) -> bool:
+    """The description's log stops before its error line: a traceback whose exception line never comes (a report
+    pasted in part, or a body GitHub cut). Such an issue is judged on the observed run alone."""
+    lines = "\n".join(text for info, text in fences(issue.body) if not _is_python(info, text)).split("\n")
+    starts = [i for i, line in enumerate(lines) if TRACEBACK.match(line)]
+    return bool(starts) and _exception_after(lines[starts[-1] + 1:]) is None and reported_failure(issue) is None

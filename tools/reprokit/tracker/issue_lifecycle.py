@@ -19,15 +19,28 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from reprokit.tracker import release_dates
 from reprokit.tracker import signature as sig
-from reprokit.tracker.issue_json import Issue
+from reprokit.tracker.exit_evidence import ExitEvidence
+from reprokit.tracker.issue_json import MAINTAINERS, Issue, cut_before_error, reported_failure, without_script
 from reprokit.tracker.not_a_bug import UNKNOWN_NAME
 from reprokit.tracker.signature import Signature
-from reprokit.tracker.triage_standing import DIFFERENT, NO_LONGER, NOT_POSTED, STILL, Ran, Standing, observed_line
+from reprokit.tracker.triage_standing import (
+    DIFFERENT,
+    DOES_NOT,
+    NO_LONGER,
+    NOT_POSTED,
+    STILL,
+    Ran,
+    Standing,
+    observed_line,
+)
 
 NOW_RAISES = "now raises"
 NO_CUDA = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are available")
-CHECKS = re.compile(r"^\s*(assert\b|raise\b)|assert_close|\.allclose\(|sys\.exit\(", re.M)  # the script can fail
+# torch's errors that stand for "the compiler broke", which the error eager raises replaces when it is fixed
+INTERNAL = ("InternalTorchDynamoError", "BackendCompilerFailed", "InductorError", "LoweringException",
+            "CppCompileError", "TorchRuntimeError")
 HANG_WORDS = re.compile(r"\b(hangs?|hung|stuck|forever|never (?:finishes|returns|ends)|deadlock|time[sd]? ?out)\b", re.I)
 # torch's own words when the failure is the behaviour it documents (it names what to use instead)
 DOCUMENTED = (re.compile(r"This graph break is fundamental"), re.compile(r"\bmaybe_mark_dynamic\b"))
@@ -61,6 +74,7 @@ class Triage:
     accepts: bool = False  # the complaint is that torch accepts what it should refuse
     confirmed: str | None = None  # how the issue's text confirms the signature
     judged: tuple[Judged, ...] = ()
+    baseline_run: bool = True  # False: the reported release was not run (--here, or it cannot be installed here)
 
     @property
     def post(self) -> bool:
@@ -102,12 +116,36 @@ def _before_compile(ran: Ran) -> bool:
     return obs.status != "pass" and (obs.stage in (None, "runtime")) and not graphs
 
 
+def complains_of_compiler(issue: Issue, accepts: bool) -> bool:
+    """The issue reports a crash, a silent acceptance (it asks for an error) or an internal compiler error: then the
+    error eager raises, raised by the compiled call, is its fix."""
+    texts = "\n".join([issue.title, issue.body, *(c.body for c in issue.comments)])
+    failure = reported_failure(issue)
+    return accepts or bool(CRASH_WORDS.search(texts)) or (failure is not None and failure.short in INTERNAL)
+
+
+def eager_fixed(issue: Issue, signature_kind: str, exception: str, accepts: bool, eager: str | None,
+                before: str = "") -> bool:
+    """A run that raises `exception` is the fix the issue asked for: the issue reports a crash (a signal), a silent
+    acceptance or an internal error (`before`: the class the signature raised), and the script with torch.compile
+    disabled raises the same class (`eager`), or the issue names that class itself."""
+    if not exception or exception in INTERNAL:
+        return False
+    complains = signature_kind == sig.EXITS or before in INTERNAL or complains_of_compiler(issue, accepts)
+    named = bool(re.search(rf"(?<![\w]){re.escape(exception)}\b", "\n".join(without_script(issue))))
+    return complains and (exception == eager or named)
+
+
 def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release: str | None,
-            reported_by_date: str = "") -> Triage:
+            reported_by_date: str = "", *, baseline_run: bool = True, evidence: ExitEvidence = ExitEvidence.RAISES,
+            eager: str | None = None) -> Triage:
     """REPORTED -> OBSERVED (or NOT_POSTED): the signature of the run on the reported release (or, where the issue
-    names none, the newest release when it was opened)."""
+    names none, the newest release when it was opened). `baseline_run` False: the reported release was not run and
+    `ref` is newer (--here, or the reported one cannot be installed): a clean exit, or eager's error where the issue
+    reports a crash, is then judged on this run alone. `eager`: the class the script raises with torch.compile
+    disabled on `ref`, where that was run."""
     facts = {"reported": reported_release, "reported_by_date": reported_by_date, "observed_on": ref.release,
-             "accepts": accepts}
+             "accepts": accepts, "baseline_run": baseline_run}
     if ref.obs is None or ref.obs.exit_code == 77:
         return reported(f"the script could not run on torch {ref.release}, the release the issue is judged on "
                         f"({ref.why or observed_line(ref.obs)})", **facts)
@@ -122,18 +160,22 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
                             f"({observed_line(ref.obs)})", **facts)
     found = sig.of(ref.obs, ref.log)
     texts = [issue.title, issue.body, *(c.body for c in issue.comments)]
+    unrun = "" if baseline_run else f" (the reported {_reported_words(reported_release, reported_by_date)} was " \
+                                    "not run here)"
     if found.kind == sig.PASSES:
         if accepts:
             return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed="the issue asks for an error "
                           "and the script finishes without one", **facts)
-        checks = "" if CHECKS.search(script) else " (and the script checks nothing: no assert or raise)"
-        if ref.release != reported_release:
-            where = f"torch {ref.release} either ({source_words(reported_release, reported_by_date)})"
-        elif reported_by_date:
-            where = f"the newest release when the issue was opened ({reported_by_date}) either: torch {ref.release}"
-        else:
-            where = f"the reported release either: torch {ref.release}"
-        return reported(f"does not reproduce on {where} exits 0{checks}; nothing to say", signature=found, **facts)
+        if not baseline_run:
+            if not evidence.decides:
+                return reported(f"the script exits 0 on torch {ref.release}{unrun}, but {evidence.words()}: "
+                                "nothing to say", signature=found, **facts)
+            return Triage(Step.JUDGED, Standing(DOES_NOT, f"on torch {ref.release}: the script exits 0 where "
+                                                          f"{evidence.words()}{unrun}"), signature=found,
+                          judged=(Judged(ref.release, sig.GOOD, "exits 0"),), **facts)
+        checks = "" if evidence.decides else f" ({evidence.words()})"
+        return reported(f"does not reproduce on {_on_reported(ref.release, reported_release, reported_by_date)}: the "
+                        f"script exits 0{checks}; nothing to say", signature=found, **facts)
     if found.kind == sig.EXITS:
         words = HANG_WORDS if ref.obs.status == "timeout" else CRASH_WORDS
         if not words.search("\n".join(texts)):
@@ -143,21 +185,50 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
     if _before_compile(ref):
         return reported(f"on torch {ref.release} the script fails before any compiled call ({observed_line(ref.obs)}, "
                         "in eager code): that says nothing about the compiled behaviour", signature=found, **facts)
+    if eager is not None and eager_fixed(issue, found.kind, found.exception, accepts, eager):
+        said = f"{observed_line(ref.obs)}, as eager does"
+        if baseline_run:
+            return reported(f"on {_on_reported(ref.release, reported_release, reported_by_date)} the script raises "
+                            f"{said}: the failure the issue reports did not happen here", signature=found, **facts)
+        return Triage(Step.JUDGED, Standing(NO_LONGER, f"on torch {ref.release}: now raises {said}{unrun}"),
+                      signature=found, judged=(Judged(ref.release, NOW_RAISES, said),), **facts)
     normal = sig.normalised_text(texts)  # once: both checks read it
-    confirmed = sig.confirmed_in(found, texts, normal) or sig.printed_in(ref.obs.stdout_tail, texts, normal)
+    confirmed = sig.confirmed_in(found, texts, normal, without_script(issue)) or \
+        sig.printed_in(ref.obs.stdout_tail, texts, normal)
+    if confirmed is None and cut_before_error(issue):
+        confirmed = "the issue's log is cut before its error line: judged on the observed run alone"
     if confirmed is None:
         return reported(f"on torch {ref.release} the script fails with {found.line()}, which the issue's text does "
                         "not mention: not the failure it reports", signature=found, **facts)
     return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed=confirmed, **facts)
 
 
-def _outcome(t: Triage, ran: Ran) -> str:
+def _reported_words(reported_release: str | None, by_date: str) -> str:
+    if reported_release and by_date:
+        return f"{reported_release} (the newest release when it was opened, {by_date})"
+    return reported_release or "release"
+
+
+def _on_reported(release: str, reported_release: str | None, by_date: str) -> str:
+    """Which release the run was, in words: the reported one, the newest at the issue's date, or a stand-in."""
+    if release != reported_release:
+        return f"torch {release}, standing in for {source_words(reported_release, by_date)}"
+    if by_date:
+        return f"torch {release}, the newest release when the issue was opened ({by_date})"
+    return f"torch {release}, the release the issue reports"
+
+
+def outcome(t: Triage, ran: Ran, eager_fix: bool = False) -> str:
+    """How one release's run compares with the signature (signature.compare), an issue asking for an error and a
+    fix that raises eager's error (`eager_fix`) read as the issue means them."""
     got = sig.compare(t.signature, ran.obs, ran.log)
     if t.accepts and t.signature.kind == sig.PASSES:
         if got == sig.GOOD:
             return sig.SAME  # still accepts it
         if ran.obs is not None and ran.obs.exception:
             return NOW_RAISES
+    if got == sig.OTHER and eager_fix:
+        return NOW_RAISES
     return got
 
 
@@ -165,9 +236,13 @@ def _span(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
 
 
-def judge(t: Triage, runs: list[Ran]) -> Triage:
-    """OBSERVED -> JUDGED: each release run compared with the signature; the standing from the newest release."""
-    judged = tuple(Judged(r.release, _outcome(t, r), r.why or observed_line(r.obs)) for r in runs)
+def judge(t: Triage, runs: list[Ran], eager_fixes: frozenset[str] = frozenset()) -> Triage:
+    """OBSERVED -> JUDGED: each release run compared with the signature; the standing from the newest release.
+    `eager_fixes`: the releases whose run raises the error eager raises where the issue reports a crash, a silent
+    acceptance or an internal error (eager_fixed): the fix the issue asked for."""
+    judged = tuple(Judged(r.release, o, (f"{observed_line(r.obs)}, as eager does" if o == NOW_RAISES
+                                         and r.release in eager_fixes else r.why or observed_line(r.obs)))
+                   for r in runs for o in [outcome(t, r, r.release in eager_fixes)])
     start = next(i for i, r in enumerate(runs) if r.release == t.observed_on)
     since = [j for j in judged[start:] if j.outcome != sig.NOT_RUN]
     newest = since[-1]
@@ -208,12 +283,46 @@ def numerics(t: Triage, judged_line: str, wrong: bool | None, release: str) -> T
     return t
 
 
+def expected_to_fail_until(issue: Issue) -> tuple[str, str] | None:
+    """The day a release must be published after for its failure to tell a closed issue anything, and that day's
+    origin in words: the day it was closed; without it, the newest release's at the last maintainer comment (or at
+    the opening). None for an open issue."""
+    if not issue.closed:
+        return None
+    if issue.closed_at[:10]:
+        return issue.closed_at[:10], f"closed on {issue.closed_at[:10]}"
+    said = [c.created for c in issue.comments if c.association in MAINTAINERS and c.created] or [issue.created]
+    day = max(said)[:10]
+    newest = release_dates.newest_before(day)
+    when = release_dates.published().get(newest or "", "")
+    return (when, f"torch {newest} was the newest release at {day}") if when else None
+
+
+def published_after(release: str, day: str) -> bool:
+    """Whether `release` came out after `day`: PyPI's day for a release, a dev build's own date, a nightly today."""
+    if release == "nightly":
+        return True
+    if m := re.search(r"\.dev(\d{4})(\d\d)(\d\d)", release):
+        return f"{m.group(1)}-{m.group(2)}-{m.group(3)}" > day
+    on = release_dates.published().get(release.split("+")[0], "")
+    return bool(on) and on > day
+
+
 def decide(t: Triage, issue: Issue) -> Triage:
-    """JUDGED -> POSTED where the standing adds to what the thread knows; else NOT_POSTED with the reason."""
+    """JUDGED -> POSTED where the standing adds to what the thread knows; else NOT_POSTED with the reason. A closed
+    issue is told "still reproduces" only from a release published after it was closed: an older one is expected
+    to fail."""
     if t.step is not Step.JUDGED:
         return t
     state = issue.state.lower()
-    agrees = (t.standing.kind == NO_LONGER and issue.closed) or (t.standing.kind == STILL and not issue.closed)
+    if t.standing.kind == STILL and issue.closed and (until := expected_to_fail_until(issue)):
+        failing = [j.release for j in t.judged if j.outcome == sig.SAME]
+        if not any(published_after(r, until[0]) for r in failing):
+            return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+                NOT_POSTED, f"still fails on torch {_span(failing)}, published no later than {until[0]} ({until[1]}): "
+                            "a release from before the fix is expected to fail, no comment; run one published since"))
+    agrees = (t.standing.kind in (NO_LONGER, DOES_NOT) and issue.closed) or (t.standing.kind == STILL
+                                                                             and not issue.closed)
     if agrees:
         return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
             t.standing.kind, t.standing.detail + f"; the issue is {state}: it agrees, no comment"))

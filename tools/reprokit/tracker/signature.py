@@ -52,6 +52,7 @@ class Signature:
     skeleton: str = ""
     exit_code: int | None = None
     script_line: int | None = None  # the script's innermost line in the traceback (`python repro.py`'s)
+    tokens: tuple[str, ...] = ()  # distinctive parts of the whole message (tokens_of): what an issue may quote instead
 
     def line(self) -> str:
         if self.kind == PASSES:
@@ -77,7 +78,7 @@ def of(obs: Observation, log: str = "") -> Signature:
         return Signature(PASSES, exit_code=0)
     if obs.exception:
         return Signature(RAISES, obs.exception.rsplit(".", 1)[-1], obs.stage or "", skeleton(obs.message),
-                         script_line=script_line(log))
+                         script_line=script_line(log), tokens=tokens_of(obs.message or ""))
     return Signature(EXITS, exit_code=obs.exit_code, stage=obs.status)
 
 
@@ -129,18 +130,56 @@ def printed_in(stdout: str, texts: list[str], normal: str | None = None) -> str 
     return None
 
 
-def confirmed_in(signature: Signature, texts: list[str], normal: str | None = None) -> str | None:
-    """How the issue's text confirms the observed signature (a phrase for the standing), or None."""
+_OPERATOR = re.compile(r"\b(?:aten|prims|torch\.ops\.\w+)\.\w{3,}(?:\.\w+)?")
+_COMPILER_LINE = re.compile(r"\b(?:error|fatal error):\s*(.{12,160})")
+_IDENTIFIER = re.compile(r"`([A-Za-z_][\w.]{5,80})`|'([A-Za-z_][\w.]{5,80})'|\b([a-z]+_[a-z0-9_]{4,}|_[a-z][a-z0-9_]{5,})\b")
+# Words every torch.compile report has: a match on them confirms nothing.
+_COMMON = {"torch.compile", "torch._dynamo", "torch._inductor", "fullgraph", "torch_compile", "dynamic_shapes",
+           "requires_grad", "torch.float32", "torch.float16", "torch.bfloat16", "from_user_code", "user_code",
+           "torch._dynamo.exc", "torch.utils", "__init__", "__call__", "forward", "backward", "_call_impl",
+           "_wrapped_call_impl", "torch_logs", "torchdynamo_verbose", "dynamo_timed", "compile_fx", "call_function"}
+STAGE_WORDS = {"dynamo": re.compile(r"\bdynamo\b", re.I), "inductor": re.compile(r"\binductor\b", re.I),
+               "aot_autograd": re.compile(r"\baot_?autograd\b|\baot_eager\b", re.I),
+               "export": re.compile(r"\b(?:torch\.)?export\b"), "distributed": re.compile(r"\b(?:DDP|FSDP|DTensor)\b")}
+
+
+def tokens_of(message: str, limit: int = 12) -> tuple[str, ...]:
+    """The distinctive parts of a whole exception message (not only its first line): the compiler's own error lines
+    (normalised as the skeleton is), operator names, and quoted or snake_case identifiers that are not words every
+    torch.compile report has. Bounded: the first 20,000 characters, at most `limit` tokens."""
+    text, found = message[:20_000], []
+    for m in _COMPILER_LINE.finditer(text):
+        found.append(skeleton(m.group(1)))
+    found += [m.group(0) for m in _OPERATOR.finditer(text)]
+    for m in _IDENTIFIER.finditer(text):
+        word = next(g for g in m.groups() if g)
+        if word.lower() not in _COMMON and not _SYMBOL.fullmatch(word) and not word.startswith(("torch.", "self.")):
+            found.append(word)
+    return tuple(dict.fromkeys(t for t in found if len(t) >= 6))[:limit]
+
+
+def confirmed_in(signature: Signature, texts: list[str], normal: str | None = None,
+                 outside_script: list[str] | None = None) -> str | None:
+    """How the issue's text confirms the observed signature (a phrase for the standing), or None. Loose, as a
+    maintainer reads: the observed message quoted, the exception's class named, a distinctive token of the whole
+    message (a compiler's own error line, an operator, an identifier) or the failing stage named. Tokens and stage
+    are looked for outside the script (`outside_script`: the texts with the reproducer taken out), since the script
+    names its own identifiers."""
     if signature.kind != RAISES:
         return None
     joined = "\n".join(texts)
     name = signature.exception
     distinctive = signature.skeleton if len(signature.skeleton) >= MIN_DISTINCTIVE else ""
-    if distinctive:
-        normal = normalised_text(texts) if normal is None else normal
-        # the first sixty characters of the skeleton: a quoted message is often cut or wrapped in the issue
-        if distinctive[:60] in normal:
-            return "the issue's text quotes the observed message"
+    normal = normalised_text(texts) if normal is None else normal
+    if distinctive and distinctive[:60] in normal:  # the first sixty characters: a quoted message is often cut
+        return "the issue's text quotes the observed message"
     if name and re.search(rf"(?<![\w]){re.escape(name)}\b", joined):
         return f"the issue's text names {name}"
+    prose = "\n".join(texts if outside_script is None else outside_script)
+    prose_normal = normalised_text([prose])
+    for token in signature.tokens:
+        if token in prose or token in prose_normal:
+            return f"the issue's text names {token[:80]!r}, from the observed message"
+    if (words := STAGE_WORDS.get(signature.stage)) and words.search(prose):
+        return f"the issue's text names the failing stage ({signature.stage})"
     return None

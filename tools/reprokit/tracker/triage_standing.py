@@ -19,6 +19,7 @@ from reprokit.tracker.traceback_text import headline
 from reprokit.tracker.user_paths import as_user_sees
 
 STILL, NO_LONGER, DIFFERENT, NOT_POSTED = "still reproduces", "no longer reproduces", "fails differently", "not posted"
+DOES_NOT = "does not reproduce"  # the script exits 0 on a release newer than the reported one, which was not run
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -57,8 +58,38 @@ def one_line(text: str, limit: int = 200) -> str:
     return " ".join(_CONTROL.sub(" ", plain(text or "")).split())[:limit]
 
 
+# GitHub's closing reasons, in words: nothing of the issue's own stateReason string reaches the comment.
+STATE_REASONS = {"COMPLETED": "completed", "NOT_PLANNED": "not planned", "DUPLICATE": "duplicate",
+                 "REOPENED": "reopened"}
+
+
+def state_words(issue) -> str:
+    if not issue.closed:
+        return "open"
+    return f"closed ({STATE_REASONS.get((issue.state_reason or '').upper(), 'no reason given')})"
+
+
+def _lead_unrun(t, state: str) -> str:
+    """The first lines where the reported release was not run: what this release did, as a question."""
+    reported = t.reported or "release"
+    unrun = f"the issue reports torch {reported}, which was not run here" if t.reported else \
+        "the issue names no release, and none older was run here"
+    if t.standing.kind == DOES_NOT:
+        return (f"The script in the description runs without error on torch {t.observed_on} ({unrun}); the issue is "
+                f"{state}. Its exit status would show the failure: {t.standing.detail.split(' where ', 1)[-1]}. "
+                "Is this fixed, and can the issue be closed?")
+    if t.standing.kind == NO_LONGER:
+        said = t.judged[-1].line if t.judged else ""
+        return (f"On torch {t.observed_on} the script in the description now raises {code_span(said)} ({unrun}); "
+                f"the issue is {state}. Is this the error the issue asks for, and can it be closed?")
+    return (f"On torch {t.observed_on} the script in the description fails with {code_span(t.signature.line())} "
+            f"({unrun}); the issue is {state}.")
+
+
 def _lead(issue, t) -> str:
-    state = f"closed ({one_line(issue.state_reason, 40).lower() or 'no reason given'})" if issue.closed else "open"
+    state = state_words(issue)
+    if not t.baseline_run:
+        return _lead_unrun(t, state)
     if t.observed_on != t.reported:
         on = f"torch {t.observed_on} ({t.source()}; the nearest release run here)"
     elif t.reported_by_date:
