@@ -42,7 +42,6 @@ from reprokit.tracker import (
 from reprokit.tracker.issue_json import Issue
 from reprokit.tracker.issue_lifecycle import Step, Triage
 from reprokit.tracker.triage_releases import Offered, order
-
 from reprokit.tracker.triage_standing import STILL, Ran, observed_line, render
 from reprokit.tracker.user_paths import as_user_sees
 
