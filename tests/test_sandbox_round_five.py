@@ -323,10 +323,24 @@ def _repo_with_a_case(tmp_path: Path, repro: str = "print('x')\n") -> tuple[Path
     return root, content_hash(folder)
 
 
+@pytest.fixture(autouse=True)
+def record_key(monkeypatch):
+    """The runner's record key of these tests (import takes only records signed with it: round six)."""
+    monkeypatch.setenv("REPROKIT_RECORD_KEY", "5e" * 32)
+
+
+def _signed(source: Path, records) -> None:
+    """As a runner's store holds them: records a run signed (import's other checks still apply to them)."""
+    from reprokit.store import import_checks
+
+    assert import_checks.sign(source, records)
+
+
 def _import(tmp_path: Path, root: Path, records) -> tuple[subprocess.CompletedProcess, list[dict]]:
     source = tmp_path / "source"
     (source / "cpu" / "cases").mkdir(parents=True)
     (source / "cpu" / "cases" / "2.13.0+cpu.jsonl").write_text("\n".join(r.model_dump_json() for r in records) + "\n")
+    _signed(source, records)
     done = reprokit(root, "import", str(source))
     path = root / "results" / "cpu" / "cases" / "2.13.0+cpu.jsonl"
     return done, [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
@@ -444,6 +458,7 @@ def test_import_refuses_a_verdict_that_does_not_follow_from_its_observation_even
     (source / "cpu" / "cases").mkdir(parents=True)
     (source / "cpu" / "cases" / "2.13.0+cpu.jsonl").write_text(forged.model_dump_json() + "\n"
                                                                 + honest.model_dump_json() + "\n")
+    _signed(source, [forged, honest])
     done = reprokit(root, "import", str(source))
     refused = done.stderr.strip().splitlines()
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr

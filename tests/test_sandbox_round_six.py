@@ -238,3 +238,45 @@ def test_vsock_sockets_are_denied_by_the_filter(tmp_path):
     assert "seccomp filter" in obs.contained
     assert obs.stdout_tail.count("VSOCK REFUSED 1") == 2 and "VSOCK MADE" not in obs.stdout_tail, obs.stdout_tail
     assert len(syscall_filter.DENIED_FAMILIES["AF_VSOCK"][1]) > 20
+
+
+# ------------------------------------------------------------------ 5: an import no run of the case recorded (N43)
+
+RAISES_VALUE_ERROR = """id: real-case
+title: t
+category: diagnosis
+expect:
+  repro: {kind: raises, exception: ValueError}
+"""
+
+
+def test_import_refuses_a_record_no_run_signed_even_with_the_real_hash_and_a_verdict_that_follows(tmp_path,
+                                                                                                  monkeypatch):
+    # before: a forged record with the real case hash and an observation that gives its verdict was imported
+    from reprokit.store.store import Store
+    from support import run_reprokit
+
+    monkeypatch.setenv("REPROKIT_RECORD_KEY", "c4" * 32)  # the runner's key (CI: a secret); never a case's
+    root = tmp_path / "repo"
+    (root / "cases" / "real-case").mkdir(parents=True)
+    (root / "matrix.yaml").write_text((ROOT / "matrix.yaml").read_text())
+    (root / "cases" / "real-case" / "case.yaml").write_text(RAISES_VALUE_ERROR)
+    (root / "cases" / "real-case" / "repro.py").write_text("print('the bug is fixed')\n")
+    for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "v1"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+    out = tmp_path / "out"
+    done = run_reprokit(root, "run", "--host", "--target", "cpu", "--case", "real-case", "--no-report", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    [real] = Store(out / "results").load().records
+    assert real.verdict == "does-not-reproduce" and real.case_hash
+    forged = type(real).model_validate({**real.model_dump(), **{  # what a case or a hand could write: it reproduces
+        "dtype": "float16", "status": "fail", "exit_code": 1, "exception": "ValueError", "message": "v1",
+        "stderr_tail": "Traceback (most recent call last):\nValueError: v1\n", "verdict": "reproduces",
+        "why": "ValueError"}})
+    Store(out / "results").merge([forged])
+    done = run_reprokit(root, "import", str(out / "results"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"refused cpu/{real.torch} real-case/repro@float16: not signed by a runner whose record key this machine "
+        "holds: no run of this case recorded it here"]
+    assert [(r.dtype, r.verdict) for r in Store(root / "results").load().records] == [("float32", "does-not-reproduce")]

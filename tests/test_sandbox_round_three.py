@@ -196,8 +196,10 @@ def git(root: Path, *args: str) -> None:
                    capture_output=True)
 
 
-def test_import_refuses_forged_records_and_cuts_what_a_run_cuts(tmp_path):
+def test_import_refuses_forged_records_and_cuts_what_a_run_cuts(tmp_path, monkeypatch):
     from reprokit.model.corpus import content_hash
+    from reprokit.model.records import Record
+    from reprokit.store import import_checks
     from support import record
 
     root = tmp_path / "repo"
@@ -230,6 +232,8 @@ def test_import_refuses_forged_records_and_cuts_what_a_run_cuts(tmp_path):
     source = tmp_path / "source"
     (source / "cpu" / "cases").mkdir(parents=True)
     (source / "cpu" / "cases" / "2.13.0+cpu.jsonl").write_text(text + "\n")
+    monkeypatch.setenv("REPROKIT_RECORD_KEY", "3a" * 32)  # signed as a runner signs (round six): the rest still holds
+    assert import_checks.sign(source, [Record.model_validate(line) for line in lines.values()])
     done = reprokit(root, "import", str(source))
     refused = done.stderr.strip().splitlines()
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr

@@ -24,6 +24,7 @@ from reprokit.run.process_groups import Stopper
 from reprokit.run.request import Ran, RunOutcome, RunRequest, shown_path
 from reprokit.run.scheduler import Identity, RunOptions, longest_first, now_iso, run_all
 from reprokit.run.warm import WarmPool
+from reprokit.store import import_checks
 from reprokit.store.store import Loaded, Store, merge_in_memory
 
 
@@ -160,6 +161,9 @@ def _execute(req: RunRequest, todo: list[corpus.CaseRun], header: RunHeader, sto
         "sittings": [*header.sittings[:-1], sitting.model_copy(update={
             "finished": now_iso(), "wall_seconds": round(time.monotonic() - started, 1), "ended": ended})]})
     files = store.merge(outcome.records, [header])
+    if store.folder.resolve() != (req.root / "results").resolve():  # a store that travels: its records signed
+        import_checks.sign(store.folder, [r for r in store.load(req.target, req.suite).records
+                                          if r.run_id == header.run_id])
     journal.close(remove=True)
     where = ", ".join(str(shown_path(p, req.root)) for p in files
                       if not p.name.endswith((".runs.jsonl", ".output.jsonl")))

@@ -10,15 +10,23 @@ machine, perhaps forged (a "does-not-reproduce" of another case, dated 2099, wit
   passes in: run/rejudge.py), so that a forged verdict with the case's real content hash is refused;
 - its case is a case id (`[a-z0-9][a-z0-9-]*`: never `.` or `..`, which named the repository's root and its
   parent), its variant and dtype names of the same kind (`_` allowed);
-- its `contained` keeps only the facts a keeper writes (untrusted_text.contained_facts), never markup.
+- its `contained` keeps only the facts a keeper writes (untrusted_text.contained_facts), never markup;
+- it was recorded by a run of a runner whose record key this machine holds: the runner that recorded it into a store
+  folder other than the repository's `results/` (the one that is copied to another machine) signed it there
+  (`<torch>.signatures`: an HMAC-SHA256 of the record under the key), so that a record written by anyone else (a
+  case, a hand, another machine) is refused, even with the real case hash and a verdict that follows from it.
+  The key: REPROKIT_RECORD_KEY (hex; CI's secret), else ~/.config/reprokit/record-key (made on first use, mode 0600).
 Each refused record is named in one line; the others are imported.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import math
+import os
 import re
+import secrets
 import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
@@ -26,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from reprokit.model import corpus
 from reprokit.model.records import Record, RunHeader
 from reprokit.model.untrusted_text import contained_facts, recordable, recordable_value
+from reprokit.store.store import Store
 
 MESSAGE_CAP = 2000  # characters of an exception's message a run keeps (probe.py)
 STDOUT_CAP = 2000  # characters of stdout a record keeps (run/execute.py)
@@ -101,8 +110,65 @@ class CaseContents:
         return text.decode("utf-8", "replace") or None
 
 
-def refusal(rec: Record, contents: CaseContents, now: datetime, judge=None) -> str | None:
-    """Why `rec` may not be imported, or None."""
+def record_key() -> bytes:
+    """This runner's record key: REPROKIT_RECORD_KEY (hex), else the key file (made on first use, the user's own)."""
+    given = os.environ.get("REPROKIT_RECORD_KEY", "").strip()
+    if given:
+        try:
+            return bytes.fromhex(given)
+        except ValueError:
+            return given.encode()
+    path = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "reprokit" / "record-key"
+    try:
+        return bytes.fromhex(path.read_text().strip())
+    except (OSError, ValueError):
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:  # another runner made it meanwhile
+            return bytes.fromhex(path.read_text().strip())
+        key = secrets.token_bytes(32)
+        os.write(fd, key.hex().encode())
+        os.close(fd)
+        return key
+
+
+def signature(rec: Record, key: bytes) -> str:
+    """The record's HMAC-SHA256 under the key, over its JSON as the store keeps it (outputs included)."""
+    return hmac.new(key, rec.model_dump_json().encode(), hashlib.sha256).hexdigest()
+
+
+def sign(folder: Path, records: list[Record]) -> bool:
+    """Add the records' signatures (as the store keeps them) to the `<torch>.signatures` companions of their files in
+    the store `folder`; False where no key or no file could be written (the records then stay unsigned)."""
+    try:
+        key = record_key()
+        by_file: dict[Path, list[str]] = {}
+        for rec in records:
+            path = Store(folder).file(rec.target, rec.suite, rec.torch).with_suffix(".signatures")
+            by_file.setdefault(path, []).append(signature(rec, key))
+        for path, lines in by_file.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="ascii") as fh:
+                fh.write("".join(f"{line}\n" for line in lines))
+    except OSError:
+        return False
+    return True
+
+
+def signatures(folder: Path) -> set[str]:
+    """Every signature the store folder holds (64 hex digits a line; anything else is no signature)."""
+    found: set[str] = set()
+    for path in folder.glob("*/*/*.signatures"):
+        if path.is_file() and not path.is_symlink():
+            found.update(line for line in path.read_text(encoding="ascii", errors="replace").split()
+                         if re.fullmatch(r"[0-9a-f]{64}", line))
+    return found
+
+
+def refusal(rec: Record, contents: CaseContents, now: datetime, judge=None, signed=None) -> str | None:
+    """Why `rec` may not be imported, or None. `signed(rec)`: whether a runner whose key this machine holds recorded
+    it (None: not asked, e.g. a legacy results.json)."""
     for field in ("case", "variant", "dtype"):
         value = getattr(rec, field, None)
         rule = NAME if field == "case" else PART
@@ -123,7 +189,11 @@ def refusal(rec: Record, contents: CaseContents, now: datetime, judge=None) -> s
         if not contents.had(rec.case, rec.case_hash):
             return f"case_hash {rec.case_hash[:40]} is no content cases/{rec.case}/ has had"
         if judge is not None:  # the verdict must follow from the record's own observation, under that version's oracle
-            return judge(rec, contents.case_yaml(rec.case, rec.case_hash))
+            why = judge(rec, contents.case_yaml(rec.case, rec.case_hash))
+            if why:
+                return why
+    if signed is not None and not signed(rec):  # last: a record wrong in itself is named for what is wrong
+        return "not signed by a runner whose record key this machine holds: no run of this case recorded it here"
     return None
 
 
@@ -147,14 +217,18 @@ def header_as_a_run_cuts(header: RunHeader) -> RunHeader:
     return RunHeader.model_validate(recordable_value(header.model_dump()))
 
 
-def checked(records: list[Record], root: Path, judge=None) -> tuple[list[Record], list[str]]:
+def checked(records: list[Record], root: Path, judge=None, source: Path | None = None) -> tuple[list[Record], list[str]]:
     """The records fit to import (cut as runs cut them) and one line for each refused record. `judge(record,
     case.yaml text or None)`: why its verdict does not follow from its observation, or None (run/rejudge.py; the
-    store does not judge)."""
+    store does not judge). `source`: the store folder they came from, whose signatures must vouch for each."""
     contents, now = CaseContents(root), datetime.now(timezone.utc)
+    signed = None
+    if source is not None:
+        held, key = signatures(source), record_key()
+        signed = lambda rec: signature(rec, key) in held  # noqa: E731 - one check, closed over the folder's set
     kept, refused = [], []
     for rec in records:
-        why = refusal(rec, contents, now, judge)
+        why = refusal(rec, contents, now, judge, signed)
         if why:
             refused.append(f"refused {rec.target}/{rec.torch} {rec.key}: {why}")
         else:

@@ -77,7 +77,7 @@ def import_into(store: Store, source: Path, root: Path | None = None, judge=None
         loaded = Store(source).load()
         records, headers = loaded.records, list(loaded.runs.values())
         if root is not None:
-            records, refused = import_checks.checked(records, root, judge)
+            records, refused = import_checks.checked(records, root, judge, source)
             taken, recorded = {r.run_id for r in records}, {r.run_id for r in loaded.records}
             headers = [import_checks.header_as_a_run_cuts(h) for h in headers
                        if h.run_id in taken or h.run_id not in recorded]  # no run of refused ones
