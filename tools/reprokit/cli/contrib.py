@@ -101,6 +101,7 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     out = Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream"
     filed = upstream.draft(root, store_of(args, root).folder, load_root_matrix(root), args.id, args.target, out,
                            force=args.force, search_json=Path(args.search_json) if args.search_json else None,
+                           issues_json=Path(args.issues_json).resolve() if args.issues_json else None,
                            tlparse=shutil.which("tlparse") or shutil.which("tlparse", path=str(Path(sys.executable).parent)))
     for note in filed.notes:
         print(note, file=sys.stderr)
@@ -122,6 +123,9 @@ def add_upstream(sub) -> None:
     ups.add_argument("--target", default="cpu", help="whose device kind and dtypes the run uses (default cpu)")
     ups.add_argument("--out", help=OUT_HELP)
     ups.add_argument("--report-dir", metavar="DIR", help="write the report here (default: reports/upstream/)")
+    ups.add_argument("--issues-json", metavar="DIR", help="the linked issue as gh prints it, in DIR/<number>.json: "
+                                                          "triaged from its own script here where it was not yet "
+                                                          "(no gh needed)")
     ups.add_argument("--force", action="store_true",
                      help="write it even if the case says the behaviour is documented or links a pytorch issue")
     ups.add_argument("--search-json", metavar="FILE", help="the duplicate search: what `gh search issues --json "

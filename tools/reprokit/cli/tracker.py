@@ -12,16 +12,21 @@ from pathlib import Path
 from reprokit.cli.common import OUT_HELP, root_of, store_of
 from reprokit.model.schema import InputError
 from reprokit.run.request import load_root_matrix, target_of
-from reprokit.tracker import issue_json, linked, triage, triage_standing
+from reprokit.tracker import issue_json, linked, offline_triage, triage, triage_standing
 
 
 def cmd_tracker(args: argparse.Namespace) -> int:
     root = root_of(args)
-    data = linked.Corpus.read(root, store_of(args, root).folder, load_root_matrix(root))
+    matrix = load_root_matrix(root)
+    data = linked.Corpus.read(root, store_of(args, root).folder, matrix)
     if args.numbers:
         print("\n".join(str(n) for n in sorted({i.number for i in linked.linked(data)})))
         return 0
     out = Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream"
+    if args.issues_json:  # the issues not yet triaged, from their own scripts, without gh
+        request = triage.Request(matrix, "cpu", tuple(args.releases or ()), args.here, timeout=args.timeout)
+        data = offline_triage.with_triages(data, Path(args.issues_json).resolve(), request, out,
+                                           log=lambda line: print(line, file=sys.stderr))
     rows = linked.drafts(data, out)
     for item, path, command in rows:
         print(f"#{item.number} {item.state} (checked {item.checked})  {item.cd.case.id}: {item.line()}")
@@ -39,6 +44,12 @@ def add_tracker(sub) -> None:
     trk.add_argument("--out", help=OUT_HELP)
     trk.add_argument("--report-dir", metavar="DIR", help="write the drafts here (default: reports/upstream/)")
     trk.add_argument("--numbers", action="store_true", help="print only the linked issue numbers, one a line")
+    trk.add_argument("--issues-json", metavar="DIR", help="issues as gh prints them, DIR/<number>.json: each linked "
+                                                          "issue not yet triaged is triaged from its own script first "
+                                                          "(no gh needed; standings kept in memory)")
+    trk.add_argument("--here", action="store_true", help="with --issues-json: run this environment's torch only")
+    trk.add_argument("--releases", nargs="+", metavar="V", help="with --issues-json: exactly these releases")
+    trk.add_argument("--timeout", type=float, default=triage.TIMEOUT, help="with --issues-json: seconds per run")
     trk.set_defaults(func=cmd_tracker)
 
 

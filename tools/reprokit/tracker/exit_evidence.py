@@ -88,8 +88,8 @@ def of(script: str, reports_error: bool) -> ExitEvidence:
     compiled = _compiled_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Try) and node.handlers and _calls_compiled(ast.Module(node.body, []), compiled) \
-                and not all(_reraises(h) for h in node.handlers):
-            return ExitEvidence.CATCHES
+                and not all(_reraises(h) for h in node.handlers) and not _asserts(ast.Module(node.orelse, [])):
+            return ExitEvidence.CATCHES  # (a `try: compiled() except: ... else: raise` fails when it does not raise)
     if _asserts(tree):
         return ExitEvidence.ASSERTS
     return ExitEvidence.RAISES if reports_error else ExitEvidence.PRINTS_ONLY

@@ -92,8 +92,17 @@ def _verbose(ev: Evidence) -> list[str]:
             "asks)</summary>", "", fence(tail(ev.verbose_log, VERBOSE_CHARS)), "", "</details>", ""]
 
 
+def _change(ev: Evidence) -> list[str]:
+    """The news first: where the error's class changed between releases, since when and from what."""
+    if (changed := ev.history.error_change()) is None:
+        return []
+    first, before_span, before, now = changed
+    return [f"Since torch {first} this raises {code_span(now)}; torch {before_span} raised {code_span(before)} "
+            "for the same script.", ""]
+
+
 def describe(ev: Evidence) -> list[str]:
-    lines = [OWN_WORDS, "", _what_happened(ev), "", *([ev.expected, ""] if ev.expected else []), *_history(ev),
+    lines = [OWN_WORDS, "", *_change(ev), _what_happened(ev), "", *([ev.expected, ""] if ev.expected else []), *_history(ev),
              "Minimal reproducer: save it as `repro.py` in an empty folder and run `python repro.py` (only torch "
              "installed).", "", fence(ev.script, "python"), "", *_ablation(ev)]
     if ev.minified:

@@ -45,6 +45,22 @@ class ReleaseHistory:
                 spans.append([release, release, said])
         return "; ".join(f"{a if a == b else f'{a}..{b}'}: {said}" for a, b, said in spans)
 
+    def error_change(self) -> tuple[str, str, str, str] | None:
+        """(the first release of the newest failing stretch whose error class is another, the releases before it
+        that raised the earlier class, that class, the newer class) where the class changed while it kept failing;
+        None where it did not (or nothing raised)."""
+        failing = [(r, self.errors[r].split(":", 1)[0]) for r, v in self.releases if v == BAD and self.errors.get(r)]
+        if len(failing) < 2 or failing[-1][1] == failing[0][1]:
+            return None
+        now = failing[-1][1]
+        first = next(i for i in range(len(failing) - 1, -1, -1) if i == 0 or failing[i - 1][1] != now)
+        if first == 0:
+            return None
+        before = failing[first - 1][1]
+        earlier = [r for r, c in failing[:first] if c == before]
+        span = earlier[0] if len(earlier) == 1 else f"{earlier[0]}..{earlier[-1]}"
+        return failing[first][0], span, before, now
+
     def decisive(self) -> list[tuple[str, Verdict]]:
         return [(r, v) for r, v in self.releases if v in (BAD, GOOD)]
 
@@ -67,7 +83,9 @@ class ReleaseHistory:
         if all(v == now for _, v in known):
             word = "fails" if now == BAD else "works"
             if len(known) == len(self.releases):
-                return f"{word} on every recorded release {self.span()}" + self._nightly()
+                changed = self.error_change() if now == BAD else None
+                how = f"; since {changed[0]} with {changed[3]}, before with {changed[2]}" if changed else ""
+                return f"{word} on every recorded release {self.span()}{how}" + self._nightly()
             others = sorted({str(v) for _, v in self.releases if v not in (BAD, GOOD)})
             return (f"{word} on {known[0][0]}..{newest} ({len(known)} of {len(self.releases)} recorded releases; "
                     f"the others: {', '.join(others)})" + self._nightly())

@@ -31,8 +31,20 @@ def errors_by_release(loaded: Loaded, target: str, case_id: str, dtype: str) -> 
     return found
 
 
-def expected(failure: Failure, history: ReleaseHistory) -> str:
-    """The expected behaviour, one line."""
+FULLGRAPH = re.compile(r"^[^#\n]*\bfullgraph\s*=\s*True", re.M)
+GRAPH_BREAK_ERRORS = ("Unsupported", "UserError")  # the errors torch documents for what fullgraph=True cannot trace
+
+
+def expected(failure: Failure, history: ReleaseHistory, script: str = "") -> str:
+    """The expected behaviour, one line; under fullgraph=True a dynamo failure's expected outcome is the clean
+    graph-break error, not eager's result."""
+    if failure.compiles and failure.component == "dynamo" and FULLGRAPH.search(script) and \
+            failure.short_exception not in GRAPH_BREAK_ERRORS:
+        earlier = history.error_change()
+        was = (f", as torch {earlier[1]} raised ({code_span(earlier[2])})"
+               if earlier and earlier[2] in GRAPH_BREAK_ERRORS else "")
+        return (f"Expected: under `fullgraph=True`, a clean graph-break error naming what Dynamo cannot trace "
+                f"(`torch._dynamo.exc.Unsupported` or `UserError`){was}, not {code_span(failure.short_exception)}.")
     if reg := history.regression():
         return f"Expected: `python repro.py` exits 0, as it does on torch {reg[0]} (a regression in {reg[1]})."
     if failure.own_check and failure.compiles:

@@ -131,6 +131,7 @@ def printed_in(stdout: str, texts: list[str], normal: str | None = None) -> str 
 
 
 _OPERATOR = re.compile(r"\b(?:aten|prims|torch\.ops\.\w+)\.\w{3,}(?:\.\w+)?")
+_QUOTED_PHRASE = re.compile(r"'([^'\n]{20,160})'|\"([^\"\n]{20,160})\"")  # another error's text, quoted
 _COMPILER_LINE = re.compile(r"\b(?:error|fatal error):\s*(.{12,160})")
 _IDENTIFIER = re.compile(r"`([A-Za-z_][\w.]{5,80})`|'([A-Za-z_][\w.]{5,80})'|\b([a-z]+_[a-z0-9_]{4,}|_[a-z][a-z0-9_]{5,})\b")
 # Words every torch.compile report has: a match on them confirms nothing.
@@ -151,6 +152,7 @@ def tokens_of(message: str, limit: int = 12) -> tuple[str, ...]:
     for m in _COMPILER_LINE.finditer(text):
         found.append(skeleton(m.group(1)))
     found += [m.group(0) for m in _OPERATOR.finditer(text)]
+    found += [skeleton(m.group(1) or m.group(2)) for m in _QUOTED_PHRASE.finditer(text)]
     for m in _IDENTIFIER.finditer(text):
         word = next(g for g in m.groups() if g)
         if word.lower() not in _COMMON and not _SYMBOL.fullmatch(word) and not word.startswith(("torch.", "self.")):

@@ -33,8 +33,10 @@ from reprokit.tracker import (
     linked,
     minify,
     not_a_bug,
+    offline_triage,
     report_facts,
     trace_bundle,
+    triage,
     upstream_runs,
 )
 from reprokit.tracker.issue_comment import NO_LONGER, STILL, CommentEvidence
@@ -158,7 +160,7 @@ def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history:
                   torch_version=_torch_version(versions), target=target, history=history,
                   ladder=ladder, verbose_log=verbose, minified=minified, minified_note=minified_note,
                   trace_note=trace_note, versions=versions, labels=labels, overridden=screened,
-                  expected=report_facts.expected(failure, history),
+                  expected=report_facts.expected(failure, history, text),
                   workaround=report_facts.workaround(cd, setting.device, setting.dtype),
                   related=issue_search.related([], searched=found))
     report = out / f"{case_id}.md"
@@ -213,9 +215,16 @@ def linked_comment(item: linked.Linked, setting: upstream_runs.Setting, out: Pat
 
 
 def draft(root: Path, store_dir: Path, matrix: Matrix, case_id: str, target: str, out: Path, *, force: bool = False,
-          tlparse: str | None = None, python: str = sys.executable, search_json: Path | None = None) -> Filed:
-    """`reprokit upstream ID`: the comment a linked issue needs, else a new-issue report (screened first)."""
+          tlparse: str | None = None, python: str = sys.executable, search_json: Path | None = None,
+          issues_json: Path | None = None) -> Filed:
+    """`reprokit upstream ID`: the comment a linked issue needs, else a new-issue report (screened first). With
+    `issues_json`, a linked issue not yet triaged is triaged first from its file there, on this torch."""
     data = linked.Corpus.read(root, store_dir, matrix)
+    if issues_json is not None:
+        if target not in matrix.targets:
+            raise InputError(f"--target {target!r}: no such target in matrix.yaml")
+        data = offline_triage.with_triages(data, issues_json, triage.Request(matrix, target, here=True), out,
+                                           log=lambda line: print(line, file=sys.stderr))
     cd = next((c for c in data.cases if c.case.id == case_id), None)
     if cd is None:
         raise InputError(f"{case_id!r}: no such case (see `reprokit list`)")
