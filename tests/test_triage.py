@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from reprokit.run.execute import Observation
-from reprokit.tracker.exit_evidence import ExitEvidence
 from reprokit.tracker import issue_json, issue_lifecycle, release_dates, thread_reading, triage_runs, triage_standing
 from reprokit.tracker import triage as triage_module
+from reprokit.tracker.exit_evidence import ExitEvidence
 
 ROOT = Path(__file__).resolve().parents[1]
 
