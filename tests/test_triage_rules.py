@@ -9,7 +9,16 @@ from reprokit.run.execute import Observation
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import repro_history
-from reprokit.tracker import issue_json, issue_lifecycle, report_facts, signature, triage_releases, triage_standing
+from reprokit.tracker import (
+    eager_fix,
+    issue_json,
+    issue_lifecycle,
+    release_dates,
+    report_facts,
+    signature,
+    triage_releases,
+    triage_standing,
+)
 from reprokit.tracker.exit_evidence import ExitEvidence
 from reprokit.tracker.exit_evidence import of as evidence_of
 from reprokit.tracker.issue_lifecycle import Step
@@ -96,10 +105,10 @@ def test_a_crash_replaced_by_the_error_eager_raises_is_no_longer_reproducing():
     assert t.standing.detail.startswith("since 2.15.0: now raises IndexError: index 5 is out of bounds for dimension "
                                         "0 with size 2, as eager does"), t.standing
     assert t.step is Step.POSTED
-    assert issue_lifecycle.eager_fixed(data, signature.EXITS, "IndexError", False, "IndexError")
-    assert not issue_lifecycle.eager_fixed(data, signature.EXITS, "InternalTorchDynamoError", False, None)
+    assert eager_fix.eager_fixed(data, signature.EXITS, "IndexError", False, "IndexError")
+    assert not eager_fix.eager_fixed(data, signature.EXITS, "InternalTorchDynamoError", False, None)
     unrelated = issue("Wrong values.\n\n```python\n" + SCRIPT + "```\n")
-    assert not issue_lifecycle.eager_fixed(unrelated, signature.RAISES, "RuntimeError", False, "RuntimeError")
+    assert not eager_fix.eager_fixed(unrelated, signature.RAISES, "RuntimeError", False, "RuntimeError")
     # where the reported release was not run, this torch raising eager's error is asked about, as a fix
     t = judged(data, [now], reported="2.12.0", eager="IndexError", baseline_run=False)
     assert t.standing.kind == NO_LONGER and t.step is Step.POSTED and "as eager does" in t.standing.detail
@@ -119,11 +128,11 @@ def test_a_closed_issue_still_fails_only_on_releases_published_after_it_was_clos
     # no closedAt: the newest release at the last maintainer comment (2.13.0 on 2026-07-20) is expected to fail
     undated = issue(body, state="CLOSED", reason="COMPLETED", comments=[("dev", "MEMBER", "2026-07-20T00:00:00Z",
                                                                          "fixed by the linked PR")])
-    assert issue_lifecycle.expected_to_fail_until(undated) == ("2026-07-08", "torch 2.13.0 was the newest release at "
+    assert release_dates.expected_to_fail_until(undated) == ("2026-07-08", "torch 2.13.0 was the newest release at "
                                                                              "2026-07-20")
     assert judged(undated, [failing], reported="2.13.0").step is Step.NOT_POSTED
-    assert issue_lifecycle.published_after("2.14.0.dev20260801+cpu", "2026-07-31")
-    assert not issue_lifecycle.published_after("2.13.0+cu130", "2026-07-08")
+    assert release_dates.published_after("2.14.0.dev20260801+cpu", "2026-07-31")
+    assert not release_dates.published_after("2.13.0+cu130", "2026-07-08")
 
 
 # Defect: "the text check is word-for-word, not loose".

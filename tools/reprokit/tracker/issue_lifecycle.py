@@ -19,10 +19,10 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from reprokit.tracker import release_dates
+from reprokit.tracker import eager_fix, release_dates
 from reprokit.tracker import signature as sig
 from reprokit.tracker.exit_evidence import ExitEvidence
-from reprokit.tracker.issue_json import MAINTAINERS, Issue, cut_before_error, reported_failure, without_script
+from reprokit.tracker.issue_json import Issue, cut_before_error, without_script
 from reprokit.tracker.not_a_bug import UNKNOWN_NAME
 from reprokit.tracker.signature import Signature
 from reprokit.tracker.triage_standing import (
@@ -38,14 +38,10 @@ from reprokit.tracker.triage_standing import (
 
 NOW_RAISES = "now raises"
 NO_CUDA = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are available")
-# torch's errors that stand for "the compiler broke", which the error eager raises replaces when it is fixed
-INTERNAL = ("InternalTorchDynamoError", "BackendCompilerFailed", "InductorError", "LoweringException",
-            "CppCompileError", "TorchRuntimeError")
 HANG_WORDS = re.compile(r"\b(hangs?|hung|stuck|forever|never (?:finishes|returns|ends)|deadlock|time[sd]? ?out)\b", re.I)
 # torch's own words when the failure is the behaviour it documents (it names what to use instead)
 DOCUMENTED = (re.compile(r"This graph break is fundamental"), re.compile(r"\bmaybe_mark_dynamic\b"))
-CRASH_WORDS = re.compile(r"\b(segfault|segmentation fault|SIGSEGV|SIGABRT|core dumped|abort(?:ed|s)?|crash(?:es|ed)?|"
-                         r"illegal (?:memory|instruction))\b", re.I)
+
 
 
 class Step(str, Enum):
@@ -116,26 +112,6 @@ def _before_compile(ran: Ran) -> bool:
     return obs.status != "pass" and (obs.stage in (None, "runtime")) and not graphs
 
 
-def complains_of_compiler(issue: Issue, accepts: bool) -> bool:
-    """The issue reports a crash, a silent acceptance (it asks for an error) or an internal compiler error: then the
-    error eager raises, raised by the compiled call, is its fix."""
-    texts = "\n".join([issue.title, issue.body, *(c.body for c in issue.comments)])
-    failure = reported_failure(issue)
-    return accepts or bool(CRASH_WORDS.search(texts)) or (failure is not None and failure.short in INTERNAL)
-
-
-def eager_fixed(issue: Issue, signature_kind: str, exception: str, accepts: bool, eager: str | None,
-                before: str = "") -> bool:
-    """A run that raises `exception` is the fix the issue asked for: the issue reports a crash (a signal), a silent
-    acceptance or an internal error (`before`: the class the signature raised), and the script with torch.compile
-    disabled raises the same class (`eager`), or the issue names that class itself."""
-    if not exception or exception in INTERNAL:
-        return False
-    complains = signature_kind == sig.EXITS or before in INTERNAL or complains_of_compiler(issue, accepts)
-    named = bool(re.search(rf"(?<![\w]){re.escape(exception)}\b", "\n".join(without_script(issue))))
-    return complains and (exception == eager or named)
-
-
 def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release: str | None,
             reported_by_date: str = "", *, baseline_run: bool = True, evidence: ExitEvidence = ExitEvidence.RAISES,
             eager: str | None = None) -> Triage:
@@ -163,21 +139,9 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
     unrun = "" if baseline_run else f" (the reported {_reported_words(reported_release, reported_by_date)} was " \
                                     "not run here)"
     if found.kind == sig.PASSES:
-        if accepts:
-            return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed="the issue asks for an error "
-                          "and the script finishes without one", **facts)
-        if not baseline_run:
-            if not evidence.decides:
-                return reported(f"the script exits 0 on torch {ref.release}{unrun}, but {evidence.words()}: "
-                                "nothing to say", signature=found, **facts)
-            return Triage(Step.JUDGED, Standing(DOES_NOT, f"on torch {ref.release}: the script exits 0 where "
-                                                          f"{evidence.words()}{unrun}"), signature=found,
-                          judged=(Judged(ref.release, sig.GOOD, "exits 0"),), **facts)
-        checks = "" if evidence.decides else f" ({evidence.words()})"
-        return reported(f"does not reproduce on {_on_reported(ref.release, reported_release, reported_by_date)}: the "
-                        f"script exits 0{checks}; nothing to say", signature=found, **facts)
+        return _passes(ref, found, accepts, evidence, unrun, facts)
     if found.kind == sig.EXITS:
-        words = HANG_WORDS if ref.obs.status == "timeout" else CRASH_WORDS
+        words = HANG_WORDS if ref.obs.status == "timeout" else eager_fix.CRASH_WORDS
         if not words.search("\n".join(texts)):
             return reported(f"on torch {ref.release} the script {observed_line(ref.obs)}, which the issue's text does "
                             "not describe", signature=found, **facts)
@@ -185,7 +149,7 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
     if _before_compile(ref):
         return reported(f"on torch {ref.release} the script fails before any compiled call ({observed_line(ref.obs)}, "
                         "in eager code): that says nothing about the compiled behaviour", signature=found, **facts)
-    if eager is not None and eager_fixed(issue, found.kind, found.exception, accepts, eager):
+    if eager is not None and eager_fix.eager_fixed(issue, found.kind, found.exception, accepts, eager):
         said = f"{observed_line(ref.obs)}, as eager does"
         if baseline_run:
             return reported(f"on {_on_reported(ref.release, reported_release, reported_by_date)} the script raises "
@@ -201,6 +165,25 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
         return reported(f"on torch {ref.release} the script fails with {found.line()}, which the issue's text does "
                         "not mention: not the failure it reports", signature=found, **facts)
     return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed=confirmed, **facts)
+
+
+def _passes(ref: Ran, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str, facts: dict) -> Triage:
+    """The reference run exits 0: the bug itself where the issue asks for an error; a question where the reported
+    release was not run and the script's exit status decides; else nothing to say."""
+    reported_release, reported_by_date = facts["reported"], facts["reported_by_date"]
+    if accepts:
+        return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed="the issue asks for an error "
+                      "and the script finishes without one", **facts)
+    if not facts["baseline_run"]:
+        if not evidence.decides:
+            return reported(f"the script exits 0 on torch {ref.release}{unrun}, but {evidence.words()}: "
+                            "nothing to say", signature=found, **facts)
+        return Triage(Step.JUDGED, Standing(DOES_NOT, f"on torch {ref.release}: the script exits 0 where "
+                                                      f"{evidence.words()}{unrun}"), signature=found,
+                      judged=(Judged(ref.release, sig.GOOD, "exits 0"),), **facts)
+    checks = "" if evidence.decides else f" ({evidence.words()})"
+    return reported(f"does not reproduce on {_on_reported(ref.release, reported_release, reported_by_date)}: the "
+                    f"script exits 0{checks}; nothing to say", signature=found, **facts)
 
 
 def _reported_words(reported_release: str | None, by_date: str) -> str:
@@ -283,31 +266,6 @@ def numerics(t: Triage, judged_line: str, wrong: bool | None, release: str) -> T
     return t
 
 
-def expected_to_fail_until(issue: Issue) -> tuple[str, str] | None:
-    """The day a release must be published after for its failure to tell a closed issue anything, and that day's
-    origin in words: the day it was closed; without it, the newest release's at the last maintainer comment (or at
-    the opening). None for an open issue."""
-    if not issue.closed:
-        return None
-    if issue.closed_at[:10]:
-        return issue.closed_at[:10], f"closed on {issue.closed_at[:10]}"
-    said = [c.created for c in issue.comments if c.association in MAINTAINERS and c.created] or [issue.created]
-    day = max(said)[:10]
-    newest = release_dates.newest_before(day)
-    when = release_dates.published().get(newest or "", "")
-    return (when, f"torch {newest} was the newest release at {day}") if when else None
-
-
-def published_after(release: str, day: str) -> bool:
-    """Whether `release` came out after `day`: PyPI's day for a release, a dev build's own date, a nightly today."""
-    if release == "nightly":
-        return True
-    if m := re.search(r"\.dev(\d{4})(\d\d)(\d\d)", release):
-        return f"{m.group(1)}-{m.group(2)}-{m.group(3)}" > day
-    on = release_dates.published().get(release.split("+")[0], "")
-    return bool(on) and on > day
-
-
 def decide(t: Triage, issue: Issue) -> Triage:
     """JUDGED -> POSTED where the standing adds to what the thread knows; else NOT_POSTED with the reason. A closed
     issue is told "still reproduces" only from a release published after it was closed: an older one is expected
@@ -315,9 +273,9 @@ def decide(t: Triage, issue: Issue) -> Triage:
     if t.step is not Step.JUDGED:
         return t
     state = issue.state.lower()
-    if t.standing.kind == STILL and issue.closed and (until := expected_to_fail_until(issue)):
+    if t.standing.kind == STILL and issue.closed and (until := release_dates.expected_to_fail_until(issue)):
         failing = [j.release for j in t.judged if j.outcome == sig.SAME]
-        if not any(published_after(r, until[0]) for r in failing):
+        if not any(release_dates.published_after(r, until[0]) for r in failing):
             return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
                 NOT_POSTED, f"still fails on torch {_span(failing)}, published no later than {until[0]} ({until[1]}): "
                             "a release from before the fix is expected to fail, no comment; run one published since"))

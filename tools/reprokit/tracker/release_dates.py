@@ -4,11 +4,14 @@ The days are PyPI's (torch_release_dates.yaml, beside this module)."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
 import yaml
 from packaging.version import Version
+
+from reprokit.tracker.issue_json import MAINTAINERS, Issue
 
 DATES = Path(__file__).with_name("torch_release_dates.yaml")
 
@@ -28,3 +31,28 @@ def newest_before(day: str) -> str | None:
         return None
     earlier = [release for release, on in published().items() if on < day]
     return max(earlier, key=Version) if earlier else None
+
+
+def expected_to_fail_until(issue: Issue) -> tuple[str, str] | None:
+    """The day a release must be published after for its failure to tell a closed issue anything, and that day's
+    origin in words: the day it was closed; without it, the newest release's at the last maintainer comment (or at
+    the opening). None for an open issue."""
+    if not issue.closed:
+        return None
+    if issue.closed_at[:10]:
+        return issue.closed_at[:10], f"closed on {issue.closed_at[:10]}"
+    said = [c.created for c in issue.comments if c.association in MAINTAINERS and c.created] or [issue.created]
+    day = max(said)[:10]
+    newest = newest_before(day)
+    when = published().get(newest or "", "")
+    return (when, f"torch {newest} was the newest release at {day}") if when else None
+
+
+def published_after(release: str, day: str) -> bool:
+    """Whether `release` came out after `day`: PyPI's day for a release, a dev build's own date, a nightly today."""
+    if release == "nightly":
+        return True
+    if m := re.search(r"\.dev(\d{4})(\d\d)(\d\d)", release):
+        return f"{m.group(1)}-{m.group(2)}-{m.group(3)}" > day
+    on = published().get(release.split("+")[0], "")
+    return bool(on) and on > day

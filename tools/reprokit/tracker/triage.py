@@ -27,6 +27,7 @@ from reprokit.model.schema import InputError
 from reprokit.run import torch_envs
 from reprokit.store.views import release_of
 from reprokit.tracker import (
+    eager_fix,
     exit_evidence,
     fp64_check,
     issue_json,
@@ -216,7 +217,7 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
     if chosen is None:
         return _flaky(issue, ref, tries)
     accepts = thread_reading.asks_for_error(issue)
-    complains = issue_lifecycle.complains_of_compiler(issue, accepts)
+    complains = eager_fix.complains_of_compiler(issue, accepts)
     eager = runner.eager_class(python_of[ref]) if chosen.obs.exception and complains else None
     evidence = exit_evidence.of(text, complains or issue_json.reported_failure(issue) is not None)
     runs = [chosen]
@@ -233,7 +234,7 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
         if newest.obs is not None and newest.obs.exception and complains and \
                 issue_lifecycle.outcome(t, newest) == signature.OTHER:
             eager_now = runner.eager_class(python_of[newest.release])
-            if issue_lifecycle.eager_fixed(issue, t.signature.kind, newest.obs.exception.rsplit(".", 1)[-1], accepts,
+            if eager_fix.eager_fixed(issue, t.signature.kind, newest.obs.exception.rsplit(".", 1)[-1], accepts,
                                            eager_now, t.signature.exception):
                 fixes = frozenset({newest.release})
         if request.since:

@@ -1,0 +1,136 @@
+"""`reprokit triage` and `reprokit tracker` from the command line, as a maintainer runs them: at most two environments
+by default (stand-in releases: this environment, entered under two release names), one line and exit 2 for what
+cannot be run here (an unknown target, a CUDA script on the CPU), two triages of one issue at once, and the tracker
+reaching a standing offline from gh-shaped files. Real torch, real contained runs."""
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+GRAPH_BREAK = """import torch
+
+
+@torch.compile(backend="eager", fullgraph=True)
+def f(x):
+    torch._dynamo.graph_break()
+    return x + 1
+
+
+print(f(torch.ones(2)))
+"""
+CUDA = "import torch\n\nx = torch.ones(2, device=\"cuda\")\nprint(torch.compile(lambda t: t + 1)(x))\n"
+
+
+def issue(number, script, version="2.12.1", state="OPEN"):
+    body = (f"### 🐛 Describe the bug\n\n```python\n{script}```\n\n### Error logs\n\n```\ntorch._dynamo.exc.Unsupported:"
+            f" Call to `torch._dynamo.graph_break()`\n```\n\n### Versions\n\nPyTorch version: {version}+cpu\n")
+    return {"number": number, "title": "graph break under fullgraph", "body": body, "state": state,
+            "stateReason": "", "closedAt": None, "createdAt": "2026-07-01T00:00:00Z", "labels": [], "comments": [],
+            "url": f"https://github.com/pytorch/pytorch/issues/{number}"}
+
+
+def reprokit(tmp_path, *args, env=None, timeout=900):
+    (tmp_path / "repo").mkdir(exist_ok=True)
+    (tmp_path / "repo" / "matrix.yaml").write_bytes((ROOT / "matrix.yaml").read_bytes())
+    env = {**(env or os.environ), "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(tmp_path / "cache")}
+    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(tmp_path / "repo"), *args], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def write_issue(tmp_path, data) -> Path:
+    path = tmp_path / f"{data['number']}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_an_unknown_target_is_one_line_and_exit_2(tmp_path):
+    proc = reprokit(tmp_path, "triage", "--issue-json", str(write_issue(tmp_path, issue(920001, GRAPH_BREAK))),
+                    "--target", "a101")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "--target 'a101': unknown target; matrix.yaml has cpu, a10" in proc.stderr
+
+
+@pytest.mark.e2e
+def test_a_cuda_script_on_the_cpu_target_is_refused_in_one_line_before_anything_runs(tmp_path):
+    proc = reprokit(tmp_path, "triage", "--issue-json", str(write_issue(tmp_path, issue(920002, CUDA))), "--here",
+                    "--record")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("reprokit: the script needs a CUDA GPU: run with --target a10 or a100 or h100") and \
+        "on a GPU machine" in proc.stderr, proc.stderr
+    assert not (tmp_path / "repo" / "reports").exists() and not (tmp_path / "repo" / "issue-states.yaml").exists()
+
+
+@pytest.mark.e2e
+def test_two_triages_of_one_issue_at_once_each_keep_their_own_folder(tmp_path):
+    path = write_issue(tmp_path, issue(920003, GRAPH_BREAK))
+    with ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda i: reprokit(tmp_path, "triage", "--issue-json", str(path), "--here",
+                                                "--report-dir", str(tmp_path / f"out{i}")), range(2)))
+    for proc in done:
+        assert proc.returncode == 0, proc.stderr
+        first = proc.stdout.splitlines()[0]
+        assert first.startswith("still reproduces on torch 2.14.1") and "Unsupported" in first, proc.stdout
+        assert "FileNotFoundError" not in proc.stdout
+    assert not list((tmp_path / "cache" / "triage").iterdir())  # each removed its own folder, and only it
+
+
+@pytest.fixture
+def stand_in_releases(tmp_path):
+    """Two releases already built: this environment (its torch, 2.14.1) under the names 2.12.1 and 2.15.0, the
+    newest of cpu's history. Building any other release would need an index, and pip's is one that is down."""
+    envs = tmp_path / "cache" / "envs"
+    envs.mkdir(parents=True)
+    marker = Path(sys.prefix) / ".complete"
+    ours = not marker.exists()
+    if ours:
+        marker.write_text("stand-in\n")
+    for release in ("2.12.1", "2.15.0"):
+        (envs / f"torch-{release}").symlink_to(sys.prefix, target_is_directory=True)
+    yield envs
+    if ours:
+        marker.unlink()
+
+
+@pytest.mark.e2e
+def test_a_default_triage_builds_no_more_than_the_reported_release_and_the_newest(tmp_path, stand_in_releases):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL="http://127.0.0.1:9/simple", UV_OFFLINE="1")
+    proc = reprokit(tmp_path, "triage", "--issue-json", str(write_issue(tmp_path, issue(920004, GRAPH_BREAK))),
+                    env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[0] == "triage on cpu: torch 2.12.1 (reported), 2.15.0; nothing to build", \
+        proc.stderr
+    ran = [line.split(":")[0].strip() for line in proc.stdout.splitlines() if line.startswith("  torch ")]
+    assert ran == ["torch 2.12.1", "torch 2.15.0"], proc.stdout
+    assert sorted(p.name for p in stand_in_releases.iterdir() if not p.name.startswith(".")) == ["torch-2.12.1", "torch-2.15.0"]
+    assert "could not be installed" not in proc.stderr + proc.stdout
+    assert proc.stdout.startswith("still reproduces on torch 2.12.1..2.15.0"), proc.stdout
+
+
+@pytest.mark.e2e
+def test_the_tracker_triages_a_linked_issue_from_its_file_without_gh(tmp_path):
+    """#141865 is closed and the case linking it still reproduces; without a triage of the issue's own script the
+    tracker holds its comment ("not triaged"). From its gh-shaped file (our paraphrase, with our script) it runs
+    the script here and drafts the comment."""
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "tools"),  # no gh
+           "REPROKIT_CACHE": str(tmp_path / "cache")}
+
+    def tracker(*args):
+        return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "tracker", *args], env=env,
+                              capture_output=True, text=True, timeout=900)
+
+    before = tracker("--report-dir", str(tmp_path / "before"))
+    line = next(ln for ln in before.stdout.splitlines() if ln.startswith("#141865"))
+    assert "not triaged" in line, before.stdout
+    after = tracker("--issues-json", str(ROOT / "tests" / "fixtures" / "tracker"), "--here", "--report-dir",
+                    str(tmp_path / "after"))
+    assert after.returncode == 0, after.stderr
+    line = next(ln for ln in after.stdout.splitlines() if ln.startswith("#141865"))
+    assert "not triaged" not in line and "still reproduces" in line, after.stdout + after.stderr
+    assert (tmp_path / "after" / "inductor-cpu-linear-half-input-accepted-comment.md").exists()
+    assert "#141865: triaged from 141865.json: still reproduces on torch 2.14.1" in after.stderr

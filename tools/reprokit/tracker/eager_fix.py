@@ -1,0 +1,36 @@
+"""The fix an issue that reports a crash, a silent acceptance or an internal compiler error asks for: the compiled
+call raising the error eager raises (the same class, or the class the issue names). Pure: the classes in, a yes or no
+out; the run with torch.compile disabled that says what eager raises is triage_runs'."""
+
+from __future__ import annotations
+
+import re
+
+from reprokit.tracker import signature as sig
+from reprokit.tracker.issue_json import Issue, reported_failure, without_script
+
+CRASH_WORDS = re.compile(r"\b(segfault|segmentation fault|SIGSEGV|SIGABRT|core dumped|abort(?:ed|s)?|crash(?:es|ed)?|"
+                         r"illegal (?:memory|instruction))\b", re.I)
+# torch's errors that stand for "the compiler broke", which the error eager raises replaces when it is fixed
+INTERNAL = ("InternalTorchDynamoError", "BackendCompilerFailed", "InductorError", "LoweringException",
+            "CppCompileError", "TorchRuntimeError")
+
+
+def complains_of_compiler(issue: Issue, accepts: bool) -> bool:
+    """The issue reports a crash, a silent acceptance (it asks for an error) or an internal compiler error: then the
+    error eager raises, raised by the compiled call, is its fix."""
+    texts = "\n".join([issue.title, issue.body, *(c.body for c in issue.comments)])
+    failure = reported_failure(issue)
+    return accepts or bool(CRASH_WORDS.search(texts)) or (failure is not None and failure.short in INTERNAL)
+
+
+def eager_fixed(issue: Issue, signature_kind: str, exception: str, accepts: bool, eager: str | None,
+                before: str = "") -> bool:
+    """A run that raises `exception` is the fix the issue asked for: the issue reports a crash (a signal), a silent
+    acceptance or an internal error (`before`: the class the signature raised), and the script with torch.compile
+    disabled raises the same class (`eager`), or the issue names that class itself."""
+    if not exception or exception in INTERNAL:
+        return False
+    complains = signature_kind == sig.EXITS or before in INTERNAL or complains_of_compiler(issue, accepts)
+    named = bool(re.search(rf"(?<![\w]){re.escape(exception)}\b", "\n".join(without_script(issue))))
+    return complains and (exception == eager or named)
