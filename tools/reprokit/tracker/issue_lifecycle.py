@@ -71,6 +71,7 @@ class Triage:
     confirmed: str | None = None  # how the text confirms the signature
     judged: tuple[Judged, ...] = ()
     baseline_run: bool = True  # False: the reported release was not run (--here, or it cannot be installed here)
+    exit_says: str = ""  # why the script's exit status is evidence (exit_evidence), where a clean exit is judged
 
     @property
     def post(self) -> bool:
@@ -180,7 +181,7 @@ def _passes(ref: Ran, found: Signature, accepts: bool, evidence: ExitEvidence, u
                             "nothing to say", signature=found, **facts)
         return Triage(Step.JUDGED, Standing(DOES_NOT, f"on torch {ref.release}: the script exits 0 where "
                                                       f"{evidence.words()}{unrun}"), signature=found,
-                      judged=(Judged(ref.release, sig.GOOD, "exits 0"),), **facts)
+                      judged=(Judged(ref.release, sig.GOOD, "exits 0"),), exit_says=evidence.words(), **facts)
     checks = "" if evidence.decides else f" ({evidence.words()})"
     return reported(f"does not reproduce on {_on_reported(ref.release, reported_release, reported_by_date)}: the "
                     f"script exits 0{checks}; nothing to say", signature=found, **facts)

@@ -71,13 +71,17 @@ def state_words(issue) -> str:
 
 def _lead_unrun(t, state: str) -> str:
     """The first lines where the reported release was not run: what this release did, as a question."""
-    reported = t.reported or "release"
-    unrun = f"the issue reports torch {reported}, which was not run here" if t.reported else \
-        "the issue names no release, and none older was run here"
+    if t.reported and t.reported_by_date:
+        unrun = (f"the issue names no release; torch {t.reported}, the newest when it was opened "
+                 f"({t.reported_by_date}), was not run here")
+    elif t.reported:
+        unrun = f"the issue reports torch {t.reported}, which was not run here"
+    else:
+        unrun = "the issue names no release, and none older was run here"
     if t.standing.kind == DOES_NOT:
         return (f"The script in the description runs without error on torch {t.observed_on} ({unrun}); the issue is "
-                f"{state}. Its exit status would show the failure: {t.standing.detail.split(' where ', 1)[-1]}. "
-                "Is this fixed, and can the issue be closed?")
+                f"{state}. Its exit status would show the failure: {t.exit_says}. Is this fixed, and can the issue "
+                "be closed?")
     if t.standing.kind == NO_LONGER:
         said = t.judged[-1].line if t.judged else ""
         return (f"On torch {t.observed_on} the script in the description now raises {code_span(said)} ({unrun}); "
@@ -132,6 +136,6 @@ def render(issue, t, runs: list[Ran], versions: str, extra: tuple[str, ...] | li
         OWN_WORDS, "", _lead(issue, t), "",
         "Run unchanged (the description's Python blocks saved as `repro.py`, `python repro.py` with only torch "
         "installed, each release in its own environment):", "", *rows, "", *extra,
-        f"<details><summary>Error log (torch {newest.release if newest else '?'})</summary>", "",
-        fence(log or "(nothing on stderr)"), "", "</details>", "",
+        *([f"<details><summary>Error log (torch {newest.release})</summary>", "", fence(log), "", "</details>", ""]
+          if newest and log else []),
         "<details><summary>Versions</summary>", "", fence(versions), "", "</details>", ""])
