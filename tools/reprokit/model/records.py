@@ -85,7 +85,9 @@ class Record(Strict):
     run_id: str  # the RunHeader this record came from
     recorded_at: str  # ISO 8601, UTC
     reprokit: str  # the harness version that recorded it
-    case_hash: str | None = None  # the case folder's content when it ran (None: recorded before hashes were kept)
+    # the run's identity (corpus.content_hash: the scripts, the oracle, requires and limits, never the description);
+    # None: recorded before hashes were kept
+    case_hash: str | None = None
     # Runs of this variant and how many failed as claimed (repro) or broke (fix), when it ran more than once
     # (`--repeat N`, or a changed verdict re-run): {"runs": N, "failed": k}. Left out of the store when None.
     repeats: dict[str, int] | None = None

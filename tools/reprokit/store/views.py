@@ -3,8 +3,8 @@
 The current view of a target is its pinned torch release (matrix.yaml `pins.torch`) when that release is recorded,
 else the newest release recorded, which the reports then flag. A release gathers its builds (2.13.0 and 2.13.0+cpu
 are one release): for each case, variant and dtype the newest current record wins, and the report names every build
-shown. A record is current unless it is superseded: made with case content (its case_hash) that is no longer the
-case's (`Loaded.content`, from `know_content`); views, rates and pages show current records only, the store keeps the
+shown. A record is current unless it is superseded: made with a run identity (its case_hash: what ran and how it
+was judged, never the case's description) that is no longer the case's (`Loaded.content`, from `know_content`); views, rates and pages show current records only, the store keeps the
 rest as history. Where the current records of two builds of one release disagree, `build_split` gives both.
 """
 
