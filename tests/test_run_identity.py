@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from reprokit.model import corpus
 from reprokit.model.attribution import outside_compile
 from reprokit.model.case import load_case
@@ -118,7 +117,8 @@ def test_old_records_get_their_versions_identity_as_a_re_record_would(tmp_path):
     git(root, "init", "-q")
     git(root, "add", ".")
     git(root, "commit", "-qm", "v1")
-    files = lambda: [(str(p.relative_to(yml.parent)), p.read_bytes()) for p in yml.parent.rglob("*") if p.is_file()]
+    def files():
+        return [(str(p.relative_to(yml.parent)), p.read_bytes()) for p in yml.parent.rglob("*") if p.is_file()]
     v1_old, v1_identity = rehash.folder_digest(files()), corpus.content_hash(yml.parent)
     yml.write_text(DESCRIPTION_EDITS["retitled"](yml.read_text()))
     git(root, "commit", "-qam", "v2: retitled")

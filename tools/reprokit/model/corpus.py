@@ -7,8 +7,8 @@ import hashlib
 import json
 import os
 import stat
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import yaml

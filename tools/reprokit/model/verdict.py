@@ -175,6 +175,18 @@ def reproduce_rate(records: Iterable[HasVerdict]) -> tuple[int, int]:
     return sum(r.verdict.failed_as_claimed for r in ran), len(ran)
 
 
+def decisive(rec: HasVerdict) -> bool:
+    """A verdict that can take part in a change: neither flaky (its runs disagreed) nor machine-dependent (another
+    machine gave the same torch and run identity another verdict): those two say nothing about a torch release."""
+    return rec.verdict is not Verdict.FLAKY and not getattr(rec, "machine_dependent", False)
+
+
+def is_change(before: HasVerdict, after: HasVerdict) -> bool:
+    """Whether the same run's verdict changed between two releases: the one test behind every changes page, feed entry,
+    'since'/'fixed in', history line, grid mark and compare row. A machine difference is never a change."""
+    return before.verdict != after.verdict and decisive(before) and decisive(after)
+
+
 def rate_text(hit: int, total: int, digits: int = 1) -> str:
     return f"{hit / total:.{digits}%} ({hit}/{total})" if total else "—"
 

@@ -48,7 +48,16 @@ from reprokit.publish.site_data import compressed, results_json, results_schema
 from reprokit.publish.site_feed import FEED_ID, entries, feed_updated, site_address
 from reprokit.publish.site_grid import Grid, grids
 from reprokit.publish.site_machines import Standings, flat, records_by_case, standings
-from reprokit.publish.site_rows import VERDICT_RANK, Cell, record_filters, rows, shortened, slug, source_of
+from reprokit.publish.site_rows import (
+    MACHINE_DEPENDENT,
+    VERDICT_RANK,
+    Cell,
+    record_filters,
+    rows,
+    shortened,
+    slug,
+    source_of,
+)
 from reprokit.publish.site_stamp import BuildStamp, from_git
 from reprokit.publish.site_standing import case_standings, release_rates, trend
 from reprokit.publish.site_summaries import (
@@ -72,7 +81,8 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, finalize=bidi_safe)
     env.filters.update(short=shortened, slug=slug, xml=xml_text)
-    env.globals.update(short_word={str(v): w for v, w in site_glossary.SHORT_WORD.items()})
+    env.globals.update(short_word={str(v): w for v, w in site_glossary.SHORT_WORD.items()}
+                       | {MACHINE_DEPENDENT: site_glossary.BY_MACHINE})
     return env
 
 
