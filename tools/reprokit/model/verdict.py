@@ -167,11 +167,15 @@ _FIX_FIELD = {role: {Verdict.FIX_WORKS: f"{prefix}_work", Verdict.FIX_BROKEN: f"
               for role, prefix in ((Role.FIX, "fixes"), (Role.ARTICLE_FIX, "article_fixes"))}
 
 
+def in_rate(rec: HasVerdict) -> bool:
+    """A repro that ran and decides (neither flaky nor machine-dependent): the denominator of both rates."""
+    return Role.of(rec.variant) is Role.REPRO and rec.verdict.ran and decisive(rec)
+
+
 def reproduce_rate(records: Iterable[HasVerdict]) -> tuple[int, int]:
     """(repros that failed as claimed, repros that ran): the failure rate of the cases. A flaky repro is in neither
     (its runs disagreed: it decides nothing until it is made deterministic), nor is a machine-dependent one."""
-    ran = [r for r in records if Role.of(r.variant) is Role.REPRO and r.verdict.ran and r.verdict is not Verdict.FLAKY
-           and not getattr(r, "machine_dependent", False)]
+    ran = [r for r in records if in_rate(r)]
     return sum(r.verdict.failed_as_claimed for r in ran), len(ran)
 
 

@@ -59,7 +59,7 @@ from reprokit.publish.site_rows import (
     source_of,
 )
 from reprokit.publish.site_stamp import BuildStamp, from_git
-from reprokit.publish.site_standing import case_standings, release_rates, trend
+from reprokit.publish.site_standing import case_standings, release_rates, steps, trend
 from reprokit.publish.site_summaries import (
     LEDGER_CLASS,
     case_claims,
@@ -158,9 +158,11 @@ def grid_page(env: jinja2.Environment, common: dict, p: Published, grid: Grid, c
                ("source", "source", sorted({r.source for r in grid.rows})),
                ("verdict", "verdict", grid.verdicts)]
     rates = release_rates(p.histories[grid.target], p.cases)
+    between = steps(p.histories[grid.target], p.cases)
     return env.get_template("grid.html.j2").render(
         **common, grid=grid, filters=filters, hardware=p.descriptions.get(grid.target, ""),
-        changes_files={rc.release: rc.file for rc in changed}, rates=rates, trend=trend(rates),
+        changes_files={rc.release: rc.file for rc in changed}, rates=rates, trend=trend(rates), steps=between,
+        sets_differ=any(s.only_before or s.only_after for s in between.values()),
         several_dtypes=any(len(c.lines) > 1 for r in grid.rows for c in r.cells if c))
 
 
