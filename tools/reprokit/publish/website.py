@@ -180,7 +180,8 @@ def case_pages(env: jinja2.Environment, common: dict, p: Published, every: list,
             **common, cd=cd, case=cd.case, source=source_of(cd), scripts=scripts, rows=by_case.get(cd.case.id, []),
             claims=claims_of.get(cd.case.id, []), grid_files=grid_files, facts=case_facts(
                 cd, found.get(cd.case.id, {}), {t: by_case_records[t].get(cd.case.id, {}) for t in p.histories},
-                p.machines, p.descriptions, set(p.histories)))
+                p.machines, p.descriptions, set(p.histories),
+                {t: runs[cd.case.id] for t, runs in p.last_runs.items() if cd.case.id in runs}))
         for path in published_files(cd):
             out[f"cases/{cd.case.id}/{path.name}"] = path.read_text("utf-8")
     return out
