@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from reprokit.model.schema import InputError, describe_error
+from reprokit.model.untrusted_text import without_install_paths
 from reprokit.model.verdict import Verdict
 
 # The parts of a record that name files in the store (results/<target>/<suite>/<torch>.jsonl, journals by run id):
@@ -98,6 +99,15 @@ class Record(Strict):
     # record replaced in the store: {machine: verdict}. Where one differs from this record's verdict, the verdict is
     # machine-dependent (store/machines.py). Left out when None.
     on_other_machines: dict[str, str] | None = None
+
+    @field_validator("dynamo")
+    @classmethod
+    def _no_install_paths(cls, dynamo: dict | None) -> dict | None:
+        """Graph-break reasons as torch says them anywhere: no venv or cache path of the recording machine."""
+        if not dynamo or not isinstance(dynamo.get("graph_break_reasons"), list):
+            return dynamo
+        reasons = [without_install_paths(r) if isinstance(r, str) else r for r in dynamo["graph_break_reasons"]]
+        return {**dynamo, "graph_break_reasons": reasons}
 
     @property
     def key(self) -> str:
