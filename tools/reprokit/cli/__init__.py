@@ -24,6 +24,7 @@ COMMANDS = (
     history.add_import,
     history.add_accept,
     history.add_forget,
+    history.add_rehash,
     contrib.add_new_case,
     contrib.add_validate,
     contrib.add_upstream,

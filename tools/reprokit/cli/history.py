@@ -1,4 +1,4 @@
-"""The store's history: `history`, `bisect`, `versions`, `changed-cases`, `import`, `accept`, `forget`."""
+"""The store's history: `history`, `bisect`, `versions`, `changed-cases`, `import`, `accept`, `forget`, `rehash`."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from reprokit.model import corpus
 from reprokit.model.schema import InputError
 from reprokit.run import rejudge
 from reprokit.run.request import RunRequest, load_root_matrix, target_of
-from reprokit.store import expected, importer
+from reprokit.store import expected, importer, rehash
 from reprokit.store.views import HISTORY_FIELDS, current, history_rows
 
 
@@ -212,3 +212,15 @@ def add_forget(sub) -> None:
     fgt.add_argument("--torch", required=True, metavar="BUILD", help="the torch build, e.g. 2.13.0+cpu")
     fgt.add_argument("key", nargs="+", metavar="KEY_GLOB", help="record keys, e.g. 'sweep-*/train-default@float8*'")
     fgt.set_defaults(func=cmd_forget)
+
+
+def cmd_rehash(args: argparse.Namespace) -> int:
+    """Give records of a whole-folder case_hash their version's run identity, from git history (once per store)."""
+    counts = rehash.rehash(root_of(args))
+    print(", ".join(f"{n} {what}" for what, n in sorted(counts.items())) or "no record has a case_hash")
+    return 0
+
+
+def add_rehash(sub) -> None:
+    reh = sub.add_parser("rehash", help="give old records their run identity (what ran and how it was judged)")
+    reh.set_defaults(func=cmd_rehash)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from reprokit.model.case import Case
 from reprokit.model.records import Record
-from reprokit.model.verdict import Role, Verdict
+from reprokit.model.verdict import Verdict, in_rate
 
 # Stages of torch's compile stack, as the probe names them from the traceback (or the ablation ladder places a wrong
 # result): a failure at `runtime` (the case's own code, an eager error) or in `distributed` is not compile's.
@@ -36,6 +36,5 @@ def compile_rate(records: Iterable[Record], cases: dict[str, Case]) -> tuple[int
     """(torch.compile failures, repros that ran): the numerator leaves out every failure that is not compile's; the
     denominator is the any-reason rate's (each repro that ran, flaky and machine-dependent ones aside), so the two
     rates compare."""
-    ran = [r for r in records if Role.of(r.variant) is Role.REPRO and r.verdict.ran and r.verdict is not Verdict.FLAKY
-           and not r.machine_dependent]
+    ran = [r for r in records if in_rate(r)]
     return sum(compile_failure(r, cases.get(r.case)) for r in ran), len(ran)

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import json
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from reprokit.model.case import Case, load_case
+import yaml
+from pydantic import ValidationError
+
+from reprokit.model.case import Case, Expect, Requires, load_case
 from reprokit.model.matrix import Target
-from reprokit.model.schema import InputError
+from reprokit.model.schema import InputError, parse_yaml
 
 # Script file -> variant name. `repro` is the failing pattern; the others are fixes.
 VARIANTS = {"repro.py": "repro", "fixed.py": "fixed", "article_fix.py": "article_fix"}
@@ -165,12 +170,48 @@ def skip_reason(case: Case, target_name: str, target: Target, dtype: str, facts:
     return None
 
 
-def content_hash(folder: Path) -> str:
-    """A digest of every regular file in a case folder (its name and bytes), the first 16 hex digits."""
+# The fields of case.yaml that decide what a run executes and how it is judged: the rest (title, notes, links,
+# category, article, documented, outside_compile, issue facts) is description, and editing it supersedes no record.
+EXECUTED_FIELDS = {"requires": Requires, "expect": Expect, "overrides": None}
+
+
+def executed_part(case_yaml: bytes) -> bytes:
+    """What of a case.yaml a run executes and is judged by (EXECUTED_FIELDS, defaults filled in) as canonical JSON;
+    the bytes themselves where they are no YAML mapping (then every edit counts)."""
+    try:
+        data = parse_yaml(case_yaml)
+    except yaml.YAMLError:
+        return case_yaml
+    if not isinstance(data, dict):
+        return case_yaml
+    part = {}
+    for name, model in EXECUTED_FIELDS.items():
+        raw = data.get(name)
+        try:
+            if name == "overrides":
+                part[name] = {k: Expect.model_validate(v).model_dump(mode="json") for k, v in (raw or {}).items()}
+            else:
+                part[name] = model.model_validate(raw if raw is not None else {}).model_dump(mode="json")
+        except (ValidationError, AttributeError, TypeError):
+            part[name] = raw  # a version today's schema does not read: its own words
+    return json.dumps(part, sort_keys=True, separators=(",", ":"), default=str).encode()
+
+
+def identity_of(files: Iterable[tuple[str, bytes]]) -> str:
+    """A run's identity from a case folder's files (path relative to the folder, bytes): every file's name and bytes,
+    case.yaml's executed part only; the first 16 hex digits. A folder without case.yaml (sweep/) is all its files."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for relative, data in sorted(files, key=lambda file: PurePosixPath(file[0]).parts):  # as Path sorts
+        body = executed_part(data) if relative == "case.yaml" else data
+        digest.update(relative.encode() + b"\0" + body + b"\0")
     return digest.hexdigest()[:16]
+
+
+def content_hash(folder: Path) -> str:
+    """The identity of a run of the case in `folder` now (identity_of its regular files): what a record's case_hash
+    holds and is compared with."""
+    return identity_of((str(p.relative_to(folder)), p.read_bytes())
+                       for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
 def contents(cases_dir: Path) -> dict[str, str]:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from reprokit.model.schema import InputError, describe_error
+from reprokit.model.untrusted_text import without_install_paths
 from reprokit.model.verdict import Verdict
 
 # The parts of a record that name files in the store (results/<target>/<suite>/<torch>.jsonl, journals by run id):
@@ -85,7 +86,9 @@ class Record(Strict):
     run_id: str  # the RunHeader this record came from
     recorded_at: str  # ISO 8601, UTC
     reprokit: str  # the harness version that recorded it
-    case_hash: str | None = None  # the case folder's content when it ran (None: recorded before hashes were kept)
+    # the run's identity (corpus.content_hash: the scripts, the oracle, requires and limits, never the description);
+    # None: recorded before hashes were kept
+    case_hash: str | None = None
     # Runs of this variant and how many failed as claimed (repro) or broke (fix), when it ran more than once
     # (`--repeat N`, or a changed verdict re-run): {"runs": N, "failed": k}. Left out of the store when None.
     repeats: dict[str, int] | None = None
@@ -96,6 +99,15 @@ class Record(Strict):
     # record replaced in the store: {machine: verdict}. Where one differs from this record's verdict, the verdict is
     # machine-dependent (store/machines.py). Left out when None.
     on_other_machines: dict[str, str] | None = None
+
+    @field_validator("dynamo")
+    @classmethod
+    def _no_install_paths(cls, dynamo: dict | None) -> dict | None:
+        """Graph-break reasons as torch says them anywhere: no venv or cache path of the recording machine."""
+        if not dynamo or not isinstance(dynamo.get("graph_break_reasons"), list):
+            return dynamo
+        reasons = [without_install_paths(r) if isinstance(r, str) else r for r in dynamo["graph_break_reasons"]]
+        return {**dynamo, "graph_break_reasons": reasons}
 
     @property
     def key(self) -> str:

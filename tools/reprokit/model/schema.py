@@ -97,10 +97,15 @@ def read_yaml(path: Path, aliases: bool = True) -> object:
     if len(raw) > MAX_YAML_BYTES:
         raise InputError(f"{path}: larger than {MAX_YAML_BYTES} bytes")
     try:
-        return yaml.load(raw.decode("utf-8", "replace"), Loader=yaml.SafeLoader if aliases else _NoAliasLoader)
+        return parse_yaml(raw, aliases)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark else ""
         raise InputError(f"{path}:{line} is not valid YAML ({_short(getattr(err, 'problem', err))})") from None
+
+
+def parse_yaml(raw: bytes, aliases: bool = False) -> object:
+    """The YAML document in raw bytes (yaml.YAMLError where it is none); aliases only for the project's own files."""
+    return yaml.load(raw.decode("utf-8", "replace"), Loader=yaml.SafeLoader if aliases else _NoAliasLoader)
 
 

@@ -47,6 +47,17 @@ def recordable_value(value: object) -> object:
     return value
 
 
+# A path on the recording machine that names where torch is installed (a nox venv, a torch environment of the cache):
+# "/root/.cache/reprokit/envs/torch-2.10.0/lib/python3.11/site-packages/torch/x.py" -> ".../site-packages/torch/x.py"
+_INSTALLED = re.compile(r"(?:/[^\s\"'`/:]+)+/(site-packages|dist-packages)/")
+
+
+def without_install_paths(text: str) -> str:
+    """`text` without the recording machine's install prefix: torch's own files as `.../site-packages/torch/...`, as
+    anyone's torch says them (a record holds what torch said, never where this machine keeps it)."""
+    return _INSTALLED.sub(lambda m: f".../{m.group(1)}/", text)
+
+
 # What a run's keeper says held (child/contain.py), word for word: a record's `contained` is these, comma-separated.
 CONTAINED_FACT = re.compile(
     r"subreaper|pid namespace|mount namespace|private /dev/shm|uid \d{1,10}|ipc namespace"

@@ -167,12 +167,28 @@ _FIX_FIELD = {role: {Verdict.FIX_WORKS: f"{prefix}_work", Verdict.FIX_BROKEN: f"
               for role, prefix in ((Role.FIX, "fixes"), (Role.ARTICLE_FIX, "article_fixes"))}
 
 
+def in_rate(rec: HasVerdict) -> bool:
+    """A repro that ran and decides (neither flaky nor machine-dependent): the denominator of both rates."""
+    return Role.of(rec.variant) is Role.REPRO and rec.verdict.ran and decisive(rec)
+
+
 def reproduce_rate(records: Iterable[HasVerdict]) -> tuple[int, int]:
     """(repros that failed as claimed, repros that ran): the failure rate of the cases. A flaky repro is in neither
     (its runs disagreed: it decides nothing until it is made deterministic), nor is a machine-dependent one."""
-    ran = [r for r in records if Role.of(r.variant) is Role.REPRO and r.verdict.ran and r.verdict is not Verdict.FLAKY
-           and not getattr(r, "machine_dependent", False)]
+    ran = [r for r in records if in_rate(r)]
     return sum(r.verdict.failed_as_claimed for r in ran), len(ran)
+
+
+def decisive(rec: HasVerdict) -> bool:
+    """A verdict that can take part in a change: neither flaky (its runs disagreed) nor machine-dependent (another
+    machine gave the same torch and run identity another verdict): those two say nothing about a torch release."""
+    return rec.verdict is not Verdict.FLAKY and not getattr(rec, "machine_dependent", False)
+
+
+def is_change(before: HasVerdict, after: HasVerdict) -> bool:
+    """Whether the same run's verdict changed between two releases: the one test behind every changes page, feed entry,
+    'since'/'fixed in', history line, grid mark and compare row. A machine difference is never a change."""
+    return before.verdict != after.verdict and decisive(before) and decisive(after)
 
 
 def rate_text(hit: int, total: int, digits: int = 1) -> str:

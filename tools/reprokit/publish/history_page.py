@@ -13,11 +13,16 @@ HISTORY_MARK = {Verdict.REPRODUCES: "✖ reproduces", Verdict.DOES_NOT_REPRODUCE
                 Verdict.FIX_WORKS: "✓ works", Verdict.FIX_BROKEN: "✗ broken", Verdict.FLAKY: "◐ flaky"}
 
 
+BY_MACHINE_MARK = "⇄ by machine"
+
+
 def _history_cell(rec: Record | None, now: dict[str, str]) -> str:
     """A history cell: the verdict's mark, with † when the record was made with another version of its case (its
     content hash differs from the folder's now) and ‡ when the record kept no hash (recorded before hashes were)."""
     if rec is None:
         return ""
+    if rec.machine_dependent:  # no one machine's verdict is the release's (verdict.decisive)
+        return BY_MACHINE_MARK
     if rec.case_hash is None:
         return HISTORY_MARK[rec.verdict] + " ‡"
     if rec.case in now and rec.case_hash != now[rec.case]:
@@ -45,6 +50,7 @@ def render_history(target: str, description: str, every: dict[str, list[Record]]
         f"# `{target}` across torch releases: {description}", "",
         f"Every recorded verdict per torch release (the pin in matrix.yaml is {pin}). Builds: "
         + "; ".join(f"{rel}: {', '.join(b)}" for rel, b in builds.items()) + ". An empty cell was not recorded.", "",
-        "Marks: " + ", ".join(HISTORY_MARK.values()) + ". † recorded with an earlier version of the case (its files "
+        "Marks: " + ", ".join([*HISTORY_MARK.values(), BY_MACHINE_MARK]) + " (machines of one torch release gave "
+        "the run different verdicts: the case page names each). † recorded with an earlier version of the case (its files "
         "changed since: the verdict is that version's); ‡ recorded before records kept their case's content hash.", "",
         table(rows, ["case variant@dtype", *releases]), ""])

@@ -100,15 +100,47 @@ def release_verdict(records: list[Record]) -> Verdict | None:
     return (ran or records)[0].verdict
 
 
-def standings(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]]) -> list[Standing]:
-    """Every upstream case on every target that recorded its repro, in case order."""
+def machine_verdicts(records: list[Record], machines: dict[str, str]) -> dict[str, Verdict]:
+    """One release's repro records (each dtype, each build) -> machine -> its verdict there (reproduces where any
+    dtype does, as issue_status.release_verdict says a release's verdict)."""
+    seen: dict[str, list[Record]] = {}
+    for rec in records:
+        if machines.get(rec.run_id):
+            seen.setdefault(machines[rec.run_id], []).append(rec)
+        for machine, word in (rec.on_other_machines or {}).items():
+            seen.setdefault(machine, []).append(rec.model_copy(update={"verdict": Verdict(word)}))
+    return {machine: verdict for machine, recs in sorted(seen.items()) if (verdict := release_verdict(recs))}
+
+
+def machine_standings(cd: CaseDir, target: str, every: dict[str, list[Record]],
+                      splits: dict[tuple[str, str], list[Record]], machines: dict[str, str]) -> list[Standing]:
+    """One standing per machine where two machines' verdicts that ran differ on a recorded release; [] where none
+    do (the repro's verdict does not depend on the machine)."""
+    per_release = {}
+    for release, records in every.items():
+        repro = [r for r in records if r.case == cd.case.id and Role.of(r.variant) is Role.REPRO]
+        builds = {id(r): r for rec in repro for r in [rec, *splits.get((release, rec.key), [])]}
+        per_release[release] = machine_verdicts(list(builds.values()), machines)
+    if not any(len({v for v in found.values() if v.ran}) > 1 for found in per_release.values()):
+        return []
+    names = sorted({machine for found in per_release.values() for machine in found})
+    return [Standing(cd, target, [(rel, found[name]) for rel, found in per_release.items() if name in found], name)
+            for name in names]
+
+
+def standings(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]],
+              splits: dict[str, dict[tuple[str, str], list[Record]]] | None = None,
+              machines: dict[str, str] | None = None) -> list[Standing]:
+    """Every upstream case on every target that recorded its repro, in case order: one standing per machine where
+    its verdict depends on the machine (`machines`: run id -> machine), else one."""
     upstream = {c.case.id: c for c in cases if c.case.source == "upstream"}
     out = []
     for case_id in sorted(upstream):
         for target, every in histories.items():
-            found = standing_of(upstream[case_id], target, every)
-            if found.verdicts:
-                out.append(found)
+            per_machine = machine_standings(upstream[case_id], target, every, (splits or {}).get(target, {}),
+                                            machines or {})
+            found = per_machine or [standing_of(upstream[case_id], target, every)]
+            out += [s for s in found if s.verdicts]
     return out
 
 
@@ -139,9 +171,12 @@ def _stretches_text(standing: Standing) -> str:
     return ", ".join(parts) if parts else "none recorded"
 
 
-def render(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]]) -> str | None:
-    """The page, or None when the corpus has no upstream case with a record."""
-    rows_of = standings(cases, histories)
+def render(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]],
+           splits: dict[str, dict[tuple[str, str], list[Record]]] | None = None,
+           machines: dict[str, str] | None = None) -> str | None:
+    """The page, or None when the corpus has no upstream case with a record; a row per machine where the repro's
+    verdict depends on the machine."""
+    rows_of = standings(cases, histories, splits, machines)
     if not rows_of:
         return None
     rows = []
@@ -152,7 +187,7 @@ def render(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]]) 
         newest = s.newest
         rows.append([f"[`{c.id}`](../cases/{c.id}/)", _issues(s.case), c.area or "",
                      f"{c.issue_state} ({md_cell(c.issue_checked or '?', 20)})", md_cell(c.reported_on, 20),
-                     s.target, first, last, _stretches_text(s),
+                     md_cell(s.label, 60), first, last, _stretches_text(s),
                      f"{newest[1].symbol} {newest[1]} on {newest[0]}" if newest else "not run (skipped)",
                      s.flag()])
     flagged = [s for s in rows_of if s.flag()]

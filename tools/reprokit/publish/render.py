@@ -15,6 +15,7 @@ from reprokit.model.matrix import Matrix
 from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
 from reprokit.publish import report, sweep_report
+from reprokit.store.last_runs import LastRun, last_runs
 from reprokit.store.machines import machine_of
 from reprokit.store.store import Loaded
 from reprokit.store.views import (
@@ -43,6 +44,8 @@ class Published:
     # target -> (release, key) -> each build's current record, where builds of one release disagree (views.build_split)
     splits: dict[str, dict[tuple[str, str], list[Record]]] = field(default_factory=dict)
     machines: dict[str, str] = field(default_factory=dict)  # run id -> the machine it ran on (store/machines.py)
+    # target -> case -> when and on what it last ran there, where all its records there are history (store/last_runs)
+    last_runs: dict[str, dict[str, LastRun]] = field(default_factory=dict)
 
 
 def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
@@ -69,7 +72,8 @@ def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
         claims=claims,
         descriptions={n: t.description for n, t in matrix.targets.items()},
         splits={name: build_split(loaded, name, "cases") for name in views},
-        machines={run_id: machine_of(header) for run_id, header in sorted(loaded.runs.items())})
+        machines={run_id: machine_of(header) for run_id, header in sorted(loaded.runs.items())},
+        last_runs={name: last_runs(loaded, name, cases) for name in matrix.targets})
 
 
 def shown(loaded: Loaded, view: View, claims: Claims | None) -> View:
@@ -88,4 +92,4 @@ def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Pat
     out.mkdir(parents=True, exist_ok=True)
     written = sweep_report.write_reports(out, p.sweeps, p.descriptions)
     return report.write_reports(out, p.views, p.cases, p.descriptions, p.claims, p.sweeps, p.changes, p.since,
-                                p.histories, p.splits) + written
+                                p.histories, p.splits, p.machines) + written

@@ -152,7 +152,8 @@ def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descr
                   claims: Claims | None = None, sweeps: dict[str, View] | None = None,
                   changes: dict[str, list] | None = None, since: dict[str, dict[str, str]] | None = None,
                   histories: dict[str, dict[str, list[Record]]] | None = None,
-                  splits: dict[str, dict[tuple[str, str], list[Record]]] | None = None) -> list[Path]:
+                  splits: dict[str, dict[tuple[str, str], list[Record]]] | None = None,
+                  machines: dict[str, str] | None = None) -> list[Path]:
     """Long: every Markdown page and CI artifact of the targets' current views."""
     by_id = {c.case.id: c for c in cases}
     now = functools.cache(lambda: {c: corpus.content_hash(cd.path) for c, cd in by_id.items()})  # once, if asked
@@ -174,7 +175,7 @@ def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descr
     if views:
         ci_artifacts.heatmap(views, sorted(by_id), out / "heatmap.png")
         written.append(out / "heatmap.png")
-    issues_page = issue_status.render(cases, histories or {})
+    issues_page = issue_status.render(cases, histories or {}, splits, machines)
     if issues_page is not None:
         (out / "upstream-issues.md").write_text(issues_page, encoding="utf-8")
         written.append(out / "upstream-issues.md")

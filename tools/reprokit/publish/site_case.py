@@ -16,6 +16,7 @@ from reprokit.model.corpus import DEVICE_STRING, CaseDir
 from reprokit.model.records import Record
 from reprokit.model.verdict import Role, Verdict
 from reprokit.publish.issue_status import Standing, issue_links
+from reprokit.store.last_runs import LastRun
 from reprokit.store.views import release_order
 
 # A case folder's files published as plain files beside its page; nothing a browser would run as a page (html, svg).
@@ -136,11 +137,15 @@ def reproduce_with(cd: CaseDir, histories: list[TargetHistory], records: dict[st
 
 
 def case_facts(cd: CaseDir, found: dict[str, list[Standing]], records: dict[str, dict[str, list[Record]]],
-               machines: dict[str, str], hardware: dict[str, str], recorded: set[str]) -> CaseFacts:
+               machines: dict[str, str], hardware: dict[str, str], recorded: set[str],
+               history: dict[str, LastRun] | None = None) -> CaseFacts:
     """The case page's facts from its standings (site_machines.standings), its records per target and release, the
-    machines of the runs, matrix.yaml's targets (target -> hardware) and the targets with any record."""
+    machines of the runs, matrix.yaml's targets (target -> hardware), the targets with any record and, per target
+    where the case's records are all history, when and on what it last ran (store/last_runs.py)."""
+    history = history or {}
     mine = [TargetHistory(s) for target_standings in found.values() for s in target_standings]
     return CaseFacts(issue_links(cd), mine, reproduce_with(cd, mine, records, machines), upstream_refusal(cd.case),
                      [f"{cd.case.id}/{p.name}" for p in published_files(cd)],
-                     [(target, what, NOT_RUN_HERE if target in recorded else NO_HARDWARE)
+                     [(target, what, history[target].text if target in history
+                       else NOT_RUN_HERE if target in recorded else NO_HARDWARE)
                       for target, what in hardware.items() if target not in found])

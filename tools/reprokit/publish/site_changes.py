@@ -1,5 +1,6 @@
 """What changed in each torch release (changes-<release>.html, and the Atom feed): every verdict of a run that differs
-from the target's previous recorded release, fixed and regressed first.
+from the target's previous recorded release, fixed and regressed first; a flaky or machine-dependent verdict on
+either side is no change (verdict.is_change).
 
 A change is *fixed* when the repro stopped reproducing (reproduces -> does-not-reproduce) or a fix started to work
 (fix-broken -> fix-works), *regressed* for the reverse, and *changed* otherwise (a skip, a timeout, a different
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from packaging.version import InvalidVersion, Version
 
 from reprokit.model.records import Record
-from reprokit.model.verdict import Verdict
+from reprokit.model.verdict import Verdict, is_change
 from reprokit.publish.render import Published
 from reprokit.publish.site_grid import cell_anchor, grid_file
 from reprokit.publish.site_rows import Cell, slug
@@ -104,7 +105,7 @@ def release_changes(p: Published) -> list[ReleaseChanges]:
             after = [r for r in history[release] if r.case in cases]
             compared.append((target, previous, sum(r.key in before for r in after)))
             changes += [Change(target, previous, release, before[r.key], r) for r in after
-                        if r.key in before and before[r.key].verdict != r.verdict]
+                        if r.key in before and is_change(before[r.key], r)]
         targets = list(p.histories)
         changes.sort(key=lambda c: (c.order[0], targets.index(c.target), *c.order[1:]))
         out.append(ReleaseChanges(release, changes_file(release), is_nightly(release), compared, first_on, changes))

@@ -16,7 +16,11 @@ from reprokit.model.records import Record
 from reprokit.model.verdict import Role, Verdict
 from reprokit.publish.render import Published
 
-DIFFER, ONE_SIDE, SAME = "yes", "one side", "no"  # a case's data-differs, in the order rows are listed
+# a case's data-differs, in the order rows are listed: a skip on one side and a run on the other is no difference of
+# verdicts (nothing was observed on one side), and is listed apart
+DIFFER, SKIP_VS_RAN, ONE_SIDE, SAME = "yes", "skipped vs ran", "one side", "no"
+ORDER = (DIFFER, SKIP_VS_RAN, ONE_SIDE, SAME)
+SKIPPED = str(Verdict.SKIPPED)
 UNCOMPARED = "~"  # a run's verdict that is never a difference (flaky, machine-dependent)
 
 
@@ -63,8 +67,10 @@ def verdict_words(records: list[Record]) -> tuple[str, dict[str, str]]:
 def differs(a: tuple[str, dict[str, str]] | None, b: tuple[str, dict[str, str]] | None) -> str:
     if not (a and b):
         return ONE_SIDE
-    return DIFFER if any(k in b[1] and UNCOMPARED not in (v, b[1][k]) and v != b[1][k] for k, v in a[1].items()) \
-        else SAME
+    pairs = [(v, b[1][k]) for k, v in a[1].items() if k in b[1] and UNCOMPARED not in (v, b[1][k]) and v != b[1][k]]
+    if any(SKIPPED not in pair for pair in pairs):
+        return DIFFER
+    return SKIP_VS_RAN if pairs else SAME
 
 
 def compare(verdicts: dict[str, dict[str, tuple[str, dict[str, str]]]], a: str, b: str) -> list[Compared]:
@@ -74,8 +80,7 @@ def compare(verdicts: dict[str, dict[str, tuple[str, dict[str, str]]]], a: str, 
         left, right = by_column.get(a), by_column.get(b)
         if left or right:
             rows.append(Compared(case, left[0] if left else "", right[0] if right else "", differs(left, right)))
-    order = (DIFFER, ONE_SIDE, SAME)
-    return sorted(rows, key=lambda r: (order.index(r.differs), r.case))
+    return sorted(rows, key=lambda r: (ORDER.index(r.differs), r.case))
 
 
 def comparison(p: Published) -> Comparison:

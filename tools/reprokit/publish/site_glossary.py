@@ -13,6 +13,7 @@ from reprokit.model.verdict import MEANING, Verdict
 SHORT_WORD = {Verdict.REPRODUCES: "fails", Verdict.DOES_NOT_REPRODUCE: "works", Verdict.FAILS_DIFFERENTLY: "differs",
               Verdict.TIMEOUT: "timeout", Verdict.FIX_WORKS: "fix ok", Verdict.FIX_BROKEN: "fix fails",
               Verdict.SKIPPED: "skip", Verdict.FLAKY: "flaky"}
+BY_MACHINE = "by machine"  # a machine-dependent verdict's word: each machine's verdict is in the cell's tip
 FIXES = (Verdict.FIX_WORKS, Verdict.FIX_BROKEN)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from reprokit.model.verdict import Verdict
 from reprokit.publish.render import Published
 from reprokit.publish.site_glossary import SHORT_WORD
-from reprokit.publish.site_rows import Cell, Row, slug
+from reprokit.publish.site_rows import MACHINE_DEPENDENT, VERDICT_RANK, Cell, Row, slug
 
 
 @dataclass(frozen=True)
@@ -27,14 +27,15 @@ class GridCell:
 
     @property
     def words(self) -> str:
-        return ", ".join(f"{dtype}: {cell.word}" if dtype else cell.word for dtype, cell in self.lines)
+        return ", ".join(f"{dtype}: {shown_word(cell)}" if dtype else shown_word(cell) for dtype, cell in self.lines)
 
     @property
     def tip(self) -> str:
         """The verdicts, the change from the previous release and the error's first line (or why it did not run),
         per dtype: shown on hover and focus, and the cell link's description."""
-        details = "; ".join(f"{dtype}: {cell.short}" if dtype else cell.short for dtype, cell in self.lines
-                            if cell.detail)
+        shorts = [(dtype, cell.short.removeprefix(f"{MACHINE_DEPENDENT}: ")) for dtype, cell in self.lines
+                  if cell.detail]  # the word already says machine-dependent: its detail names each machine's verdict
+        details = "; ".join(f"{dtype}: {short}" if dtype else short for dtype, short in shorts)
         changed = f" (was {self.was} on {self.previous})" if self.previous else ""
         return f"{self.words}{changed}" + (f". {details}" if details else "")
 
@@ -60,9 +61,14 @@ class Grid:
     @property
     def verdicts(self) -> list[str]:
         """The verdicts of any release, in the legend's order (the verdict filter's values)."""
-        seen = {cell.word: cell.rank for row in self.rows for grid_cell in row.cells if grid_cell
-                for _, cell in grid_cell.lines}
+        seen = {word: VERDICT_RANK[word if word == MACHINE_DEPENDENT else Verdict(word)] for row in self.rows
+                for grid_cell in row.cells if grid_cell for _, cell in grid_cell.lines for word in cell.words}
         return sorted(seen, key=seen.__getitem__)
+
+
+def shown_word(cell: Cell) -> str:
+    """A cell's word in words: the verdict's, or "machine-dependent" (never one machine's verdict as the release's)."""
+    return MACHINE_DEPENDENT if cell.machines else cell.word
 
 
 def grid_file(target: str) -> str:
@@ -126,8 +132,8 @@ def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releas
         cells.append(cell)
         before = (release, now, cell.words)
     first = next(iter(by_release.values()))[0]
-    verdicts = " ".join(dict.fromkeys(f"{r.release}={r.repro.word}" for rs in by_release.values() for r in rs
-                                      if r.repro))
+    verdicts = " ".join(dict.fromkeys(f"{r.release}={word}" for rs in by_release.values() for r in rs
+                                      if r.repro for word in r.repro.words))
     version = next((r.version for rs in by_release.values() for r in rs if r.version), "")
     return GridRow(case_id, first.category, first.source, version, verdicts, cells)
 

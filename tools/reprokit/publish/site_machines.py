@@ -11,10 +11,8 @@ machine gave which is said beside it.
 
 from __future__ import annotations
 
-from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
-from reprokit.model.verdict import Role, Verdict
-from reprokit.publish.issue_status import Standing, release_verdict, standing_of
+from reprokit.publish.issue_status import Standing, machine_standings, standing_of
 from reprokit.publish.render import Published
 
 # case id -> target -> its standings (one, or one per machine), targets in matrix.yaml's order, only those recorded
@@ -31,34 +29,6 @@ def records_by_case(histories: dict[str, dict[str, list[Record]]]) -> dict[str, 
             for rec in records:
                 mine.setdefault(rec.case, {}).setdefault(release, []).append(rec)
     return out
-
-
-def machine_verdicts(records: list[Record], machines: dict[str, str]) -> dict[str, Verdict]:
-    """One release's repro records (each dtype, each build) -> machine -> its verdict there (reproduces where any
-    dtype does, as issue_status.release_verdict says a release's verdict)."""
-    seen: dict[str, list[Record]] = {}
-    for rec in records:
-        if machines.get(rec.run_id):
-            seen.setdefault(machines[rec.run_id], []).append(rec)
-        for machine, word in (rec.on_other_machines or {}).items():
-            seen.setdefault(machine, []).append(rec.model_copy(update={"verdict": Verdict(word)}))
-    return {machine: verdict for machine, recs in sorted(seen.items()) if (verdict := release_verdict(recs))}
-
-
-def machine_standings(cd: CaseDir, target: str, every: dict[str, list[Record]],
-                      splits: dict[tuple[str, str], list[Record]], machines: dict[str, str]) -> list[Standing]:
-    """One standing per machine where two machines' verdicts that ran differ on a recorded release; [] where none
-    do (the repro's verdict does not depend on the machine)."""
-    per_release = {}
-    for release, records in every.items():
-        repro = [r for r in records if r.case == cd.case.id and Role.of(r.variant) is Role.REPRO]
-        builds = {id(r): r for rec in repro for r in [rec, *splits.get((release, rec.key), [])]}
-        per_release[release] = machine_verdicts(list(builds.values()), machines)
-    if not any(len({v for v in found.values() if v.ran}) > 1 for found in per_release.values()):
-        return []
-    names = sorted({machine for found in per_release.values() for machine in found})
-    return [Standing(cd, target, [(rel, found[name]) for rel, found in per_release.items() if name in found], name)
-            for name in names]
 
 
 def standings(p: Published, by_case: dict | None = None) -> Standings:

@@ -15,7 +15,8 @@ from reprokit.publish.render import Published
 from reprokit.publish.report import recorded_before_change
 from reprokit.store.views import release_order
 
-VERDICT_RANK = {v: f"{n}" for n, v in enumerate(Verdict)}  # sorts a verdict column in the legend's order
+MACHINE_DEPENDENT = "machine-dependent"  # the word of a verdict another machine did not share (never one machine's)
+VERDICT_RANK = {**{v: f"{n}" for n, v in enumerate(Verdict)}, MACHINE_DEPENDENT: f"{len(Verdict)}"}  # legend order
 SHORT = 160  # characters of a message shown before its expander
 
 
@@ -39,6 +40,17 @@ class Cell:
     rank: str = ""
     detail: str = ""
     machines: str = ""  # where another machine gave another verdict: each machine's verdict ("" otherwise)
+    by_machine: tuple[str, ...] = ()  # where machine-dependent: every machine's verdict word, this record's first
+
+    @property
+    def css(self) -> str:
+        """The cell's class: its verdict's, or one for every machine-dependent verdict (no one machine's word)."""
+        return MACHINE_DEPENDENT if self.machines else self.word
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """What the verdict filters match: the verdict, or every machine's, and "machine-dependent"."""
+        return (*dict.fromkeys(self.by_machine), MACHINE_DEPENDENT) if self.machines else (self.word,)
 
     @classmethod
     def of(cls, rec: Record | None, machines: dict[str, str] | None = None) -> Cell | None:
@@ -57,6 +69,8 @@ class Cell:
                     *(f"{verdict} on {machine}" for machine, verdict in sorted(rec.on_other_machines.items()))]
             said = f"machine-dependent: {'; '.join(each)}, same torch and case content"
             detail = f"{said}. {detail}" if detail else said
+            return cls(str(rec.verdict), VERDICT_RANK[MACHINE_DEPENDENT], detail, said,
+                       (str(rec.verdict), *sorted(rec.on_other_machines.values())))
         return cls(str(rec.verdict), VERDICT_RANK[rec.verdict], detail, said)
 
     @property
@@ -89,7 +103,7 @@ class Row:
 
     @property
     def verdicts(self) -> str:
-        return " ".join(c.word for c in (self.repro, self.fixed, self.article_fix) if c)
+        return " ".join(dict.fromkeys(w for c in (self.repro, self.fixed, self.article_fix) if c for w in c.words))
 
     @property
     def anchor(self) -> str:
@@ -158,4 +172,5 @@ def record_filters(every: list[Row]) -> list[tuple[str, str, list[str]]]:
             ("release", "torch release", ["current", *releases]),
             ("dtype", "dtype", sorted({r.dtype for r in every})),
             ("stage", "stage", sorted({r.stage for r in every if r.stage})),
-            ("verdict", "verdict", [str(v) for v in Verdict if any(str(v) in r.verdicts.split() for r in every)])]
+            ("verdict", "verdict", [str(v) for v in [*Verdict, MACHINE_DEPENDENT]
+                                    if any(str(v) in r.verdicts.split() for r in every)])]

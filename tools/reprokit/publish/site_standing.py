@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from reprokit.model.attribution import compile_rate
 from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
-from reprokit.model.verdict import Verdict, rate_text, reproduce_rate
+from reprokit.model.verdict import Verdict, in_rate, rate_text, reproduce_rate
 from reprokit.publish.issue_status import Standing
 from reprokit.publish.site_machines import Standings, flat
 
@@ -80,6 +80,48 @@ def release_rates(every: dict[str, list[Record]], cases: list[CaseDir]) -> list[
     the same records: on the release a target's report shows, the figures are the report's)."""
     by_id = {c.case.id: c.case for c in cases}
     return [ReleaseRates(rel, compile_rate(records, by_id), reproduce_rate(records)) for rel, records in every.items()]
+
+
+@dataclass(frozen=True)
+class Step:
+    """Like with like: the rates of two consecutive recorded releases over the repros that ran on both (their keys:
+    case/repro@dtype), and how many ran on one of them only (then the sets differ and the step says so)."""
+
+    before: ReleaseRates  # the previous release's rates over the shared repros
+    after: ReleaseRates  # this release's
+    only_before: int
+    only_after: int
+
+    @property
+    def shared(self) -> int:
+        return self.after.any_reason[1]
+
+    @property
+    def text(self) -> str:
+        line = (f"over the {self.shared} repros that ran on both {self.before.release} and {self.after.release}: "
+                f"torch.compile failures {self.before.compile_text} → {self.after.compile_text}, any reason "
+                f"{self.before.any_text} → {self.after.any_text}")
+        if self.only_before or self.only_after:
+            line += (f"; the sets differ ({self.only_before} ran on {self.before.release} only, {self.only_after} on "
+                     f"{self.after.release} only): the releases' own rates are not like with like")
+        return line
+
+
+def steps(every: dict[str, list[Record]], cases: list[CaseDir]) -> dict[str, Step]:
+    """Release -> its step from the previous recorded release (none for the first): both rates over the repros that
+    ran on both releases, so that a rate's change between releases is never one of which cases were run."""
+    by_id = {c.case.id: c.case for c in cases}
+    counted = {rel: {r.key: r for r in records if in_rate(r)} for rel, records in every.items()}
+    out = {}
+    order = list(counted)
+    for previous, release in zip(order, order[1:], strict=False):
+        shared = counted[previous].keys() & counted[release].keys()
+        mine = {rel: [counted[rel][k] for k in sorted(shared)] for rel in (previous, release)}
+        before, after = (ReleaseRates(rel, compile_rate(mine[rel], by_id), reproduce_rate(mine[rel]))
+                         for rel in (previous, release))
+        out[release] = Step(before, after, len(counted[previous].keys() - shared),
+                            len(counted[release].keys() - shared))
+    return out
 
 
 @dataclass(frozen=True)

@@ -48,9 +48,18 @@ from reprokit.publish.site_data import compressed, results_json, results_schema
 from reprokit.publish.site_feed import FEED_ID, entries, feed_updated, site_address
 from reprokit.publish.site_grid import Grid, grids
 from reprokit.publish.site_machines import Standings, flat, records_by_case, standings
-from reprokit.publish.site_rows import VERDICT_RANK, Cell, record_filters, rows, shortened, slug, source_of
+from reprokit.publish.site_rows import (
+    MACHINE_DEPENDENT,
+    VERDICT_RANK,
+    Cell,
+    record_filters,
+    rows,
+    shortened,
+    slug,
+    source_of,
+)
 from reprokit.publish.site_stamp import BuildStamp, from_git
-from reprokit.publish.site_standing import case_standings, release_rates, trend
+from reprokit.publish.site_standing import case_standings, release_rates, steps, trend
 from reprokit.publish.site_summaries import (
     LEDGER_CLASS,
     case_claims,
@@ -72,7 +81,8 @@ def environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, finalize=bidi_safe)
     env.filters.update(short=shortened, slug=slug, xml=xml_text)
-    env.globals.update(short_word={str(v): w for v, w in site_glossary.SHORT_WORD.items()})
+    env.globals.update(short_word={str(v): w for v, w in site_glossary.SHORT_WORD.items()}
+                       | {MACHINE_DEPENDENT: site_glossary.BY_MACHINE})
     return env
 
 
@@ -148,9 +158,11 @@ def grid_page(env: jinja2.Environment, common: dict, p: Published, grid: Grid, c
                ("source", "source", sorted({r.source for r in grid.rows})),
                ("verdict", "verdict", grid.verdicts)]
     rates = release_rates(p.histories[grid.target], p.cases)
+    between = steps(p.histories[grid.target], p.cases)
     return env.get_template("grid.html.j2").render(
         **common, grid=grid, filters=filters, hardware=p.descriptions.get(grid.target, ""),
-        changes_files={rc.release: rc.file for rc in changed}, rates=rates, trend=trend(rates),
+        changes_files={rc.release: rc.file for rc in changed}, rates=rates, trend=trend(rates), steps=between,
+        sets_differ=any(s.only_before or s.only_after for s in between.values()),
         several_dtypes=any(len(c.lines) > 1 for r in grid.rows for c in r.cells if c))
 
 
@@ -168,7 +180,8 @@ def case_pages(env: jinja2.Environment, common: dict, p: Published, every: list,
             **common, cd=cd, case=cd.case, source=source_of(cd), scripts=scripts, rows=by_case.get(cd.case.id, []),
             claims=claims_of.get(cd.case.id, []), grid_files=grid_files, facts=case_facts(
                 cd, found.get(cd.case.id, {}), {t: by_case_records[t].get(cd.case.id, {}) for t in p.histories},
-                p.machines, p.descriptions, set(p.histories)))
+                p.machines, p.descriptions, set(p.histories),
+                {t: runs[cd.case.id] for t, runs in p.last_runs.items() if cd.case.id in runs}))
         for path in published_files(cd):
             out[f"cases/{cd.case.id}/{path.name}"] = path.read_text("utf-8")
     return out

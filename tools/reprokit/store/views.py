@@ -3,8 +3,8 @@
 The current view of a target is its pinned torch release (matrix.yaml `pins.torch`) when that release is recorded,
 else the newest release recorded, which the reports then flag. A release gathers its builds (2.13.0 and 2.13.0+cpu
 are one release): for each case, variant and dtype the newest current record wins, and the report names every build
-shown. A record is current unless it is superseded: made with case content (its case_hash) that is no longer the
-case's (`Loaded.content`, from `know_content`); views, rates and pages show current records only, the store keeps the
+shown. A record is current unless it is superseded: made with a run identity (its case_hash: what ran and how it
+was judged, never the case's description) that is no longer the case's (`Loaded.content`, from `know_content`); views, rates and pages show current records only, the store keeps the
 rest as history. Where the current records of two builds of one release disagree, `build_split` gives both.
 """
 
@@ -18,8 +18,8 @@ from packaging.version import InvalidVersion, Version
 
 from reprokit.model.corpus import CaseDir, content_hash
 from reprokit.model.records import Record, RunHeader
-from reprokit.model.verdict import Tally, Verdict, tally
-from reprokit.store.machines import across_builds, release_of
+from reprokit.model.verdict import Tally, Verdict, decisive, is_change, tally
+from reprokit.store.machines import across_builds, machine_of, release_of
 from reprokit.store.store import Loaded
 
 
@@ -117,7 +117,8 @@ def releases(loaded: Loaded, target: str, suite: str) -> dict[str, list[Record]]
 
 def build_split(loaded: Loaded, target: str, suite: str) -> dict[tuple[str, str], list[Record]]:
     """(release, key) -> the current record of each build of the release, newest first, where the builds' verdicts
-    on the same case content disagree (2.13.0+cpu reproduces, 2.13.0+cu130 does not): the pages show every build."""
+    on the same case content disagree on one machine (2.13.0+cpu reproduces, 2.13.0+cu130 does not): the pages show
+    every build."""
     by_build: dict[tuple[str, str], dict[str, Record]] = defaultdict(dict)
     for rec in loaded.records:
         if rec.target == target and rec.suite == suite and not superseded(rec, loaded.content):
@@ -126,7 +127,16 @@ def build_split(loaded: Loaded, target: str, suite: str) -> dict[tuple[str, str]
                 mine[rec.torch] = rec
     return {where: sorted(builds.values(), key=lambda r: r.recorded_at, reverse=True)
             for where, builds in sorted(by_build.items())
-            if len(builds) > 1 and len({r.verdict for r in builds.values()}) > 1}
+            if len(builds) > 1 and _builds_disagree(list(builds.values()), loaded)}
+
+
+def _builds_disagree(builds: list[Record], loaded: Loaded) -> bool:
+    """Two builds disagree on one machine (or an unknown one): builds that disagree only between machines are a
+    machine difference (machines.across_builds marks the release's record), not a build split."""
+    machine = {r.torch: machine_of(loaded.runs.get(r.run_id)) for r in builds}
+    return any(a.verdict != b.verdict and (machine[a.torch] == machine[b.torch] or not machine[a.torch]
+                                           or not machine[b.torch])
+               for n, a in enumerate(builds) for b in builds[n + 1:])
 
 
 def current_identities(loaded: Loaded) -> set:
@@ -166,8 +176,7 @@ def version_changes(loaded: Loaded, target: str, suite: str) -> list[tuple[str, 
         before = {r.key: r for r in old}
         for rec in new:  # a flaky or machine-dependent verdict on either side is not a change (it shows as such)
             was = before.get(rec.key)
-            if (was is not None and was.verdict != rec.verdict and Verdict.FLAKY not in (was.verdict, rec.verdict)
-                    and not (was.machine_dependent or rec.machine_dependent)):
+            if was is not None and is_change(was, rec):
                 out.append((rec.key, old_rel, new_rel, was.verdict, rec.verdict))
     return out
 
@@ -175,23 +184,26 @@ def version_changes(loaded: Loaded, target: str, suite: str) -> list[tuple[str, 
 def since_or_fixed(every: dict[str, list[Record]], current_release: str) -> dict[str, str]:
     """Per key, from the recorded releases up to the current one: 'since 2.9.1' when it reproduces now (the first
     release of the reproducing stretch that ends at the current one), 'fixed in 2.12.1' when it reproduced before and
-    no longer does; nothing when there is one release or no change. Only recorded releases count."""
+    no longer does; nothing when there is one release or no change. Only recorded releases count, and only decisive
+    verdicts (a machine-dependent or flaky one is no release's change: verdict.is_change)."""
     order = [rel for rel in every if release_order(rel) <= release_order(current_release)]
-    verdicts: dict[str, list[tuple[str, Verdict]]] = defaultdict(list)
+    verdicts: dict[str, list[tuple[str, Verdict | None]]] = defaultdict(list)  # None: not decisive
     for rel in order:
         for rec in every[rel]:
-            if rec.verdict in (Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE):
+            if not decisive(rec):
+                verdicts[rec.key].append((rel, None))
+            elif rec.verdict in (Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE):
                 verdicts[rec.key].append((rel, rec.verdict))
     out = {}
     for key, seen in verdicts.items():
-        if len(seen) < 2 or seen[-1][0] != current_release:
+        if len(seen) < 2 or seen[-1][0] != current_release or seen[-1][1] is None:
             continue
         now = seen[-1][1]
         start = len(seen) - 1
         while start > 0 and seen[start - 1][1] == now:
             start -= 1
-        if start == 0:
-            continue  # the same verdict on every recorded release
+        if start == 0 or seen[start - 1][1] is None:
+            continue  # the same verdict on every recorded release, or a stretch after one no release decides
         if now is Verdict.REPRODUCES:
             out[key] = f"since {seen[start][0]}"
         else:

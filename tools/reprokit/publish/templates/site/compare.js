@@ -1,19 +1,21 @@
 // The compare view (compare.html): the two columns chosen in its form, kept in the address (?a=cpu@2.13.0&b=cpu@2.14.1)
-// so that a view can be shared; every case recorded in either, those whose verdicts differ first, then those recorded on
-// one side only, then the same (site_compare.py's rule and order). Without this file the page shows its default view.
+// so that a view can be shared; every case recorded in either, those whose verdicts differ first, then those skipped on
+// one side and run on the other, then those recorded on one side only, then the same (site_compare.py's rule and order). Without this file the page shows its default view.
 (function () {
   "use strict";
 
   function comparePage(data, form) {
     var pick = { a: form.querySelector("select[name=a]"), b: form.querySelector("select[name=b]") };
     var body = document.querySelector("#compare-table tbody");
-    var ORDER = ["yes", "one side", "no"];
-    function differs(left, right) {  // as site_compare.differs: a run whose verdict differs, neither of them "~"
-      if (!(left && right)) { return "one side"; }
-      return Object.keys(left[1]).some(function (k) {
+    var ORDER = ["yes", "skipped vs ran", "one side", "no"];
+    function differs(left, right) {  // as site_compare.differs: a run whose verdict differs, neither of them "~";
+      if (!(left && right)) { return "one side"; }  // a skip against a run is listed apart
+      var pairs = Object.keys(left[1]).filter(function (k) {
         var x = left[1][k], y = right[1][k];
         return y !== undefined && x !== "~" && y !== "~" && x !== y;
-      }) ? "yes" : "no";
+      }).map(function (k) { return [left[1][k], right[1][k]]; });
+      if (pairs.some(function (p) { return p[0] !== "skipped" && p[1] !== "skipped"; })) { return "yes"; }
+      return pairs.length ? "skipped vs ran" : "no";
     }
     function labelOf(select) { return select.options[select.selectedIndex].textContent; }
     function cell(tag, text) { var c = document.createElement(tag); c.textContent = text; return c; }

@@ -1,0 +1,32 @@
+"""A record holds what torch said, never where the recording machine keeps it: graph-break reasons name torch's files
+as `.../site-packages/torch/...`, in a new record and in every committed one."""
+import json
+import re
+from pathlib import Path
+
+from support import record
+
+ROOT = Path(__file__).resolve().parents[1]
+HOST_PATH = re.compile(r"(^|[\s`'\"])/(root|home|tmp|usr|opt|work)\b|\.cache/|\.nox/")
+REASON = ("Attempted to call function marked as skipped\n  Explanation: Dynamo developers have intentionally marked "
+          "that the function `backward` in file `{}/torch/autograd/__init__.py` should not be traced.")
+
+
+def test_a_new_record_names_torch_s_files_without_the_machine_s_install_prefix():
+    venv = "/root/.nox/repro-cpu/lib/python3.11/site-packages"
+    rec = record(dynamo={"graph_breaks": 1, "graph_break_reasons": [REASON.format(venv)], "recompiles": 0})
+    assert rec.dynamo["graph_break_reasons"] == [REASON.format(".../site-packages")]
+    assert rec.dynamo["graph_breaks"] == 1
+    again = type(rec).model_validate_json(rec.model_dump_json())  # what the store reads back is the same
+    assert again.dynamo == rec.dynamo
+
+
+def test_no_committed_record_holds_a_host_path_in_its_graph_break_reasons():
+    found = []
+    for path in sorted((ROOT / "results").glob("*/*/*.jsonl")):
+        if path.name.endswith((".output.jsonl", ".runs.jsonl")):
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            reasons = (json.loads(line).get("dynamo") or {}).get("graph_break_reasons") or []
+            found += [(path.name, r[:120]) for r in reasons if HOST_PATH.search(r)]
+    assert not found, found[:3]
