@@ -29,11 +29,12 @@ import re
 import secrets
 import subprocess
 from datetime import datetime, timedelta, timezone
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from reprokit.model import corpus
 from reprokit.model.records import Record, RunHeader
 from reprokit.model.untrusted_text import contained_facts, recordable, recordable_value
+from reprokit.store import rehash
 from reprokit.store.store import Store
 
 MESSAGE_CAP = 2000  # characters of an exception's message a run keeps (probe.py)
@@ -60,22 +61,12 @@ def _git(root: Path, *args: str) -> bytes:
 
 
 def _history_hashes(root: Path, case: str) -> dict[str, str]:
-    """content_hash -> a commit holding that version of cases/<case>/, for every version in the repository's git
+    """run identity -> a commit holding that version of cases/<case>/, for every version in the repository's git
     history (none outside a checkout)."""
-    folder = f"cases/{case}"
-    found: dict[str, str] = {}
-    for commit in _git(root, "log", "--format=%H", "--", folder + "/").decode().split():
-        entries = []
-        for line in _git(root, "ls-tree", "-r", "-z", commit, "--", folder + "/").split(b"\0"):
-            meta, _, path = line.partition(b"\t")
-            parts = meta.split()
-            if len(parts) == 3 and parts[1] == b"blob" and parts[0] != b"120000":  # links are never case files
-                entries.append((PurePosixPath(path.decode("utf-8", "replace")).relative_to(folder), parts[2].decode()))
-        digest = hashlib.sha256()
-        for relative, blob in sorted(entries):
-            digest.update(str(relative).encode() + b"\0" + _git(root, "cat-file", "blob", blob) + b"\0")
-        found.setdefault(digest.hexdigest()[:16], commit)
-    return found
+    try:
+        return {corpus.identity_of(files): commit for commit, files in reversed(rehash.versions(root, case))}
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError):
+        return {}
 
 
 class CaseContents:
