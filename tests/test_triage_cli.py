@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -67,14 +68,27 @@ def test_a_cuda_script_on_the_cpu_target_is_refused_in_one_line_before_anything_
 
 @pytest.mark.e2e
 def test_two_triages_of_one_issue_at_once_each_keep_their_own_folder(tmp_path):
+    """The second starts once the first is running the script from its folder: a folder shared by issue number
+    would be emptied under the first (its next run: FileNotFoundError for repro.py)."""
     path = write_issue(tmp_path, issue(920003, GRAPH_BREAK))
     with ThreadPoolExecutor(2) as pool:
-        done = list(pool.map(lambda i: reprokit(tmp_path, "triage", "--issue-json", str(path), "--here",
-                                                "--report-dir", str(tmp_path / f"out{i}")), range(2)))
+        first = pool.submit(reprokit, tmp_path, "triage", "--issue-json", str(path), "--here", "--report-dir",
+                            str(tmp_path / "out0"))
+        deadline = time.monotonic() + 300
+        while not list((tmp_path / "cache").glob("triage/**/repro.py")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        second = pool.submit(reprokit, tmp_path, "triage", "--issue-json", str(path), "--here", "--report-dir",
+                             str(tmp_path / "out1"))
+        scripts_at_once = 0
+        while not (first.done() and second.done()):
+            scripts_at_once = max(scripts_at_once, len(list((tmp_path / "cache").glob("triage/**/repro.py"))))
+            time.sleep(0.05)
+        done = [first.result(), second.result()]
+    assert scripts_at_once == 2  # two folders, one each, while both ran
     for proc in done:
         assert proc.returncode == 0, proc.stderr
-        first = proc.stdout.splitlines()[0]
-        assert first.startswith("still reproduces on torch 2.14.1") and "Unsupported" in first, proc.stdout
+        standing = proc.stdout.splitlines()[0]
+        assert standing.startswith("still reproduces on torch 2.14.1") and "Unsupported" in standing, proc.stdout
         assert "FileNotFoundError" not in proc.stdout
     assert not list((tmp_path / "cache" / "triage").iterdir())  # each removed its own folder, and only it
 

@@ -93,3 +93,41 @@ def test_triage_is_right_on_a_real_issue(number, tmp_path, reported_release_remo
     assert drafted == truth["post"], standing
     if truth["kind"] == "closed-not-a-bug":
         assert "(nothing was run)" in standing and "a maintainer (" in standing
+
+
+CUDA = ROOT / "tests" / "fixtures" / "triage-cuda"
+CUDA_TRUTH = {e["number"]: e for e in yaml.safe_load((CUDA / "truth.yaml").read_text())}
+
+
+def test_the_cuda_fixtures_are_real_issues_of_ours_with_the_truth_run_on_a_gpu():
+    assert {int(p.stem) for p in CUDA.glob("*.json")} == set(CUDA_TRUTH) and len(CUDA_TRUTH) == 5
+    for n, truth in CUDA_TRUTH.items():
+        data = json.loads((CUDA / f"{n}.json").read_text())
+        assert data["number"] == n and data["body"].count("```python") == 1 and "cuda" in data["body"]
+        assert any("H200" in run for run in truth["runs"]) and truth["here"]["expected"]
+
+
+def test_a_cuda_issue_on_a_machine_without_a_gpu_is_refused_in_one_line(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(tmp_path)}
+    for target, said in (("cpu", "the script needs a CUDA GPU: run with --target a10 or a100 or h100"),
+                         ("h100", "--target h100 runs on a cuda device and this machine has none")):
+        proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "triage", "--issue-json",
+                               str(CUDA / "163275.json"), "--here", "--target", target, "--report-dir", str(tmp_path)],
+                              env=env, capture_output=True, text=True, timeout=300)
+        if target == "h100" and Path("/dev/nvidia0").exists():
+            continue  # a GPU machine runs it (bench/h200-triage)
+        assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        assert not list(tmp_path.glob("*.md"))
+
+
+def test_the_recorded_triage_on_the_h200_gave_every_action_the_hand_runs_give():
+    """bench/h200-triage/triage.log: `reprokit triage --target h100 --here` on each CUDA fixture, run on the H200."""
+    log = (ROOT / "bench" / "h200-triage" / "triage.log").read_text()
+    sections = {int(part.split("\n", 1)[0]): part for part in log.split("=== #")[1:]}
+    assert set(sections) == set(CUDA_TRUTH)
+    for n, part in sections.items():
+        lines = part.splitlines()
+        standing = next(ln for ln in lines[1:] if not ln.startswith("triage:"))
+        assert standing.startswith(CUDA_TRUTH[n]["here"]["expected"]), (n, standing)
+        assert ("  draft: " in part) == CUDA_TRUTH[n]["here"]["post"], (n, part)
+        assert "rc=0" in part and "torch 2.11.0" in part

@@ -1,16 +1,22 @@
 """Figure 10 of `nox -s bench`: triage's time for a 200 KB issue body of 4,000 blocks (reading only: the script, the
-hinted error, the thread, the text check of a signature), and for a normal issue on one release (this environment's
-torch: the thread read, the script's contained run, the signature, the standing). Prints figures, asserts nothing."""
+hinted error, the thread, the text check of a signature), for a normal issue on one release (this environment's
+torch: the thread read, the script's contained run, the signature, the standing), and for a default triage (the
+reported release, this environment's, and the cpu target's newest stable: built on the first run, announced first;
+the second run is the warm time). Prints figures, asserts nothing."""
 
 from __future__ import annotations
 
 import statistics
 import tempfile
 import time
+from importlib import metadata
 from pathlib import Path
 
 from reprokit.run.execute import Observation
+from reprokit.run.request import load_root_matrix
 from reprokit.tracker import issue_json, signature, thread_reading, triage
+
+ROOT = Path.cwd()  # the repository: nox runs the bench from its root
 
 # 4,000 blocks of 50 characters: a fenced Python block, a rank-prefixed error line, a quote
 BLOCK = "```python\nimport torch\n```\n[rank0]: E: {:05d}\n> qq\n"
@@ -41,12 +47,14 @@ def large_body(repeat: int = 5) -> tuple[int, int, float]:
     return len(body), body.count("```python"), statistics.median(times)
 
 
-def normal_issue() -> tuple[str, float]:
+def normal_issue(here: bool = True, log=lambda *_: None) -> tuple[str, float]:
+    version = metadata.version("torch").split("+")[0]
     body = ("Compiling a matmul of mismatched shapes fails:\n\n```python\n" + SCRIPT + "```\n\n"
-            "It raises `torch._dynamo.exc.TorchRuntimeError`.\n\n### Versions\n\nPyTorch version: 2.14.1\n")
+            f"It raises `torch._dynamo.exc.TorchRuntimeError`.\n\n### Versions\n\nPyTorch version: {version}\n")
+    request = triage.Request(load_root_matrix(ROOT), "cpu", here=here)
     with tempfile.TemporaryDirectory(prefix="reprokit-bench-") as out:
         start = time.perf_counter()
-        done = triage.triage(_issue(body, 990001), [], Path(out), here=True, log=lambda *_: None)
+        done = triage.triage(_issue(body, 990001), request, Path(out), log=log)
         return done.standing.line(), time.perf_counter() - start
 
 
@@ -55,6 +63,10 @@ def main() -> None:
     print(f"10. triage: reading a {size / 1000:.0f} KB body of {blocks:,} blocks: median {seconds:.3f} s of 5", flush=True)
     said, seconds = normal_issue()
     print(f"    triage of a normal issue on one release (this environment's torch): {seconds:.1f} s ({said[:90]})")
+    said, cold = normal_issue(here=False, log=lambda line: print(f"    {line}", flush=True))
+    said, warm = normal_issue(here=False)
+    print(f"    default triage (the reported release and cpu's newest stable), warm: {warm:.1f} s; the first run, "
+          f"building what was missing: {cold:.1f} s ({said[:90]})")
 
 
 if __name__ == "__main__":
