@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import re
+from enum import Enum
 from pathlib import Path
 from typing import Literal
 
@@ -25,7 +26,29 @@ HEADER = ("# The state of each pytorch/pytorch issue linked from cases/ (source:
           "# `checked`. Written by .github/workflows/issue-states.yml (`reprokit tracker-states --import`); it\n"
           "# overrides a case.yaml's issue_state / issue_checked. reports/upstream-issues.md is rendered from it.\n"
           "# link: same | related (does the case fail the way the issue reports? read from its thread; related: no\n"
-          "# comment from the case); triage / triage_torch: what `reprokit triage N --record` said on that torch.\n")
+          "# comment from the case); triage / triage_torch / triage_kind: what `reprokit triage N --record` said on that torch.\n")
+
+
+class Standing(str, Enum):
+    """What a triage of an issue's own script says of it (tracker/issue_lifecycle decides it); the words are its
+    rendering, and issue-states.yaml keeps the value beside the sentence, so nothing reads the sentence back."""
+
+    STILL = "still reproduces"
+    NO_LONGER = "no longer reproduces"
+    DIFFERENT = "fails differently"
+    DOES_NOT = "does not reproduce"
+    NOT_POSTED = "not posted"
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
+
+    @classmethod
+    def of_line(cls, line: str) -> Standing:
+        """The kind of a sentence written before kinds were kept (issue-states.yaml entries of earlier triages)."""
+        return next(k for k in cls if line.startswith(k.value)) if any(line.startswith(k.value) for k in cls) \
+            else cls.NOT_POSTED
 
 
 class IssueState(Strict):
@@ -39,6 +62,7 @@ class IssueState(Strict):
     # What `reprokit triage N --record` said after running the issue's own script: its one line, and on which torch.
     triage: OneLine | None = None
     triage_torch: OneLine | None = None
+    triage_kind: Standing | None = None  # the standing's kind, as data (the sentence above is its rendering)
 
 
 class IssueStates(Strict):
@@ -64,7 +88,8 @@ def load(root: Path) -> IssueStates:
 def save(root: Path, states: IssueStates) -> Path:
     path = root / FILE_NAME
     data = {"issues": {n: {"state": s.state, "checked": s.checked.isoformat(),
-                           **{k: v for k, v in s.model_dump(include={"link", "link_why", "triage", "triage_torch"}).items()
+                           **{k: v for k, v in s.model_dump(mode="json", include={"link", "link_why", "triage", "triage_kind",
+                                                            "triage_torch"}).items()
                               if v is not None}}
                        for n, s in sorted(states.issues.items())}}
     path.write_text(HEADER + yaml.safe_dump(data, sort_keys=False, width=120), encoding="utf-8")

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reprokit.model.issue_states import Standing
 from reprokit.store.views import release_order
 from reprokit.tracker.bug_text import OWN_WORDS, fence
 from reprokit.tracker.release_summary import BAD, GOOD, ReleaseHistory
 
-STILL, NO_LONGER = "still reproduces", "no longer reproduces"
+STILL, NO_LONGER = Standing.STILL, Standing.NO_LONGER  # the comments a linked issue may need
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,8 @@ def _held(item: Linked, known: issue_states.IssueState | None) -> Linked:
                                                              f"script was not run (`reprokit triage {item.number}`); "
                                                              "no comment")
         return item
-    if not known.triage.startswith(item.kind):
+    said = known.triage_kind or issue_states.Standing.of_line(known.triage)  # kept as data since; older: its words
+    if said != item.kind:
         return dataclasses.replace(item, kind=None, held=f"the issue's own script: {triage}; no comment (the case "
                                                          f"{ours})")
     return item
@@ -200,9 +201,9 @@ def _update(root: Path, number: int, fields: dict) -> Path | None:
     return issue_states.save(root, issue_states.IssueStates(issues=current))
 
 
-def record_triage(root: Path, number: int, line: str, torch: str) -> Path | None:
+def record_triage(root: Path, number: int, line: str, torch: str, kind: issue_states.Standing) -> Path | None:
     """issue-states.yaml with what triage said of a linked issue (None: no case links it, nothing written)."""
-    return _update(root, number, {"triage": " ".join(line.split())[:400], "triage_torch": torch})
+    return _update(root, number, {"triage": " ".join(line.split())[:400], "triage_torch": torch, "triage_kind": kind})
 
 
 def record_link(root: Path, number: int, kind: str, why: str) -> Path | None:

@@ -12,14 +12,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reprokit.model.issue_states import Standing as StandingKind
 from reprokit.model.untrusted_text import plain
 from reprokit.run.execute import Observation
 from reprokit.tracker.bug_text import OWN_WORDS, code_span, fence
 from reprokit.tracker.traceback_text import headline
 from reprokit.tracker.user_paths import as_user_sees
 
-STILL, NO_LONGER, DIFFERENT, NOT_POSTED = "still reproduces", "no longer reproduces", "fails differently", "not posted"
-DOES_NOT = "does not reproduce"  # the script exits 0 on a release newer than the reported one, which was not run
+# The standings, one typed vocabulary (model/issue_states.Standing); DOES_NOT: the script exits 0 on a release newer
+# than the reported one, which was not run.
+STILL, NO_LONGER, DIFFERENT, DOES_NOT, NOT_POSTED = (StandingKind.STILL, StandingKind.NO_LONGER,
+                                                     StandingKind.DIFFERENT, StandingKind.DOES_NOT,
+                                                     StandingKind.NOT_POSTED)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -35,7 +39,7 @@ class Ran:
 
 @dataclass(frozen=True)
 class Standing:
-    kind: str  # STILL | NO_LONGER | DIFFERENT | NOT_POSTED
+    kind: StandingKind
     detail: str
 
     def line(self) -> str:
