@@ -220,3 +220,17 @@ def test_the_state_reason_reaches_a_comment_only_as_one_of_githubs_words():
     assert triage_standing.state_words(planted) == "closed (no reason given)"
     assert triage_standing.state_words(issue("x", state="CLOSED", reason="COMPLETED")) == "closed (completed)"
     assert NOT_POSTED == "not posted"
+
+
+def test_a_triage_standing_is_kept_as_data_beside_its_sentence(tmp_path):
+    from reprokit.model import issue_states
+    from reprokit.model.issue_states import IssueState, IssueStates, Standing
+
+    state = IssueState(state="closed", checked="2026-12-01", triage="a sentence reworded since", triage_torch="2.14.1",
+                       triage_kind=Standing.STILL)
+    issue_states.save(tmp_path, IssueStates(issues={1: state}))
+    assert "triage_kind: still reproduces" in (tmp_path / "issue-states.yaml").read_text()
+    assert issue_states.load(tmp_path).issues[1].triage_kind is Standing.STILL
+    assert f"{Standing.NO_LONGER} since 2.14.1" == "no longer reproduces since 2.14.1"
+    assert Standing.of_line("not posted: the thread decided") is Standing.NOT_POSTED
+    assert triage_standing.STILL is Standing.STILL  # one vocabulary: the lifecycle's words are the stored kinds
