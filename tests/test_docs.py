@@ -3,9 +3,8 @@ model/verdict.py generates it, and every relative link of the Markdown files poi
 
 import re
 
-from conftest import ROOT
-
 from reprokit.publish import verdict_doc
+from support import ROOT
 
 DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "tests" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
