@@ -166,7 +166,7 @@ def _unpulled(client, base: str) -> str:
         return ""
     except DockerException:
         return (f" ({base}, the base image, is not on this machine and could not be pulled: build FROM a local image "
-                "with --base-image (README.md's 'GPU targets: placement and images' says how to make one), or run the "
+                "with --base-image (docs/running-and-gpus.md, 'GPU targets: placement and images', says how to make one), or run the "
                 "cases on this machine with --host)")
 
 

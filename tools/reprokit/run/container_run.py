@@ -40,6 +40,6 @@ def run_in_container(req: RunRequest, target: Target, log) -> Ran:
     outcome = RunOutcome(records=[r for r in loaded.records if r.run_id == latest.run_id],
                          interrupted=code == 130, not_started=latest.not_started)
     # signed here, outside the container, with this runner's key (the runner inside shares the case's uid: see
-    # CONTRIBUTING, "Threat model", for what that signature vouches for)
+    # docs/threat-model.md, "import takes no record on trust", for what that signature vouches for)
     import_checks.sign(store.folder, outcome.records)
     return Ran(outcome, loaded, outcome.records, environment.hardware_mismatch(req.target, target, latest.environment))
