@@ -4,8 +4,10 @@ cannot be run here (an unknown target, a CUDA script on the CPU), two triages of
 reaching a standing offline from gh-shaped files. Real torch, real contained runs."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -148,3 +150,24 @@ def test_the_tracker_triages_a_linked_issue_from_its_file_without_gh(tmp_path):
     assert "not triaged" not in line and "still reproduces" in line, after.stdout + after.stderr
     assert (tmp_path / "after" / "inductor-cpu-linear-half-input-accepted-comment.md").exists()
     assert "#141865: triaged from 141865.json: still reproduces on torch 2.14.1" in after.stderr
+
+
+@pytest.mark.e2e
+def test_a_triage_started_from_the_temporary_folder_runs_as_from_anywhere(tmp_path):
+    """`python -m` puts the working directory on the runner's search path; started from /tmp, that folder was bound
+    read-only over the run's own folder (/tmp/reprokit-...), and inductor's first write there failed."""
+    script = ("import torch\n\nprint(torch.compile(lambda x: x * 2)(torch.ones(4)))\n\n\n"
+              "@torch.compile(backend=\"eager\", fullgraph=True)\ndef f(x):\n    torch._dynamo.graph_break()\n"
+              "    return x + 1\n\n\nprint(f(torch.ones(2)))\n")
+    path = write_issue(tmp_path, issue(920005, script))
+    cache = Path(tempfile.mkdtemp(prefix="reprokit-test-cache-", dir=Path.home()))  # the script's folder not in /tmp
+    try:
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(cache)}
+        proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "triage", "--issue-json",
+                               str(path), "--here", "--report-dir", str(tmp_path / "out")], env=env,
+                              capture_output=True, text=True, timeout=900, cwd=tempfile.gettempdir())
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("still reproduces on torch 2.14.1") and "Read-only file system" not in proc.stdout, \
+        proc.stdout

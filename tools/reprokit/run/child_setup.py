@@ -129,7 +129,8 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
     # Not PATH: the runner's own tool folders (some under root's home) are none of the case's business.
     for name in ("VIRTUAL_ENV", "CONDA_PREFIX", "CUDA_HOME", "ROCM_PATH", "LD_LIBRARY_PATH", "PYTHONPATH"):
         needs.update(p for p in env.get(name, "").split(os.pathsep) if os.path.isabs(p))
-    config["needs"] = sorted(p for p in needs if os.path.exists(p) and not _beyond_the_run(Path(p), script))
+    held = (workdir.absolute(), reports.absolute(), *(Path(w).absolute() for w in writable))
+    config["needs"] = sorted(p for p in needs if os.path.exists(p) and not _beyond_the_run(Path(p), script, held))
     if user is None:
         return config
     uid, gid = user
@@ -142,12 +143,15 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
     return config
 
 
-def _beyond_the_run(path: Path, script: Path) -> bool:
+def _beyond_the_run(path: Path, script: Path, held: tuple[Path, ...] = ()) -> bool:
     """A path on the search path that would show the case more than it needs: a folder holding this package or a
-    checkout (`.git`), or one above the case's folder (other cases, the repository)."""
+    checkout (`.git`), one above the case's folder (other cases, the repository), or one above a folder the run
+    writes (`held`: its working folder, reports, caches), which bound read-only would cover them (the runner's working
+    directory, /tmp, is on its search path under `python -m`)."""
     case = script.parent.absolute()
     package = (path / "reprokit").exists() and path.name not in ("site-packages", "dist-packages")  # a source tree
-    return package or (path / ".git").exists() or (path != case and case.is_relative_to(path))
+    above = any(path != h and h.is_relative_to(path) for h in held)
+    return package or (path / ".git").exists() or (path != case and case.is_relative_to(path)) or above
 
 
 @dataclass(frozen=True)
