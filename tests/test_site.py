@@ -574,13 +574,15 @@ def test_the_site_in_a_browser(site_url, page):
 
 
 def repro_verdicts(target: str) -> dict[str, dict[str, set[str]]]:
-    """release -> case -> the repro's verdicts over its dtypes, from the store itself (corpus cases only)."""
+    """release -> case -> the repro's verdicts over its dtypes and the machines it ran on (a machine-dependent
+    verdict is each machine's), from the store itself (corpus cases only)."""
     cases = {c.case.id for c in corpus.discover(ROOT / "cases")}
     out: dict[str, dict[str, set[str]]] = {}
     for release, records in releases(Store(ROOT / "results").load(target, "cases"), target, "cases").items():
         for rec in records:
             if rec.variant == "repro" and rec.case in cases:
-                out.setdefault(release, {}).setdefault(rec.case, set()).add(str(rec.verdict))
+                out.setdefault(release, {}).setdefault(rec.case, set()).update(
+                    {str(rec.verdict), *(rec.on_other_machines or {}).values()})
     return out
 
 
