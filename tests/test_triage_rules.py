@@ -43,7 +43,7 @@ def ran(release, status="fail", exception=None, message="", stage="dynamo", sign
     return Ran(release, obs)
 
 
-def judged(data, runs, reported="2.13.0", fixes=frozenset(), eager=None, **kw):
+def judged(data, runs, reported="2.13.0", fixes=None, eager=None, **kw):
     t = issue_lifecycle.observe(data, runs[0], SCRIPT, False, reported, eager=eager, **kw)
     if t.step is Step.OBSERVED:
         t = issue_lifecycle.judge(t, runs, fixes)
@@ -100,17 +100,28 @@ def test_a_crash_replaced_by_the_error_eager_raises_is_no_longer_reproducing():
     crash = ran("2.12.0", "crash", signal="SIGSEGV", code=-11)
     now = ran("2.15.0", exception="IndexError", message="index 5 is out of bounds for dimension 0 with size 2",
               stage="runtime")
-    t = judged(data, [crash, now], reported="2.12.0", fixes=frozenset({"2.15.0"}))
+    t = judged(data, [crash, now], reported="2.12.0", fixes={"2.15.0": "as eager does"})
     assert t.standing.kind == NO_LONGER and "now raises IndexError: index N" not in t.standing.detail
     assert t.standing.detail.startswith("since 2.15.0: now raises IndexError: index 5 is out of bounds for dimension "
                                         "0 with size 2, as eager does"), t.standing
     assert t.step is Step.POSTED
-    assert eager_fix.eager_fixed(data, signature.EXITS, "IndexError", False, "IndexError")
+    index_error = eager_fix.EagerError("IndexError", "index 5 is out of bounds for dimension 0 with size 2")
+    assert eager_fix.eager_fixed(data, signature.EXITS, "IndexError", False, index_error) == "as eager does"
     assert not eager_fix.eager_fixed(data, signature.EXITS, "InternalTorchDynamoError", False, None)
+    # Dynamo's fake-tensor run raising eager's very error, wrapped (#143702 on 2.14.1)
+    strides = eager_fix.EagerError("RuntimeError", "as_strided: Negative strides are not supported at the moment, "
+                                                   "got strides: [-7, 1]")
+    wrapped = ("RuntimeError when making fake tensor call\n  Explanation: Dynamo failed to run FX node with fake "
+               "tensors: call_method as_strided(...): got RuntimeError('as_strided: Negative strides are not "
+               "supported at the moment, got strides: [-7, 1]')")
+    assert eager_fix.eager_fixed(data, signature.EXITS, "TorchRuntimeError", False, strides, message=wrapped) == \
+        "wrapping the RuntimeError eager raises"
+    assert not eager_fix.eager_fixed(data, signature.EXITS, "TorchRuntimeError", False, index_error, message=wrapped)
     unrelated = issue("Wrong values.\n\n```python\n" + SCRIPT + "```\n")
-    assert not eager_fix.eager_fixed(unrelated, signature.RAISES, "RuntimeError", False, "RuntimeError")
+    assert not eager_fix.eager_fixed(unrelated, signature.RAISES, "RuntimeError", False,
+                                     eager_fix.EagerError("RuntimeError", "x"))
     # where the reported release was not run, this torch raising eager's error is asked about, as a fix
-    t = judged(data, [now], reported="2.12.0", eager="IndexError", baseline_run=False)
+    t = judged(data, [now], reported="2.12.0", eager=index_error, baseline_run=False)
     assert t.standing.kind == NO_LONGER and t.step is Step.POSTED and "as eager does" in t.standing.detail
 
 

@@ -5,6 +5,7 @@ out; the run with torch.compile disabled that says what eager raises is triage_r
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from reprokit.tracker import signature as sig
 from reprokit.tracker.issue_json import Issue, reported_failure, without_script
@@ -24,13 +25,32 @@ def complains_of_compiler(issue: Issue, accepts: bool) -> bool:
     return accepts or bool(CRASH_WORDS.search(texts)) or (failure is not None and failure.short in INTERNAL)
 
 
-def eager_fixed(issue: Issue, signature_kind: str, exception: str, accepts: bool, eager: str | None,
-                before: str = "") -> bool:
-    """A run that raises `exception` is the fix the issue asked for: the issue reports a crash (a signal), a silent
-    acceptance or an internal error (`before`: the class the signature raised), and the script with torch.compile
-    disabled raises the same class (`eager`), or the issue names that class itself."""
-    if not exception or exception in INTERNAL:
-        return False
+# Dynamo's wrapper of an error its fake-tensor run raised: the same error eager raises, reported at compile time.
+WRAPPERS = ("TorchRuntimeError",)
+
+
+@dataclass(frozen=True)
+class EagerError:
+    """What the script raises with torch.compile disabled: the class's short name and its message's first line."""
+
+    name: str
+    message: str
+
+
+def eager_fixed(issue: Issue, signature_kind: str, exception: str, accepts: bool, eager: EagerError | None,
+                before: str = "", message: str = "") -> str | None:
+    """How a run that raises `exception` (`message`) is the fix the issue asked for, in words, or None: the issue
+    reports a crash (a signal), a silent acceptance or an internal error (`before`: the class the signature raised),
+    and the compiled call now raises what eager raises: the same class, the class the issue names, or Dynamo's
+    wrapper of eager's very error."""
+    if not exception:
+        return None
     complains = signature_kind == sig.EXITS or before in INTERNAL or complains_of_compiler(issue, accepts)
+    if not complains:
+        return None
+    if exception in WRAPPERS and eager is not None and len(eager.message) >= 12 and eager.message in message:
+        return f"wrapping the {eager.name} eager raises"
+    if exception in INTERNAL:
+        return None
     named = bool(re.search(rf"(?<![\w]){re.escape(exception)}\b", "\n".join(without_script(issue))))
-    return complains and (exception == eager or named)
+    return "as eager does" if (eager is not None and exception == eager.name) or named else None

@@ -115,11 +115,11 @@ def _before_compile(ran: Ran) -> bool:
 
 def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release: str | None,
             reported_by_date: str = "", *, baseline_run: bool = True, evidence: ExitEvidence = ExitEvidence.RAISES,
-            eager: str | None = None) -> Triage:
+            eager: eager_fix.EagerError | None = None) -> Triage:
     """REPORTED -> OBSERVED (or NOT_POSTED): the signature of the run on the reported release (or, where the issue
     names none, the newest release when it was opened). `baseline_run` False: the reported release was not run and
     `ref` is newer (--here, or the reported one cannot be installed): a clean exit, or eager's error where the issue
-    reports a crash, is then judged on this run alone. `eager`: the class the script raises with torch.compile
+    reports a crash, is then judged on this run alone. `eager`: the error the script raises with torch.compile
     disabled on `ref`, where that was run."""
     facts = {"reported": reported_release, "reported_by_date": reported_by_date, "observed_on": ref.release,
              "accepts": accepts, "baseline_run": baseline_run}
@@ -150,8 +150,9 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
     if _before_compile(ref):
         return reported(f"on torch {ref.release} the script fails before any compiled call ({observed_line(ref.obs)}, "
                         "in eager code): that says nothing about the compiled behaviour", signature=found, **facts)
-    if eager is not None and eager_fix.eager_fixed(issue, found.kind, found.exception, accepts, eager):
-        said = f"{observed_line(ref.obs)}, as eager does"
+    fixed = eager_fix.eager_fixed(issue, found.kind, found.exception, accepts, eager, message=ref.obs.message or "")
+    if eager is not None and fixed:
+        said = f"{observed_line(ref.obs)}, {fixed}"
         if baseline_run:
             return reported(f"on {_on_reported(ref.release, reported_release, reported_by_date)} the script raises "
                             f"{said}: the failure the issue reports did not happen here", signature=found, **facts)
@@ -220,11 +221,12 @@ def _span(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
 
 
-def judge(t: Triage, runs: list[Ran], eager_fixes: frozenset[str] = frozenset()) -> Triage:
+def judge(t: Triage, runs: list[Ran], eager_fixes: dict[str, str] | None = None) -> Triage:
     """OBSERVED -> JUDGED: each release run compared with the signature; the standing from the newest release.
     `eager_fixes`: the releases whose run raises the error eager raises where the issue reports a crash, a silent
-    acceptance or an internal error (eager_fixed): the fix the issue asked for."""
-    judged = tuple(Judged(r.release, o, (f"{observed_line(r.obs)}, as eager does" if o == NOW_RAISES
+    acceptance or an internal error (eager_fixed), with how in words: the fix the issue asked for."""
+    eager_fixes = eager_fixes or {}
+    judged = tuple(Judged(r.release, o, (f"{observed_line(r.obs)}, {eager_fixes[r.release]}" if o == NOW_RAISES
                                          and r.release in eager_fixes else r.why or observed_line(r.obs)))
                    for r in runs for o in [outcome(t, r, r.release in eager_fixes)])
     start = next(i for i, r in enumerate(runs) if r.release == t.observed_on)

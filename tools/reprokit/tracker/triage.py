@@ -218,7 +218,7 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
         return _flaky(issue, ref, tries)
     accepts = thread_reading.asks_for_error(issue)
     complains = eager_fix.complains_of_compiler(issue, accepts)
-    eager = runner.eager_class(python_of[ref]) if chosen.obs.exception and complains else None
+    eager = runner.eager_error(python_of[ref]) if chosen.obs.exception and complains else None
     evidence = exit_evidence.of(text, complains or issue_json.reported_failure(issue) is not None)
     runs = [chosen]
     t = issue_lifecycle.observe(issue, chosen, text, accepts, reported, by_date, baseline_run=baseline_run,
@@ -230,13 +230,13 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
             runs.append(runner.ran(o.release, o.python) if o.python else Ran(o.release, None, o.why))
             python_of.update({o.release: o.python} if o.python else {})
         newest = runs[-1]
-        fixes = frozenset()
+        fixes: dict[str, str] = {}
         if newest.obs is not None and newest.obs.exception and complains and \
                 issue_lifecycle.outcome(t, newest) == signature.OTHER:
-            eager_now = runner.eager_class(python_of[newest.release])
-            if eager_fix.eager_fixed(issue, t.signature.kind, newest.obs.exception.rsplit(".", 1)[-1], accepts,
-                                           eager_now, t.signature.exception):
-                fixes = frozenset({newest.release})
+            how = eager_fix.eager_fixed(issue, t.signature.kind, newest.obs.exception.rsplit(".", 1)[-1], accepts,
+                                        runner.eager_error(python_of[newest.release]), t.signature.exception,
+                                        newest.obs.message or "")
+            fixes = {newest.release: how} if how else {}
         if request.since:
             runs = _bisect(t, runs, runner, request, offered, log)
             python_of.update({r: o.python for r, o in offered.items() if o.python})

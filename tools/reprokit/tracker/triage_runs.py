@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.tracker import fp64_check, signature, upstream_runs
+from reprokit.tracker.eager_fix import EagerError
+from reprokit.tracker.traceback_text import headline
 from reprokit.tracker.triage_standing import Ran, observed_line
 from reprokit.tracker.user_paths import as_user_sees
 
@@ -27,11 +29,11 @@ class Runner:
         obs = upstream_runs.contained(dataclasses.replace(self.setting, python=python), self.script)
         return Ran(release, obs, "", as_user_sees(obs.stderr_tail, self.script, self.ours))
 
-    def eager_class(self, python: str) -> str | None:
-        """The class the script raises with torch.compile disabled (TORCH_COMPILE_DISABLE): what eager raises."""
+    def eager_error(self, python: str) -> EagerError | None:
+        """What the script raises with torch.compile disabled (TORCH_COMPILE_DISABLE=1): what eager raises."""
         obs = upstream_runs.contained(dataclasses.replace(self.setting, python=python), self.script,
                                       {"TORCH_COMPILE_DISABLE": "1"})
-        return obs.exception.rsplit(".", 1)[-1] if obs.exception else None
+        return EagerError(obs.exception.rsplit(".", 1)[-1], headline(obs.message or "")) if obs.exception else None
 
 
 def reference_runs(ref: str, python: str, runner: Runner, log) -> tuple:
