@@ -245,3 +245,18 @@ def test_a_triage_standing_is_kept_as_data_beside_its_sentence(tmp_path):
     assert f"{Standing.NO_LONGER} since 2.14.1" == "no longer reproduces since 2.14.1"
     assert Standing.of_line("not posted: the thread decided") is Standing.NOT_POSTED
     assert triage_standing.STILL is Standing.STILL  # one vocabulary: the lifecycle's words are the stored kinds
+
+
+def test_a_wrappers_inner_error_or_a_compiler_line_after_its_warnings_confirms_the_failure():
+    warnings = "".join(f"vec256_int.h:{n}:7: warning: overflow in conversion from 'int' to 'char'\n" for n in range(900))
+    message = "CppCompileError: C++ compile error\n\nOutput:\n" + warnings  # the probe's message: cut in the warnings
+    log = message + "/tmp/x/cabc.cpp:77:9: error: 'decltype' evaluates to 'float', which is not a class or enumeration type\n"
+    observed = Ran("2.11.0", ran("2.11.0", exception="torch._inductor.exc.InductorError", message=message,
+                                 stage="inductor").obs, "", log)
+    body = ("It fails to build:\n```\nerror: 'decltype' evaluates to 'float', which is not a class or enumeration type\n"
+            "```\n```python\n" + SCRIPT + "```")
+    t = issue_lifecycle.observe(issue(body), observed, SCRIPT, False, "2.11.0")
+    assert t.step is Step.OBSERVED and "'decltype' evaluates to 'float'" in t.confirmed, t
+    named = issue_lifecycle.observe(issue("```python\n" + SCRIPT + "```", title="compile crashes with CppCompileError"),
+                                    observed, SCRIPT, False, "2.11.0")
+    assert named.step is Step.OBSERVED and named.confirmed == "the issue's text names CppCompileError", named

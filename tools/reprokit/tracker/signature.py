@@ -78,7 +78,7 @@ def of(obs: Observation, log: str = "") -> Signature:
         return Signature(PASSES, exit_code=0)
     if obs.exception:
         return Signature(RAISES, obs.exception.rsplit(".", 1)[-1], obs.stage or "", skeleton(obs.message),
-                         script_line=script_line(log), tokens=tokens_of(obs.message or ""))
+                         script_line=script_line(log), tokens=tokens_of(obs.message or "", log))
     return Signature(EXITS, exit_code=obs.exit_code, stage=obs.status)
 
 
@@ -131,6 +131,7 @@ def printed_in(stdout: str, texts: list[str], normal: str | None = None) -> str 
 
 
 _OPERATOR = re.compile(r"\b(?:aten|prims|torch\.ops\.\w+)\.\w{3,}(?:\.\w+)?")
+_INNER = re.compile(r"([A-Z]\w*(?:Error|Exception|Failed|Unsupported)):")
 _QUOTED_PHRASE = re.compile(r"'([^'\n]{20,160})'|\"([^\"\n]{20,160})\"")  # another error's text, quoted
 _COMPILER_LINE = re.compile(r"\b(?:error|fatal error):\s*(.{12,160})")
 _IDENTIFIER = re.compile(r"`([A-Za-z_][\w.]{5,80})`|'([A-Za-z_][\w.]{5,80})'|\b([a-z]+_[a-z0-9_]{4,}|_[a-z][a-z0-9_]{5,})\b")
@@ -144,11 +145,12 @@ STAGE_WORDS = {"dynamo": re.compile(r"\bdynamo\b", re.I), "inductor": re.compile
                "export": re.compile(r"\b(?:torch\.)?export\b"), "distributed": re.compile(r"\b(?:DDP|FSDP|DTensor)\b")}
 
 
-def tokens_of(message: str, limit: int = 12) -> tuple[str, ...]:
-    """The distinctive parts of a whole exception message (not only its first line): the compiler's own error lines
-    (normalised as the skeleton is), operator names, and quoted or snake_case identifiers that are not words every
-    torch.compile report has. Bounded: the first 20,000 characters, at most `limit` tokens."""
-    text, found = message[:20_000], []
+def tokens_of(message: str, log: str = "", limit: int = 16) -> tuple[str, ...]:
+    """The distinctive parts of a whole exception message (not only its first line) and of the log's end (where a
+    compiler's errors follow hundreds of warnings): the compiler's own error lines (normalised as the skeleton is),
+    operator names, and quoted or snake_case identifiers that are not words every torch.compile report has. Bounded:
+    20,000 characters of each, at most `limit` tokens."""
+    text, found = message[:20_000] + "\n" + log[-20_000:], []
     for m in _COMPILER_LINE.finditer(text):
         found.append(skeleton(m.group(1)))
     found += [m.group(0) for m in _OPERATOR.finditer(text)]
@@ -175,8 +177,10 @@ def confirmed_in(signature: Signature, texts: list[str], normal: str | None = No
     normal = normalised_text(texts) if normal is None else normal
     if distinctive and distinctive[:60] in normal:  # the first sixty characters: a quoted message is often cut
         return "the issue's text quotes the observed message"
-    if name and re.search(rf"(?<![\w]){re.escape(name)}\b", joined):
-        return f"the issue's text names {name}"
+    inner = _INNER.match(signature.skeleton)  # a wrapper's headline names the error inside (CppCompileError: ...)
+    for said in (name, inner.group(1) if inner else ""):
+        if said and re.search(rf"(?<![\w]){re.escape(said)}\b", joined):
+            return f"the issue's text names {said}"
     prose = "\n".join(texts if outside_script is None else outside_script)
     prose_normal = normalised_text([prose])
     for token in signature.tokens:
