@@ -219,7 +219,8 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
     accepts = thread_reading.asks_for_error(issue)
     complains = eager_fix.complains_of_compiler(issue, accepts)
     eager = runner.eager_error(python_of[ref]) if chosen.obs.exception and complains else None
-    evidence = exit_evidence.of(text, complains or issue_json.reported_failure(issue) is not None)
+    evidence = exit_evidence.of(text, complains or issue_json.reported_failure(issue) is not None
+                                or issue_json.cut_before_error(issue))  # a traceback, cut: an error was reported
     runs = [chosen]
     t = issue_lifecycle.observe(issue, chosen, text, accepts, reported, by_date, baseline_run=baseline_run,
                                 evidence=evidence, eager=eager)
