@@ -30,3 +30,19 @@ def test_no_committed_record_holds_a_host_path_in_its_graph_break_reasons():
             reasons = (json.loads(line).get("dynamo") or {}).get("graph_break_reasons") or []
             found += [(path.name, r[:120]) for r in reasons if HOST_PATH.search(r)]
     assert not found, found[:3]
+
+
+def test_what_torch_printed_is_kept_without_a_home_folders_interpreter_or_environment():
+    said = ("g++ x.cpp -I/root/.pyenv/versions/3.11.7/include/python3.11 -L/root/.pyenv/versions/3.11.7/lib "
+            "-I/home/ci/.cache/reprokit/envs/torch-2.8.0/lib/python3.11/site-packages/torch/include\n"
+            "  from /root/.cache/reprokit/e")
+    rec = record(message=said, stderr_tail=said)
+    assert rec.message == rec.stderr_tail == ("g++ x.cpp -I.../include/python3.11 -L.../lib "
+                                              "-I.../site-packages/torch/include\n  from ...")
+
+
+def test_no_committed_record_or_output_tail_names_a_home_folder_or_this_checkouts_venv():
+    home = re.compile(r"/root/|/home/[^/\s\"]+/|/work/venv")
+    found = [path.name for path in sorted((ROOT / "results").glob("*/*/*.jsonl"))
+             if not path.name.endswith(".runs.jsonl") and home.search(path.read_text(encoding="utf-8"))]
+    assert not found

@@ -100,6 +100,12 @@ class Record(Strict):
     # machine-dependent (store/machines.py). Left out when None.
     on_other_machines: dict[str, str] | None = None
 
+    @field_validator("message", "stderr_tail", "stdout_tail")
+    @classmethod
+    def _no_install_prefix(cls, text: str | None) -> str | None:
+        """What torch printed, as anyone's torch prints it: no venv or cache path of the recording machine."""
+        return without_install_paths(text) if isinstance(text, str) else text
+
     @field_validator("dynamo")
     @classmethod
     def _no_install_paths(cls, dynamo: dict | None) -> dict | None:

@@ -50,12 +50,16 @@ def recordable_value(value: object) -> object:
 # A path on the recording machine that names where torch is installed (a nox venv, a torch environment of the cache):
 # "/root/.cache/reprokit/envs/torch-2.10.0/lib/python3.11/site-packages/torch/x.py" -> ".../site-packages/torch/x.py"
 _INSTALLED = re.compile(r"(?:/[^\s\"'`/:]+)+/(site-packages|dist-packages)/")
+# an interpreter installed under a home folder (pyenv's /root/.pyenv/versions/3.11.7/include/python3.11)
+_HOME_CUT = re.compile(r"(?:/root|/home/[^\s\"'`/:]+)/[^\s\"'`:]*$")  # such a path cut off by a tail's end
+_HOME_PREFIX = re.compile(r"(?:/root|/home/[^\s\"'`/:]+)(?:/[^\s\"'`/:]+)*?/(lib|include|bin)(?=[/\s\"'`:]|$)")
 
 
 def without_install_paths(text: str) -> str:
     """`text` without the recording machine's install prefix: torch's own files as `.../site-packages/torch/...`, as
     anyone's torch says them (a record holds what torch said, never where this machine keeps it)."""
-    return _INSTALLED.sub(lambda m: f".../{m.group(1)}/", text)
+    text = _HOME_PREFIX.sub(lambda m: f".../{m.group(1)}", _INSTALLED.sub(lambda m: f".../{m.group(1)}/", text))
+    return _HOME_CUT.sub("...", text)
 
 
 # What a run's keeper says held (child/contain.py), word for word: a record's `contained` is these, comma-separated.
