@@ -224,22 +224,27 @@ def reported_version(issue: Issue) -> str | None:
     return None
 
 
+def outside_fences(text: str, infos: tuple[str, ...] | None = None, quotes: bool = False) -> str:
+    """The text without its fenced blocks (only those whose info word is in `infos`, where given) and, with
+    `quotes`, without its quoted lines: one pass."""
+    kept, skip = [], None
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if skip is not None:
+            if line.strip().startswith(skip):
+                skip = None
+            continue
+        if (m := FENCE.match(line)) and (infos is None or m.group(2).lower() in infos):
+            skip = m.group(1)
+        elif not (quotes and line.lstrip().startswith(">")):
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def without_script(issue: Issue) -> list[str]:
     """The title, the body and the comments with every fenced Python block taken out: the reporter's words and logs,
     where a token of torch's message confirms the failure (the script names its own identifiers)."""
-    def prose(text: str) -> str:
-        kept, skip = [], None
-        for line in text.replace("\r\n", "\n").split("\n"):
-            if skip is not None:
-                if line.strip().startswith(skip):
-                    skip = None
-                continue
-            if (m := FENCE.match(line)) and m.group(2).lower() in ("python", "py", "python3"):
-                skip = m.group(1)
-                continue
-            kept.append(line)
-        return "\n".join(kept)
-    return [issue.title, prose(issue.body), *(prose(c.body) for c in issue.comments)]
+    python = ("python", "py", "python3")
+    return [issue.title, outside_fences(issue.body, python), *(outside_fences(c.body, python) for c in issue.comments)]
 
 
 def cut_before_error(issue: Issue) -> bool:

@@ -13,9 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reprokit.tracker.issue_json import MAINTAINERS, Issue
+from reprokit.tracker.issue_json import MAINTAINERS, Issue, outside_fences
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 NOT_A_BUG = re.compile(r"\b(not an? (?:compiler |real )?(?:bug|issue with (?:torch|pytorch|torch\.compile))|by design|"
                        r"working as intended|works as intended|as designed|user error|usage error|rather than a "
@@ -58,17 +57,7 @@ class Verdict:
 
 def prose(text: str) -> str:
     """The text without its code blocks and quoted lines: what its author says in their own words (one pass)."""
-    kept, marker = [], None
-    for line in text.replace("\r\n", "\n").split("\n"):
-        if marker is not None:
-            if line.strip().startswith(marker):
-                marker = None
-            continue
-        if m := _FENCE.match(line):
-            marker = m.group(1)
-        elif not line.lstrip().startswith(">"):
-            kept.append(line)
-    return "\n".join(kept)
+    return outside_fences(text, quotes=True)
 
 
 def _verdict_sentence(text: str) -> str | None:
