@@ -214,3 +214,19 @@ def test_files_a_case_writes_are_capped(script):
     # CPython ignores SIGXFSZ: the write past the cap raises OSError (EFBIG) in the script
     assert (obs.status, obs.exception) == ("fail", "OSError") and "File too large" in obs.message
     assert "WROTE" not in obs.stdout_tail
+
+
+def test_a_run_that_writes_a_folder_inside_its_own_folder_still_reads_its_script(tmp_path):
+    """The fp64 check writes its captures into `<case>/capture`: the case's folder lies above a folder the run writes,
+    and must still be bound (a search-path folder above a written one is not; the case's own folder always is)."""
+    case = tmp_path / "case"
+    capture = case / "capture"
+    capture.mkdir(parents=True)
+    capture.chmod(0o777)
+    case.chmod(0o755)
+    script = case / "repro.py"
+    script.write_text("import os\nopen(os.path.join(os.environ['CAPTURE'], 'seen'), 'w').write('yes')\nprint('ran')\n")
+    script.chmod(0o644)
+    obs = observe(script, env=dict(os.environ), extra_env={"CAPTURE": str(capture)}, timeout=60, writable=(capture,))
+    assert (obs.status, obs.stdout_tail.strip()) == ("pass", "ran"), obs.stderr_tail
+    assert (capture / "seen").read_text() == "yes"

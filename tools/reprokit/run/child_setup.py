@@ -147,10 +147,11 @@ def _beyond_the_run(path: Path, script: Path, held: tuple[Path, ...] = ()) -> bo
     """A path on the search path that would show the case more than it needs: a folder holding this package or a
     checkout (`.git`), one above the case's folder (other cases, the repository), or one above a folder the run
     writes (`held`: its working folder, reports, caches), which bound read-only would cover them (the runner's working
-    directory, /tmp, is on its search path under `python -m`)."""
+    directory, /tmp, is on its search path under `python -m`). The case's own folder is always bound: a folder the run
+    writes inside it (the fp64 check's captures) is bound after it, over it."""
     case = script.parent.absolute()
     package = (path / "reprokit").exists() and path.name not in ("site-packages", "dist-packages")  # a source tree
-    above = any(path != h and h.is_relative_to(path) for h in held)
+    above = path != case and any(path != h and h.is_relative_to(path) for h in held)
     return package or (path / ".git").exists() or (path != case and case.is_relative_to(path)) or above
 
 
