@@ -150,6 +150,13 @@ def _reference(issue: Issue, request: Request, plan: triage_releases.Plan, repor
     return (newest if offered[newest].python else None), False, None
 
 
+def _named(plan: triage_releases.Plan, offered: dict[str, Offered]) -> list[str]:
+    """The plan's releases oldest first, an interpreter's path (--releases) named by the release it holds (offered
+    before any run), so that it is ordered among the others and not taken as older than all of them."""
+    by_path = {o.python: o.release for o in offered.values() if o.python}
+    return sorted(dict.fromkeys(by_path.get(r, r) for r in plan.releases), key=order)
+
+
 def _source(request: Request) -> tuple[str, str | None]:
     target = request.matrix.targets[request.target]
     return target.family, (target.pins.index_url if target.family != "cpu" else None)
@@ -225,7 +232,7 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
     t = issue_lifecycle.observe(issue, chosen, text, accepts, reported, by_date, baseline_run=baseline_run,
                                 evidence=evidence, eager=eager)
     if t.step is Step.OBSERVED:  # only then are the later releases worth running (built one at a time, on demand)
-        for release in [r for r in plan.releases if order(r) > order(ref)] if not request.here else []:
+        for release in [r for r in _named(plan, offered) if order(r) > order(ref)] if not request.here else []:
             o = offered.get(release) or triage_releases.offer(release, request.timeout, log, *_source(request))
             offered[o.release] = o
             runs.append(runner.ran(o.release, o.python) if o.python else Ran(o.release, None, o.why))
