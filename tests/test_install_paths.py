@@ -46,3 +46,20 @@ def test_no_committed_record_or_output_tail_names_a_home_folder_or_this_checkout
     found = [path.name for path in sorted((ROOT / "results").glob("*/*/*.jsonl"))
              if not path.name.endswith(".runs.jsonl") and home.search(path.read_text(encoding="utf-8"))]
     assert not found
+
+
+def test_a_folder_of_the_temporary_folder_is_cut_to_the_folder_below_it():
+    said = ('File "/tmp/fresh42/cases/x/repro.py", line 3\n/tmp/reprokit-jc29nj4p/inductor/l5/c.cpp:3:4: error\n'
+            "g++ -I/tmp/reprokit-jc29nj4p/tmp/torchinductor_nobody/precompiled_headers/a.h\n"
+            "/tmp/python-build.20260509073455.222/Python-3.11.7/Python/ceval.c")
+    rec = record(message=said, stderr_tail=said)
+    assert rec.stderr_tail == ('File ".../cases/x/repro.py", line 3\n.../inductor/l5/c.cpp:3:4: error\n'
+                               "g++ -I.../tmp/torchinductor_nobody/precompiled_headers/a.h\n"
+                               ".../Python-3.11.7/Python/ceval.c")
+
+
+def test_no_committed_record_or_output_tail_names_a_folder_of_the_temporary_folder():
+    temporary = re.compile(r"(?:(?<=-[IL])|(?<![\w.~/-]))/tmp/[^\s\"'`/:\\]+/")
+    found = [path.name for path in sorted((ROOT / "results").glob("*/*/*.jsonl"))
+             if not path.name.endswith(".runs.jsonl") and temporary.search(path.read_text(encoding="utf-8"))]
+    assert not found, found

@@ -53,13 +53,16 @@ _INSTALLED = re.compile(r"(?:/[^\s\"'`/:]+)+/(site-packages|dist-packages)/")
 # an interpreter installed under a home folder (pyenv's /root/.pyenv/versions/3.11.7/include/python3.11)
 _HOME_CUT = re.compile(r"(?:/root|/home/[^\s\"'`/:]+)/[^\s\"'`:]*$")  # such a path cut off by a tail's end
 _HOME_PREFIX = re.compile(r"(?:/root|/home/[^\s\"'`/:]+)(?:/[^\s\"'`/:]+)*?/(lib|include|bin)(?=[/\s\"'`:]|$)")
+# a folder of the temporary folder: the run's own (/tmp/reprokit-x1y2/inductor/...), a checkout or a carried site there,
+# pyenv's build folder (/tmp/python-build.2026.../Python-3.11.7/Python/ceval.c): kept from the folder below it on
+_TEMPORARY = re.compile(r"(?:(?<=-[IL])|(?<![\w.~/-]))/tmp/[^\s\"'`/:]+/")  # also a compiler's -I/tmp/..
 
 
 def without_install_paths(text: str) -> str:
     """`text` without the recording machine's install prefix: torch's own files as `.../site-packages/torch/...`, as
     anyone's torch says them (a record holds what torch said, never where this machine keeps it)."""
     text = _HOME_PREFIX.sub(lambda m: f".../{m.group(1)}", _INSTALLED.sub(lambda m: f".../{m.group(1)}/", text))
-    return _HOME_CUT.sub("...", text)
+    return _TEMPORARY.sub(".../", _HOME_CUT.sub("...", text))
 
 
 # What a run's keeper says held (child/contain.py), word for word: a record's `contained` is these, comma-separated.
