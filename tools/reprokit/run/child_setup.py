@@ -151,8 +151,8 @@ def _beyond_the_run(path: Path, script: Path, held: tuple[Path, ...] = ()) -> bo
     writes inside it (the fp64 check's captures) is bound after it, over it."""
     case = script.parent.absolute()
     package = (path / "reprokit").exists() and path.name not in ("site-packages", "dist-packages")  # a source tree
-    above = path != case and any(path != h and h.is_relative_to(path) for h in held)
-    return package or (path / ".git").exists() or (path != case and case.is_relative_to(path)) or above
+    above = path != case and any(path != h and h.is_relative_to(path) for h in (case, *held))
+    return package or (path / ".git").exists() or above
 
 
 @dataclass(frozen=True)
