@@ -24,6 +24,31 @@ def test_grid_and_structures_are_valid():
                                          "train-default"}
 
 
+def test_a_structure_whose_package_is_missing_is_skipped_not_counted_as_a_compile_failure():
+    target = load_matrix(ROOT / "matrix.yaml").targets["cpu"]
+    facts = {"device_count": 0, "packages": {"transformers": None, "torchao": "0.18.0"}}
+    runs = {r.case.id: r for r in sweep.plan(ROOT / "sweep", "cpu", target, facts)}
+    assert runs["sweep-bert"].skip == "needs transformers, not installed in this Python"
+    assert runs["sweep-glu-mlp"].skip is None  # torch only
+    installed = {**facts, "packages": {"transformers": "5.25.0", "torchao": None}}
+    assert all(r.skip is None for r in sweep.plan(ROOT / "sweep", "cpu", target, installed))
+
+
+def test_the_facts_name_the_optional_packages_of_the_case_interpreter():
+    from importlib import metadata
+
+    from reprokit.run import environment
+
+    def version(name):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return None
+
+    facts = environment.collect(sys.executable)
+    assert facts["packages"] == {name: version(name) for name in environment.PACKAGES}
+
+
 @pytest.mark.heavy
 def test_a_real_cell_is_recorded_and_reported(tmp_path):
     root = tmp_path / "repo"

@@ -38,8 +38,19 @@ except Exception as err:  # collect_env shells out to pip, nvidia-smi...: a brok
     info = {"error": repr(err)}
 facts["driver"] = info.get("nvidia_driver_version")
 facts["collect_env"] = info
+import importlib.metadata as metadata
+facts["packages"] = {}
+for name in PACKAGES:
+    try:
+        facts["packages"][name] = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        facts["packages"][name] = None
 print("REPROKIT_FACTS" + json.dumps(facts, default=str))
 '''
+
+# Optional packages whose versions the facts record (None: not installed): a sweep structure builds its model with
+# transformers, an FP8 cell converts it with torchao; without one a cell is skipped, never counted as a failure.
+PACKAGES = ("transformers", "torchao")
 
 
 def collect(python: str = sys.executable, timeout: float = 300) -> dict:
@@ -47,7 +58,8 @@ def collect(python: str = sys.executable, timeout: float = 300) -> dict:
     # sys.path, and a platform.py at a repository's root would run, as the runner, with its whole environment.
     try:
         with tempfile.TemporaryDirectory(prefix="reprokit-facts-") as neutral:
-            proc = subprocess.run([python, "-c", _FACTS], capture_output=True, text=True, timeout=timeout,
+            script = f"PACKAGES = {PACKAGES!r}\n" + _FACTS
+            proc = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=timeout,
                                   stdin=subprocess.DEVNULL, cwd=neutral, env={**os.environ, "PYTHONSAFEPATH": "1"})
     except (OSError, subprocess.TimeoutExpired) as err:
         raise InputError(f"{python}: could not read the environment ({err})") from None

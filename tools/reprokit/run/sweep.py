@@ -6,6 +6,7 @@ through the same runner, results and verdicts as the cases; its report reads the
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Literal
 
@@ -60,6 +61,31 @@ def structure_case(name: str, sweep_dir: Path) -> Case:
         "expect": {"repro": {"kind": "nonzero-exit"}}})
 
 
+def imported_packages(model_file: Path, names: tuple[str, ...]) -> list[str]:
+    """Which of the optional packages `names` a structure's module imports (read from its code, never run)."""
+    found: set[str] = set()
+    try:
+        tree = ast.parse(model_file.read_text(encoding="utf-8"))
+    except SyntaxError:  # the run itself then fails with the error, in eager as compiled: skipped by cell.py
+        return []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    return sorted(found & set(names))
+
+
+def missing_packages(model_file: Path, facts: dict) -> str | None:
+    """A skip reason where the structure imports an optional package the run's Python lacks (facts["packages"]): its
+    cells would fail before torch.compile is called, so they must not count as compile failures."""
+    installed = facts.get("packages")
+    if installed is None:  # facts read by an older runner: nothing known, nothing skipped
+        return None
+    missing = [name for name in imported_packages(model_file, tuple(installed)) if not installed[name]]
+    return f"needs {', '.join(missing)}, not installed in this Python" if missing else None
+
+
 def plan(sweep_dir: Path, target_name: str, target: Target, facts: dict, smoke: bool = False,
          models: list[str] | None = None) -> list[CaseRun]:
     grid = load_grid(sweep_dir / "grid.yaml")
@@ -71,11 +97,12 @@ def plan(sweep_dir: Path, target_name: str, target: Target, facts: dict, smoke: 
     runs, content = [], content_hash(sweep_dir)
     for name in names:
         case = structure_case(name, sweep_dir)
+        lacking = missing_packages(sweep_dir / "models" / f"{name}.py", facts)
         for cell in cells:
             for dtype in cell.dtypes:
                 if dtype not in target.dtypes:
                     continue
-                reason = skip_reason(case, target_name, target, dtype, facts)
+                reason = skip_reason(case, target_name, target, dtype, facts) or lacking
                 if dtype.startswith("float8") and kind == "cuda" and (facts.get("compute_capability") or 0) < 8.9:
                     reason = reason or f"FP8 needs compute capability >= 8.9, found {facts.get('compute_capability')}"
                 env = (("SWEEP_MODEL", name), ("SWEEP_MODE", cell.mode), ("SWEEP_CONFIG", cell.config))
