@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from reprokit.cli.common import root_of
+from reprokit.cli.common import TARGET_HELP, root_of
 from reprokit.run import lifecycle
 from reprokit.run.request import RunRequest
 
@@ -27,7 +27,7 @@ def request_of(args: argparse.Namespace) -> RunRequest:
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--target", required=True)
+    p.add_argument("--target", required=True, help=TARGET_HELP)
     p.add_argument("--case", action="append", default=[], metavar="GLOB", help="select cases (repeatable)")
     p.add_argument("--dtype", action="append", default=[], metavar="DTYPE",
                    help="only the runs in this dtype, e.g. float8_e4m3fn for the sweep's FP8 cells (repeatable)")

@@ -74,7 +74,7 @@ def _gate(outcome: RunOutcome, req: RunRequest, target: Target, recorded: list[R
     known = machines.machine_dependent(loaded.records, loaded.runs, header.run_id if header is not None else None)
     outcome.gate = expected.check(req.root, req.target, req.suite, target.pins.torch, recorded, req.update_expected,
                                   here, known)
-    for line in expected.describe(outcome.gate, req.root, req.target, req.suite):
+    for line in expected.describe(outcome.gate, req.root, req.target, req.suite, req.torch):
         log(line)
 
 

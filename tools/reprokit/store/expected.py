@@ -88,6 +88,7 @@ class Gate:
     # Differences on machine-dependent keys, seen on another machine: (key, expected, observed, why); never fail.
     machine: list[tuple[str, Verdict, Verdict, str]] = field(default_factory=list)
     here: str = ""  # this machine, in words
+    refused: bool = False  # --update-expected on another release than the pin: nothing accepted, the run fails
 
     @property
     def new(self) -> list[tuple[str, Verdict | None, Verdict]]:
@@ -124,6 +125,7 @@ def check(root: Path, target: str, suite: str, pin: str, records: list[Record], 
     if update and gate.gated:
         save(path, {**expected, **observed})
         gate.accepted = len(observed)
+    gate.refused = update and not gate.gated
     return gate
 
 
@@ -137,16 +139,18 @@ def _machine_dependent(key: str, note: MachineNote | None, here: str, known: dic
     return ""
 
 
-def describe(gate: Gate, root: Path, target: str, suite: str) -> list[str]:
-    """What the gate found, as the lines the run prints."""
+def describe(gate: Gate, root: Path, target: str, suite: str, torch: str | None = None) -> list[str]:
+    """What the gate found, as the lines the run prints; torch: the run's --torch, repeated in the command it gives."""
     where = gate.path.relative_to(root) if gate.path.is_relative_to(root) else gate.path
     apart = [f"  {key}: {was} -> {now}: {why}" for key, was, now, why in gate.machine]
     apart = ([f"{len(apart)} verdicts differ on machine-dependent runs (not gated, this machine: "
               f"{gate.here or 'unknown'}):", *apart] if apart else [])
     new = [f"new: no expected state yet: {key}: {now}" for key, _was, now in gate.new]
+    refused = [f"--update-expected: nothing accepted into {where}: torch {gate.release} ran, not {target}'s pin "
+               f"{gate.pin}; run with --torch {gate.pin} (or pip install torch=={gate.pin} here)"] if gate.refused else []
     if not gate.gated:
         head = (f"torch {gate.release} is not the pinned {gate.pin}: recorded as history, not gated by {where}")
-        return [head] + [f"  {k}: {was} -> {now} (vs the pinned release's expected state)"
+        return refused + [head] + [f"  {k}: {was} -> {now} (vs the pinned release's expected state)"
                          for k, was, now in gate.changes if was is not None] + apart + new
     if gate.accepted:
         return [f"accepted {gate.accepted} verdicts into {where}"]
@@ -156,7 +160,8 @@ def describe(gate: Gate, root: Path, target: str, suite: str) -> list[str]:
     lines = [f"{len(differ)} verdicts differ from {where}:"] if differ else []
     lines += [f"  {key}: {was} -> {now}" for key, was, now in differ] + apart + new
     cases = sorted({k.split("/")[0] for k, _, _ in gate.changes})
-    command = (f"reprokit run --target {target} " + ("--suite sweep " if suite == "sweep" else "")
+    command = (f"reprokit run --target {target} " + (f"--torch {torch} " if torch else "")
+               + ("--suite sweep " if suite == "sweep" else "")
                + " ".join(f"--case {c}" for c in cases) + " --update-expected")
     if differ:
         lines.append(f"accept the new state with: {command}")
