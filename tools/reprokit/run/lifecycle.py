@@ -41,10 +41,12 @@ def run(req: RunRequest, log=print, summary: bool = True) -> RunOutcome:
                                              {(req.target, req.suite): ran.loaded})
             for path in outcome.written:
                 log(f"wrote {shown_path(path, req.root)}")
+            if not outcome.written:
+                log(f"reports: none changed ({shown_path(req.reports_dir, req.root)} already shows these records)")
         _gate(outcome, req, target, ran.recorded, ran.mismatch, log)
     if summary:
         page = f"{req.target}.md" if req.suite == "cases" else f"{req.target}-{req.suite}.md"
-        report = next((p for p in outcome.written if p.name == page), None)
+        report = req.reports_dir / page if req.render and (req.reports_dir / page).exists() else None
         for line in run_summary.lines(req.target, outcome.records, outcome.gate, time.monotonic() - started,
                                       outcome.not_started, outcome.interrupted,
                                       shown_path(report, req.root) if report else None):

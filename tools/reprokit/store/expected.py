@@ -76,6 +76,42 @@ def save(path: Path, verdicts: dict[str, Verdict], notes: dict[str, MachineNote]
     path.write_text(HEADER + yaml.safe_dump(plain, sort_keys=True, width=200), encoding="utf-8")
 
 
+def accept(path: Path, observed: dict[str, Verdict]) -> None:
+    """Accept the run's verdicts: only the entries of its keys whose verdict changed (or is new) are rewritten; every
+    other line of the file, its comments and machine notes included, stays as it was."""
+    if not path.exists():
+        save(path, observed)
+        return
+    entries = load_entries(path)
+    blocks = _blocks(path.read_text(encoding="utf-8"))
+    for key, verdict in sorted(observed.items()):
+        if key in entries and entries[key][0] == verdict:
+            continue
+        text = yaml.safe_dump({key: str(verdict)}, width=200)
+        at = next((i for i, (k, _) in enumerate(blocks) if k == key), None)
+        if at is not None:
+            blocks[at] = (key, text)
+        else:  # a new key goes where sorting puts it, so that a file kept sorted stays sorted
+            at = next((i for i, (k, _) in enumerate(blocks) if k is not None and k > key), len(blocks))
+            blocks.insert(at, (key, text))
+    path.write_text("".join(text for _, text in blocks), encoding="utf-8")
+
+
+def _blocks(text: str) -> list[tuple[str | None, str]]:
+    """The file as its entries' text, each with its key (None: a comment or blank line), in the file's order."""
+    blocks: list[tuple[str | None, str]] = []
+    for line in text.splitlines(keepends=True):
+        if line[:1] in (" ", "\t") and blocks and blocks[-1][0] is not None:  # an entry's continuation line
+            blocks[-1] = (blocks[-1][0], blocks[-1][1] + line)
+        elif not line.strip() or line.startswith("#"):
+            blocks.append((None, line))
+        else:
+            blocks.append((str(next(iter(yaml.safe_load(line)))), line))
+    if blocks and not blocks[-1][1].endswith("\n"):
+        blocks[-1] = (blocks[-1][0], blocks[-1][1] + "\n")
+    return blocks
+
+
 @dataclass
 class Gate:
     path: Path
@@ -123,7 +159,7 @@ def check(root: Path, target: str, suite: str, pin: str, records: list[Record], 
         else:
             gate.changes.append((key, was, now))
     if update and gate.gated:
-        save(path, {**expected, **observed})
+        accept(path, observed)
         gate.accepted = len(observed)
     gate.refused = update and not gate.gated
     return gate
