@@ -4,6 +4,7 @@ import argparse
 from pathlib import Path
 
 import pytest
+import yaml
 from reprokit.cli import build_parser
 from support import empty_repository, run_reprokit
 
@@ -65,3 +66,63 @@ def test_validate_help_says_what_it_checks_and_how_it_exits():
     assert shown.returncode == 0
     text = " ".join(shown.stdout.split())
     assert "case.yaml" in text and "claims.yaml" in text and "exits 1 when there is any" in text, text
+
+
+# b. a run of one case changes only that case's entries and the pages that show a change
+
+NOTED = ("# kept by hand: this comment stays\n"
+         "other-case/repro@float32:\n"
+         "  verdict: reproduces\n"
+         "  recorded_on: AMD EPYC 7763 64-Core Processor\n"
+         "  machine_dependent: its input matrix is singular, so the condition number is rounding noise that differs by\n"
+         "    CPU\n"
+         "zz-last/repro@float32: fix-works\n")
+
+
+def test_update_expected_rewrites_only_the_entries_of_the_cases_it_ran(repo):
+    new_case(repo)
+    path = repo / "expected" / "cpu.yaml"
+    path.parent.mkdir()
+    path.write_text(NOTED)
+    ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--update-expected")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    lines = NOTED.splitlines(keepends=True)
+    assert path.read_text() == "".join(lines[:1] + ["first-run/repro@float32: reproduces\n"] + lines[1:])
+
+
+def test_a_second_run_of_one_case_rewrites_no_page_it_does_not_change(repo):
+    new_case(repo)
+    first = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--no-ladder")
+    assert first.returncode == 0 and "wrote reports/heatmap.png" in first.stdout, first.stdout + first.stderr
+    pages = sorted(p for p in (repo / "reports").rglob("*") if p.is_file())
+    before = {p: p.stat().st_mtime_ns for p in pages}
+    again = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--no-ladder")
+    assert again.returncode == 0, again.stdout + again.stderr
+    rewritten = {p.relative_to(repo).as_posix() for p in pages if p.stat().st_mtime_ns != before[p]}
+    said = {line.removeprefix("wrote ") for line in again.stdout.splitlines() if line.startswith("wrote ")}
+    assert "reports/heatmap.png" not in rewritten and "reports/cpu/badge.json" not in rewritten, rewritten
+    assert said == rewritten, (said, rewritten)
+    assert "  report: reports/cpu.md" in again.stdout
+
+
+# c. new-case says the oracle it writes as case.yaml writes it, and says so when it chose the default
+
+def test_new_case_prints_the_proposed_oracle_as_the_yaml_it_writes(repo, tmp_path):
+    script = tmp_path / "raises_shape.py"
+    script.write_text('raise ValueError("view.size mismatch + cannot reshape a.b (2, 3)")\n')
+    made = run_reprokit(repo, "new-case", "shaped", "--from", str(script))
+    assert made.returncode == 0, made.stdout + made.stderr
+    line = next(ln for ln in made.stdout.splitlines() if ln.startswith("oracle from that run"))
+    written = yaml.safe_load((repo / "cases" / "shaped" / "case.yaml").read_text())["expect"]["repro"]
+    assert line.startswith("oracle from that run (case.yaml expect.repro): {kind: raises"), line
+    assert yaml.safe_load(line.split(": ", 1)[1]) == written and "\\\\" not in line, (line, written)
+    assert written["match"] == r"view\.size\ mismatch\ \+\ cannot\ reshape\ a\.b", written
+
+
+def test_new_case_of_a_passing_script_says_it_chose_nonzero_exit_and_why(repo):
+    made = run_reprokit(repo, "new-case", "passing", "--from", str(Path(__file__).parent / "fixtures" / "scripts"
+                                                                   / "passes.py"))
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert ("oracle: {kind: nonzero-exit}, the default: the script exited 0 here, so this run suggests none; "
+            "if the bug is in what it prints or computes, give --stdout/--stderr REGEX or --wrong-result") \
+        in made.stdout, made.stdout
