@@ -1,11 +1,20 @@
 """The contributor's loop without traps (issue 52): each step says what it did, what it did not, and the one command
 that goes on; a run of one case changes only what that case changes."""
 import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 from reprokit.cli import build_parser
+from reprokit.contrib import bisection
+from reprokit.contrib.bisection import Seen
+from reprokit.model.verdict import Verdict
 from support import empty_repository, run_reprokit
 
 pytestmark = pytest.mark.e2e
@@ -126,3 +135,60 @@ def test_new_case_of_a_passing_script_says_it_chose_nonzero_exit_and_why(repo):
     assert ("oracle: {kind: nonzero-exit}, the default: the script exited 0 here, so this run suggests none; "
             "if the bug is in what it prints or computes, give --stdout/--stderr REGEX or --wrong-result") \
         in made.stdout, made.stdout
+
+
+# d. bisect: the retry after a timeout says what is measured, the answer is printed once, SIGTERM cleans up
+
+def test_a_timed_out_release_asks_for_what_finished_runs_took_or_says_the_need_is_unknown():
+    killed = Seen(Verdict.TIMEOUT, "killed after 3 s")
+    never = bisection.search(["2.12.1", "2.13.0", "2.14.1"], {}, lambda version: killed)
+    never.timeout = 1
+    retry = never.answer().retry
+    assert "--timeout 6" not in retry and "what the script needs is unknown" in retry, retry
+    assert "it was killed after 3 s" in retry
+    finished = {"2.12.1": killed, "2.13.0": Seen(Verdict.REPRODUCES, "stdout matches", 40.0), "2.14.1": killed}
+    measured = bisection.search(list(finished), {}, finished.get)
+    measured.timeout = 1
+    assert "run again with --timeout 60 (the runs that finished took up to 40 s)" in measured.answer().retry
+
+
+def interpreters(folder: Path, n: int) -> list[str]:
+    """n environments of this interpreter's own torch, each a release to bisect (no download)."""
+    base, found = Path(sys.prefix), []
+    for i in range(n):
+        env = folder / f"env{i}"
+        (env / "bin").mkdir(parents=True)
+        (env / "bin" / "python").symlink_to(Path(sys.executable))
+        shutil.copy(base / "pyvenv.cfg", env / "pyvenv.cfg")
+        (env / "lib").symlink_to(base / "lib")
+        found.append(str(env / "bin" / "python"))
+    return found
+
+
+def test_the_bisect_answer_is_printed_once_without_the_inner_runs_gate_lines(repo, tmp_path):
+    releases = interpreters(tmp_path / "releases", 2)
+    done = run_reprokit(repo, "bisect", "--target", "cpu", "--from", str(CONTRIB / "printed_dtype.py"),
+                        "--stdout", r"result dtype: torch\.int64", "--versions", *releases,
+                        env={"REPROKIT_CACHE": str(tmp_path / "cache")})
+    answers = [line for line in done.stdout.splitlines() if line.startswith(f"{CONTRIB / 'printed_dtype.py'} on cpu: ")]
+    assert len(answers) == 1, done.stdout + done.stderr
+    assert "not the pinned" not in done.stdout and "summary:" not in done.stdout, done.stdout
+
+
+def test_a_bisect_stopped_by_sigterm_deletes_its_scratch_repository(repo, tmp_path):
+    script = tmp_path / "sleeps.py"
+    script.write_text("import time\ntime.sleep(20)\n")
+    scratch_parent = tmp_path / "tmp"
+    scratch_parent.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "tools"),
+           "TMPDIR": str(scratch_parent), "REPROKIT_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "reprokit", "--root", str(repo), "bisect", "--target", "cpu",
+                             "--from", str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if "scratch repository" in line:
+            break
+    time.sleep(2)  # the script's first contained run has started
+    assert list(scratch_parent.glob("reprokit-bisect-*"))
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) != 0
+    assert not list(scratch_parent.glob("reprokit-bisect-*"))

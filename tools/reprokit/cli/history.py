@@ -74,7 +74,6 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         return 130
     if args.source:
         print("\n".join(done.table()))
-        print(f"{args.source} on {args.target}: {found.answer(also_between).line()}")
         print(f"kept as cases/{done.case_id}/" if done.kept else "not kept (--keep makes it a case)")
         if done.scratch:
             print(f"undecided: the scratch repository with what each run printed is kept in {done.scratch} "

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 import shutil
+import signal
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +47,7 @@ def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None
     case_id = keep_id or case_id_for(script)
     scratch = None if keep_id else Path(tempfile.mkdtemp(prefix="reprokit-bisect-"))
     keep_scratch = False
+    on_term = _interrupt_on_sigterm()
     try:
         root = req_base.root if keep_id else scratch
         if scratch is not None:
@@ -63,3 +66,18 @@ def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None
     finally:
         if scratch is not None and not keep_scratch:
             shutil.rmtree(scratch, ignore_errors=True)
+        if on_term is not None:
+            signal.signal(signal.SIGTERM, on_term)
+
+
+def _interrupt_on_sigterm():
+    """SIGTERM outside a run (the first contained run, an environment being built) ends the search as Ctrl-C does, so
+    that the scratch repository is deleted on the way out; a run's own handler takes over while it runs. Returns
+    the handler it replaced (None off the main thread, where signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)

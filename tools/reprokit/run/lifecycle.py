@@ -23,8 +23,9 @@ from reprokit.store import expected, machines
 from reprokit.store.store import Loaded, Store
 
 
-def run(req: RunRequest, log=print, summary: bool = True) -> RunOutcome:
-    """One run; it ends with its summary (run_summary.py) unless summary=False (a container's inner run)."""
+def run(req: RunRequest, log=print, summary: bool = True, gate_lines: bool = True) -> RunOutcome:
+    """One run; it ends with its summary (run_summary.py) unless summary=False (a container's inner run);
+    gate_lines=False: the comparison with the expected state is made but not printed (a bisection's inner run)."""
     started = time.monotonic()
     matrix = load_root_matrix(req.root)
     target = target_of(matrix, req.target)
@@ -43,7 +44,7 @@ def run(req: RunRequest, log=print, summary: bool = True) -> RunOutcome:
                 log(f"wrote {shown_path(path, req.root)}")
             if not outcome.written:
                 log(f"reports: none changed ({shown_path(req.reports_dir, req.root)} already shows these records)")
-        _gate(outcome, req, target, ran.recorded, ran.mismatch, log)
+        _gate(outcome, req, target, ran.recorded, ran.mismatch, log if gate_lines else lambda line: None)
     if summary:
         page = f"{req.target}.md" if req.suite == "cases" else f"{req.target}-{req.suite}.md"
         report = req.reports_dir / page if req.render and (req.reports_dir / page).exists() else None
