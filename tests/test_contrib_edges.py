@@ -270,7 +270,7 @@ def test_new_case_proposes_no_case_that_validate_refuses(empty_repo, tmp_path):
     seeded = tmp_path / "seeded.py"
     seeded.write_text("import torch\n\ntorch.manual_seed(0)\n" + body)
     made = reprokit(empty_repo, "new-case", "seeded", "--from", str(seeded))
-    assert made.returncode == 0 and "'kind': 'wrong-result'" in made.stdout, made.stdout + made.stderr
+    assert made.returncode == 0 and "{kind: wrong-result}" in made.stdout, made.stdout + made.stderr
     checked = reprokit(empty_repo, "validate")
     assert checked.returncode == 0, checked.stdout
 

@@ -192,3 +192,40 @@ def test_a_bisect_stopped_by_sigterm_deletes_its_scratch_repository(repo, tmp_pa
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) != 0
     assert not list(scratch_parent.glob("reprokit-bisect-*"))
+
+
+# e. envs says what removing each environment frees; the disk estimate is measured from a built environment
+
+def uv_layout(cache: Path) -> None:
+    """uv's layout in small: 2.10.0 links its own 48 MB archive and a 16 MB one it shares with 2.11.0."""
+    archives = cache / "uv" / "archive-v0"
+    own, shared = archives / "own-wheel", archives / "shared-wheel"
+    for folder, size in ((own, 48 << 20), (shared, 16 << 20)):
+        folder.mkdir(parents=True)
+        (folder / "lib.so").write_bytes(os.urandom(size))
+    for version, linked in (("2.10.0", (own, shared)), ("2.11.0", (shared,))):
+        site = cache / "envs" / f"torch-{version}" / "lib"
+        site.mkdir(parents=True)
+        for archive in linked:
+            os.link(archive / "lib.so", site / f"{archive.name}.so")
+        (site.parent / ".complete").write_text(f"torch {version}\n")
+
+
+def test_envs_lists_what_removing_each_environment_frees(tmp_path):
+    cache = tmp_path / "cache"
+    uv_layout(cache)
+    listed = run_reprokit(tmp_path, "envs", env={"REPROKIT_CACHE": str(cache)})
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split()[0]: line.split()[1:] for line in listed.stdout.splitlines() if line.strip()}
+    assert rows["torch"] == ["size", "frees"]
+    assert rows["2.10.0"] == ["64.0", "MB", "48.0", "MB"] and rows["2.11.0"] == ["16.0", "MB", "4.0", "KB"], listed.stdout  # its .complete alone
+    removed = run_reprokit(tmp_path, "envs", "--remove", "2.10.0", env={"REPROKIT_CACHE": str(cache)})
+    assert "freed 48.0 MB" in removed.stdout, removed.stdout
+
+
+def test_the_disk_estimate_is_what_a_built_environment_takes(tmp_path, monkeypatch):
+    from reprokit.run import torch_envs
+
+    monkeypatch.setenv("REPROKIT_CACHE", str(tmp_path / "cache"))
+    uv_layout(tmp_path / "cache")
+    assert torch_envs.estimate(2).startswith("about 128.0 MB of disk at the 64.0 MB"), torch_envs.estimate(2)

@@ -136,7 +136,7 @@ class Bisection:
         releases at its ends; untested ones are listed, never assumed."""
         known = [(v, self.seen[v]) for v in self.versions if v in self.seen]
         if not known:
-            return "no release gave a verdict"
+            return f"no release gave a verdict; {self.answer(also_between).line()}"
         spans: list[list] = []
         for version, seen in known:
             if spans and spans[-1][0] == _words(seen.verdict):
