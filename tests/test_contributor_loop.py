@@ -14,6 +14,8 @@ import yaml
 from reprokit.cli import build_parser
 from reprokit.contrib import bisection
 from reprokit.contrib.bisection import Seen
+from reprokit.model import corpus
+from reprokit.model.matrix import load_matrix
 from reprokit.model.verdict import Verdict
 from support import empty_repository, run_reprokit
 
@@ -229,3 +231,38 @@ def test_the_disk_estimate_is_what_a_built_environment_takes(tmp_path, monkeypat
     monkeypatch.setenv("REPROKIT_CACHE", str(tmp_path / "cache"))
     uv_layout(tmp_path / "cache")
     assert torch_envs.estimate(2).startswith("about 128.0 MB of disk at the 64.0 MB"), torch_envs.estimate(2)
+
+
+# g. new-case suggests the target whose GPU is here; a case's own dtype runs wherever its device computes in it
+
+H200 = {"device_kind": "cuda", "device_name": "NVIDIA H200", "compute_capability": 9.0, "device_count": 1,
+        "torch": PIN}  # what the case interpreter's torch reports on the H200 machine (run/environment.py)
+
+
+def test_new_case_of_a_cuda_script_suggests_the_target_of_the_gpu_here_or_says_none_matches(repo, tmp_path):
+    script = tmp_path / "on_cuda.py"
+    script.write_text('import torch\n\nprint(torch.ones(2, device="cuda").sum())\n')
+    made = run_reprokit(repo, "new-case", "on-cuda", "--from", str(script), "--nonzero-exit")
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert ("next: reprokit run --target a10 --case on-cuda (on a machine with its device: no accelerator here "
+            "matches no cuda target of matrix.yaml)") in made.stdout, made.stdout  # this machine has no GPU
+    from reprokit.contrib import case_target  # (new with the fix: the module says which target is this machine's)
+
+    targets = load_matrix(repo / "matrix.yaml").targets
+    assert case_target.target_to_run(targets, repo / "cases" / "on-cuda", H200) == (
+        "h100", "this machine's NVIDIA H200 is a h100 device")
+
+
+def test_a_script_that_fixes_float64_runs_in_it_on_gpu_targets_that_test_no_float64(repo):
+    made = run_reprokit(repo, "new-case", "mean64", "--from", str(CONTRIB / "float64_mean.py"), "--no-run",
+                        "--devices", "cpu,cuda,npu")
+    assert made.returncode == 0, made.stdout + made.stderr
+    (case,) = corpus.discover(repo / "cases")
+    assert case.case.requires.dtypes == ["float64"]
+    targets = load_matrix(repo / "matrix.yaml").targets
+    assert "float64" not in targets["h100"].dtypes
+    (h100,) = corpus.plan([case], "h100", targets["h100"], H200)
+    assert (h100.dtype, h100.skip) == ("float64", None)
+    npu = {"device_kind": "npu", "device_name": "Ascend910B", "device_count": 1, "torch": PIN}
+    (ascend,) = corpus.plan([case], "ascend910b", targets["ascend910b"], npu)
+    assert ascend.skip == "target ascend910b does not test float64 and its device does not compute in it"

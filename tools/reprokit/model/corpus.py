@@ -15,7 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from reprokit.model.case import Case, Expect, Requires, load_case
-from reprokit.model.matrix import Target
+from reprokit.model.matrix import Target, device_supports
 from reprokit.model.schema import InputError, parse_yaml
 
 # Script file -> variant name. `repro` is the failing pattern; the others are fixes.
@@ -143,14 +143,28 @@ def run_kind(target: Target, facts: dict) -> str:
     return "cpu" if facts.get("device_kind") == "cpu" else target.device.kind
 
 
+def own_dtype(case: Case) -> str | None:
+    """The dtype a case's script fixes itself (requires.dtypes one dtype other than float32, as new-case writes it
+    from the code), else None: the case is run in the dtypes a target tests."""
+    dtypes = case.requires.dtypes
+    return dtypes[0] if len(dtypes) == 1 and dtypes[0] != "float32" else None
+
+
+def runs_in(case: Case, target: Target, dtype: str) -> bool:
+    """Whether `target` runs `case` in `dtype`: a dtype the target tests, or the case's own dtype wherever the target's
+    device computes in it (a float64 bug on a GPU target that tests no float64 is still a bug there)."""
+    return dtype in target.dtypes or (dtype == own_dtype(case) and device_supports(target.device, dtype))
+
+
 def skip_reason(case: Case, target_name: str, target: Target, dtype: str, facts: dict) -> str | None:
     req, kind = case.requires, target.device.kind
     if run_kind(target, facts) == "cpu" and "cpu" in req.devices:
         kind = "cpu"  # forced onto a machine without the target's accelerator: what runs on a CPU runs there
     if kind not in req.devices:
         return f"runs on {'/'.join(req.devices)} only; target {target_name} is {kind}"
-    if dtype not in target.dtypes:
-        return f"target {target_name} does not test {dtype}"
+    if not runs_in(case, target, dtype):
+        return f"target {target_name} does not test {dtype}" + (
+            " and its device does not compute in it" if own_dtype(case) == dtype else "")
     if req.torch and facts.get("torch"):
         from packaging.specifiers import SpecifierSet
         from packaging.version import Version
