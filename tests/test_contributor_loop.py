@@ -266,3 +266,9 @@ def test_a_script_that_fixes_float64_runs_in_it_on_gpu_targets_that_test_no_floa
     npu = {"device_kind": "npu", "device_name": "Ascend910B", "device_count": 1, "torch": PIN}
     (ascend,) = corpus.plan([case], "ascend910b", targets["ascend910b"], npu)
     assert ascend.skip == "target ascend910b does not test float64 and its device does not compute in it"
+    # a case parameterised over dtypes (its script reads REPRO_DTYPE) runs only in those the target tests
+    repro = repo / "cases" / "mean64" / "repro.py"
+    repro.write_text('import os\nDTYPE = os.environ.get("REPRO_DTYPE")\n' + repro.read_text())
+    (case,) = corpus.discover(repo / "cases")
+    (h100,) = corpus.plan([case], "h100", targets["h100"], H200)
+    assert h100.skip == "target h100 does not test float64"

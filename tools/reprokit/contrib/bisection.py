@@ -281,7 +281,7 @@ def bisect_case(req_base, case_id: str, versions: list[str], log=print, max_envs
     matrix = request.load_root_matrix(req_base.root)
     target = request.target_of(matrix, req_base.target)
     (case_dir,) = corpus.select(corpus.discover(req_base.root / "cases"), [case_id])
-    dtype = next((d for d in case_dir.case.requires.dtypes if corpus.runs_in(case_dir.case, target, d)), None)
+    dtype = next((d for d in case_dir.case.requires.dtypes if corpus.runs_in(target, d, case_dir.own_dtype)), None)
     if dtype is None:
         from reprokit.model.schema import InputError
 
