@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from reprokit.cli.common import OUT_HELP, TARGET_HELP, root_of, store_of
-from reprokit.contrib import bisect_script, bisection, new_case
+from reprokit.contrib import bisect_case, bisect_script, bisection, new_case
 from reprokit.model import corpus
 from reprokit.model.schema import InputError
 from reprokit.run import rejudge
@@ -68,7 +68,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
                                              if args.keep else None, log=log, max_envs=args.max_envs)
             found = done.found
         else:
-            found = bisection.bisect_case(req, args.id, versions, log=log, max_envs=args.max_envs)
+            found = bisect_case.bisect_case(req, args.id, versions, log=log, max_envs=args.max_envs)
     except bisection.BisectionInterrupted as stop:
         print(f"bisect: interrupted while running torch {stop}; what finished is in the store, run it again to go on")
         return 130

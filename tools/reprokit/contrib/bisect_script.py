@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.contrib import bisection, new_case
+from reprokit.contrib import bisect_case, bisection, new_case
 from reprokit.model.schema import InputError
 
 
@@ -60,7 +60,7 @@ def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None
         # scratch: its expected state is whatever ran (nothing to gate a script that is no case of the repository)
         req = req_base.model_copy(update={"root": root, "out": req_base.out if keep_id else None, "render": False,
                                           "update_expected": scratch is not None})
-        found = bisection.bisect_case(req, case_id, versions, log=log, max_envs=max_envs)
+        found = bisect_case.bisect_case(req, case_id, versions, log=log, max_envs=max_envs)
         keep_scratch = scratch is not None and found.answer().kind == "undecided"
         return ScriptBisection(case_id, found, folder if keep_id else None, scratch if keep_scratch else None)
     finally:
