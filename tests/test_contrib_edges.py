@@ -270,21 +270,22 @@ def test_new_case_proposes_no_case_that_validate_refuses(empty_repo, tmp_path):
     seeded = tmp_path / "seeded.py"
     seeded.write_text("import torch\n\ntorch.manual_seed(0)\n" + body)
     made = reprokit(empty_repo, "new-case", "seeded", "--from", str(seeded))
-    assert made.returncode == 0 and "'kind': 'wrong-result'" in made.stdout, made.stdout + made.stderr
+    assert made.returncode == 0 and "{kind: wrong-result}" in made.stdout, made.stdout + made.stderr
     checked = reprokit(empty_repo, "validate")
     assert checked.returncode == 0, checked.stdout
 
 
 def test_the_timeout_hint_is_longer_than_the_limit_that_killed_the_run():
-    """A timed-out run is confirmed with a longer limit before it is recorded (15 s for --timeout 5): the retry asks
-    for more than that."""
+    """A timed-out run is confirmed with a longer limit before it is recorded (15 s for --timeout 5): the retry names
+    that limit, and with no run that finished it says what the script needs is unknown rather than guess a double."""
     from reprokit.contrib.bisection import Bisection, Seen
     from reprokit.model.verdict import Verdict
 
     found = Bisection(["2.12.1", "2.13.0"], {"2.12.1": Seen(Verdict.TIMEOUT, "killed after 15 s"),
                                              "2.13.0": Seen(Verdict.TIMEOUT, "killed after 15 s")}, timeout=5)
     line = found.answer().line()
-    assert "run again with --timeout 30" in line and "--timeout 10" not in line, line
+    assert "what the script needs is unknown" in line and "it was killed after 15 s" in line, line
+    assert "--timeout 10" not in line and "--timeout 30" not in line, line
 
 
 def test_the_environment_variables_are_documented():

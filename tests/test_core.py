@@ -58,9 +58,11 @@ def test_update_expected_overwrites_a_changed_verdict(tmp_path):
 
 def test_another_release_is_history_and_not_gated_nor_accepted(tmp_path):
     gate = _gate(tmp_path, "reproduces", "does-not-reproduce", update=True, torch="2.10.1")
-    assert not gate.gated and not gate.failed and gate.changes and not gate.accepted
+    assert not gate.gated and not gate.failed and gate.changes and not gate.accepted and gate.refused
     assert expected.load(expected.expected_path(tmp_path, "cpu")) == {"c/repro@float32": Verdict.REPRODUCES}
-    assert "not the pinned 2.13.0: recorded as history" in expected.describe(gate, tmp_path, "cpu", "cases")[0]
+    said = expected.describe(gate, tmp_path, "cpu", "cases")
+    assert said[0].startswith("--update-expected: nothing accepted into expected/cpu.yaml: torch 2.10.1 ran")
+    assert "not the pinned 2.13.0: recorded as history" in said[1]
 
 
 def test_a_build_of_the_pinned_release_is_gated(tmp_path):

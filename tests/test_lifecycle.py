@@ -193,6 +193,7 @@ def test_a_bisect_whose_runs_time_out_is_undecided_and_says_which_timeout_to_giv
                     "--no-between", "--timeout", "2")
     assert proc.returncode == 1, proc.stdout + proc.stderr  # undecided is no answer
     assert "undecided: " in proc.stdout and "timed out" in proc.stdout and "no change" not in proc.stdout
-    # the retry asks for more than the longest limit that killed a run (2.10.0's recorded 5 s; this run's 2 s is
-    # confirmed with 6 s before it is recorded as a timeout)
-    assert "run again with --timeout 12" in proc.stdout and "--timeout 4" not in proc.stdout
+    # the retry names the longest limit that killed a run (2.10.0's recorded 5 s; this run's 2 s is confirmed with
+    # 6 s before it is recorded as a timeout) and, no run having finished, says what the script needs is unknown
+    assert "what the script needs is unknown" in proc.stdout and "it was killed after 6 s" in proc.stdout, proc.stdout
+    assert "--timeout 12" not in proc.stdout and "--timeout 4" not in proc.stdout

@@ -65,5 +65,5 @@ def test_uv_comes_with_reprokit_and_envs_lists_and_frees_the_cache(tmp_path, mon
     folder = tmp_path / "envs" / "torch-2.10.0"
     folder.mkdir(parents=True)
     (folder / "big").write_bytes(b"x" * 4096)
-    assert ("2.10.0", 4096) in env_cache.listing()
+    assert env_cache.Row("2.10.0", 4096, 4096) in env_cache.listing()
     assert env_cache.remove(["2.10.0"]).counted == 4096 and not folder.exists()

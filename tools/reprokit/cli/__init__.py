@@ -51,6 +51,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="repository root (default: the nearest folder holding matrix.yaml, from the current "
                              "directory up)")
     sub = parser.add_subparsers(dest="command", required=True)
+    plain_add = sub.add_parser
+
+    def add_parser(name: str, **kwargs):  # `reprokit X --help` says what X does: its one line, unless it says more
+        if kwargs.get("help") not in (None, argparse.SUPPRESS):
+            kwargs.setdefault("description", kwargs["help"])
+        return plain_add(name, **kwargs)
+
+    sub.add_parser = add_parser  # type: ignore[method-assign]
     for add in COMMANDS:
         add(sub)
     return parser

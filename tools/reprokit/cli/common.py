@@ -10,6 +10,7 @@ from reprokit.model.schema import InputError
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 
+TARGET_HELP = "a target of matrix.yaml (e.g. cpu, h100; `reprokit targets` lists them): its device, dtypes and pin"
 OUT_HELP = "folder holding results/ (the store) and reports/ (default: the repository's)"
 
 

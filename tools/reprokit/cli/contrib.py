@@ -7,8 +7,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from reprokit.cli.common import OUT_HELP, case_of, root_of, store_of
-from reprokit.contrib import autofix, new_case, validate
+from reprokit.cli.common import OUT_HELP, TARGET_HELP, case_of, root_of, store_of
+from reprokit.contrib import autofix, case_target, new_case, validate
 from reprokit.model.case import AREAS
 from reprokit.model.schema import CATEGORIES, InputError
 from reprokit.run.request import load_root_matrix, target_of
@@ -31,20 +31,10 @@ def cmd_new_case(args: argparse.Namespace) -> int:
                              title=args.title, category=args.category, links=args.link, oracle=oracle,
                              timeout=args.timeout, fixed=Path(args.fixed) if args.fixed else None,
                              provenance=provenance, observe_run=not args.no_run)
+    target, why = case_target.target_to_run(load_root_matrix(root).targets, folder)
     print(f"created {folder.relative_to(root)}/ ({', '.join(sorted(p.name for p in folder.iterdir()))}); next: "
-          f"reprokit run --target {_runnable_target(root, folder)} --case {args.id}")
+          f"reprokit run --target {target} --case {args.id}" + (f" ({why})" if why else ""))
     return 0
-
-
-def _runnable_target(root: Path, folder: Path) -> str:
-    """A target whose device the new case runs on: cpu where it can, else the first target of its device kind."""
-    from reprokit.model.case import load_case
-
-    devices = load_case(folder / "case.yaml").requires.devices
-    targets = load_root_matrix(root).targets
-    if "cpu" in devices and "cpu" in targets:
-        return "cpu"
-    return next((name for name, t in targets.items() if t.device.kind in devices), next(iter(targets)))
 
 
 def add_new_case(sub) -> None:
@@ -92,7 +82,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def add_validate(sub) -> None:
-    val = sub.add_parser("validate", help="check every case, matrix.yaml, claims.yaml and the sweep (runs nothing)")
+    val = sub.add_parser(
+        "validate", help="check every case, matrix.yaml, claims.yaml and the sweep (runs nothing)",
+        description="Check every input without running a case: each cases/*/case.yaml against its schema (unique "
+                    "ids, links), its scripts standalone (only torch and the standard library imported), each "
+                    "oracle's exception class present in the installed torch and its `match` naming torch's own "
+                    "words, each claim of claims.yaml gated to the hardware it names, matrix.yaml and the sweep. "
+                    "Prints one line per problem (the file, the field, the fix); exits 1 when there is any, else 0.")
     val.set_defaults(func=cmd_validate)
 
 
@@ -149,7 +145,7 @@ def cmd_autofix(args: argparse.Namespace) -> int:
 
 def add_autofix(sub) -> None:
     fix = sub.add_parser("autofix", help="one branch (and with --push a PR) per case whose verdict changed")
-    fix.add_argument("--target", required=True)
+    fix.add_argument("--target", required=True, help=TARGET_HELP)
     fix.add_argument("--results", required=True, metavar="DIR", help="a results store folder (e.g. out/results)")
     fix.add_argument("--remote", default="origin")
     fix.add_argument("--push", action="store_true", help="push the branches and open PRs (gh)")

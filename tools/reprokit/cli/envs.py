@@ -17,11 +17,13 @@ def cmd_envs(args: argparse.Namespace) -> int:
               f"under {env_cache.cache_root()}: freed {human(freed.counted)} (files whose last link went); "
               f"df: {human(max(freed.df, 0))} more free (other writers on this disk move that figure too)")
         return 0
-    for name, size in env_cache.listing():
-        print(f"{name:>12}  {human(size)}")
-    print(f"{'':>12}  each file counted once (an environment's files are hard links into uv's cache) under "
-          f"{env_cache.cache_root()} ($REPROKIT_CACHE); --remove VERSION frees one environment and the wheels only it "
-          "used, --clear all of them and uv's wheel cache")
+    print(f"{'torch':>12}  {'size':>10}  {'frees':>10}")
+    for row in env_cache.listing():
+        frees = human(row.frees) if row.frees is not None else "-"
+        print(f"{row.name:>12}  {human(row.size):>10}  {frees:>10}")
+    print(f"{'':>12}  size: each file counted once, though environments share files (hard links into uv's cache), "
+          "so the sizes add up to more than the total; frees: what --remove VERSION gives back (the files no other "
+          f"environment links); --clear frees the total. Under {env_cache.cache_root()} ($REPROKIT_CACHE)")
     return 0
 
 

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from reprokit.cli.common import OUT_HELP, root_of, store_of
-from reprokit.contrib import bisect_script, bisection, new_case
+from reprokit.cli.common import OUT_HELP, TARGET_HELP, root_of, store_of
+from reprokit.contrib import bisect_case, bisect_script, bisection, new_case
 from reprokit.model import corpus
 from reprokit.model.schema import InputError
 from reprokit.run import rejudge
@@ -35,7 +35,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def add_history(sub) -> None:
     hist = sub.add_parser("history", help="one row per recorded run: case, variant, dtype, target, torch, verdict")
-    hist.add_argument("--target")
+    hist.add_argument("--target", help="only this target of matrix.yaml (default: every target)")
     hist.add_argument("--suite", choices=["cases", "sweep"])
     hist.add_argument("--case", action="append", default=[], metavar="GLOB")
     hist.add_argument("--torch", metavar="VERSION", help="a build (2.13.0+cpu) or a release (2.13.0)")
@@ -68,13 +68,12 @@ def cmd_bisect(args: argparse.Namespace) -> int:
                                              if args.keep else None, log=log, max_envs=args.max_envs)
             found = done.found
         else:
-            found = bisection.bisect_case(req, args.id, versions, log=log, max_envs=args.max_envs)
+            found = bisect_case.bisect_case(req, args.id, versions, log=log, max_envs=args.max_envs)
     except bisection.BisectionInterrupted as stop:
         print(f"bisect: interrupted while running torch {stop}; what finished is in the store, run it again to go on")
         return 130
     if args.source:
         print("\n".join(done.table()))
-        print(f"{args.source} on {args.target}: {found.answer(also_between).line()}")
         print(f"kept as cases/{done.case_id}/" if done.kept else "not kept (--keep makes it a case)")
         if done.scratch:
             print(f"undecided: the scratch repository with what each run printed is kept in {done.scratch} "
@@ -88,7 +87,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 def add_bisect(sub) -> None:
     bis = sub.add_parser("bisect", help="find the torch releases where a case's verdict changes (recorded first)")
     bis.add_argument("id", metavar="ID", nargs="?")
-    bis.add_argument("--target", required=True)
+    bis.add_argument("--target", required=True, help=TARGET_HELP)
     bis.add_argument("--versions", nargs="+", metavar="V",
                      help="releases to search (default: pins.history); the history releases between them are "
                           "searched too, unless --no-between")
@@ -126,7 +125,7 @@ def cmd_versions(args: argparse.Namespace) -> int:
 
 def add_versions(sub) -> None:
     ver = sub.add_parser("versions", help="a target's history releases (matrix.yaml pins.history)")
-    ver.add_argument("--target", required=True)
+    ver.add_argument("--target", required=True, help=TARGET_HELP)
     ver.add_argument("--json", action="store_true", help="as a GitHub Actions matrix")
     ver.set_defaults(func=cmd_versions)
 
@@ -185,7 +184,7 @@ def cmd_accept(args: argparse.Namespace) -> int:
 
 def add_accept(sub) -> None:
     acc = sub.add_parser("accept", help="accept a target's recorded verdicts as its expected state (no run)")
-    acc.add_argument("--target", required=True)
+    acc.add_argument("--target", required=True, help=TARGET_HELP)
     acc.add_argument("--suite", choices=["cases", "sweep"], default="cases")
     acc.add_argument("--out", help="folder holding results/ (the store) and reports/ (default: the repository's)")
     acc.set_defaults(func=cmd_accept)
@@ -206,7 +205,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 def add_forget(sub) -> None:
     fgt = sub.add_parser("forget", help="drop recorded runs so that --resume runs them again")
-    fgt.add_argument("--target", required=True)
+    fgt.add_argument("--target", required=True, help=TARGET_HELP)
     fgt.add_argument("--suite", choices=["cases", "sweep"], default="cases")
     fgt.add_argument("--out", help="folder holding results/ (the store) and reports/ (default: the repository's)")
     fgt.add_argument("--torch", required=True, metavar="BUILD", help="the torch build, e.g. 2.13.0+cpu")

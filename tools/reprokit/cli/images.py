@@ -6,7 +6,7 @@ import argparse
 import subprocess
 from pathlib import Path
 
-from reprokit.cli.common import root_of
+from reprokit.cli.common import TARGET_HELP, root_of
 from reprokit.images import dockerfiles, wheelhouse
 from reprokit.run.request import load_root_matrix, target_of
 
@@ -41,7 +41,7 @@ def cmd_image(args: argparse.Namespace) -> int:
 
 def add_image(sub) -> None:
     img = sub.add_parser("image", help="build one target's image with the docker SDK (reused if unchanged)")
-    img.add_argument("--target", required=True)
+    img.add_argument("--target", required=True, help=TARGET_HELP)
     img.add_argument("--base-image", help="build FROM this image instead of matrix.yaml's")
     img.add_argument("--base-python", metavar="X.Y", help="the Python of --base-image (default: matrix.yaml's python)")
     img.add_argument("--wheelhouse", metavar="DIR", help="install every Python package from these wheels (offline)")
@@ -72,7 +72,7 @@ def cmd_wheelhouse(args: argparse.Namespace) -> int:
 
 def add_wheelhouse(sub) -> None:
     whl = sub.add_parser("wheelhouse", help="download the wheels a target's image installs (for --wheelhouse)")
-    whl.add_argument("--target", required=True)
+    whl.add_argument("--target", required=True, help=TARGET_HELP)
     whl.add_argument("--base-python", metavar="X.Y", help="the Python of the base image the wheels are for "
                                                           "(default: matrix.yaml's python)")
     whl.add_argument("--torch-index", metavar="URL", help="the index torch comes from (default: the target's where it is "

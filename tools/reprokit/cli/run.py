@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from reprokit.cli.common import root_of
+from reprokit.cli.common import TARGET_HELP, root_of
 from reprokit.run import lifecycle
 from reprokit.run.request import RunRequest
 
@@ -27,7 +27,7 @@ def request_of(args: argparse.Namespace) -> RunRequest:
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--target", required=True)
+    p.add_argument("--target", required=True, help=TARGET_HELP)
     p.add_argument("--case", action="append", default=[], metavar="GLOB", help="select cases (repeatable)")
     p.add_argument("--dtype", action="append", default=[], metavar="DTYPE",
                    help="only the runs in this dtype, e.g. float8_e4m3fn for the sweep's FP8 cells (repeatable)")
@@ -57,7 +57,9 @@ def _run_options(p: argparse.ArgumentParser) -> None:
                      help="start no new run after this many seconds (runs in flight finish); --resume continues")
     p.add_argument("--warm", action="store_true",
                      help="fork each run from a process that imported torch once (faster; published runs stay cold)")
-    p.add_argument("--no-report", action="store_true", help="record results only (container mode renders outside)")
+    p.add_argument("--no-report", action="store_true", help="record results only (container mode renders outside). Without it the reports are "
+                        "rendered from the store, and a file is rewritten only where its content changed: a run of "
+                        "one case touches only the pages that show a change")
     p.add_argument("--no-ladder", action="store_true", help="do not re-run failures on eager/aot_eager")
     p.add_argument("--torch", metavar="VERSION",
                    help="run this torch release (or 'nightly') in its own environment, built with uv (host mode)")

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 import shutil
+import signal
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.contrib import bisection, new_case
+from reprokit.contrib import bisect_case, bisection, new_case
 from reprokit.model.schema import InputError
 
 
@@ -45,6 +47,7 @@ def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None
     case_id = keep_id or case_id_for(script)
     scratch = None if keep_id else Path(tempfile.mkdtemp(prefix="reprokit-bisect-"))
     keep_scratch = False
+    on_term = _interrupt_on_sigterm()
     try:
         root = req_base.root if keep_id else scratch
         if scratch is not None:
@@ -57,9 +60,24 @@ def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None
         # scratch: its expected state is whatever ran (nothing to gate a script that is no case of the repository)
         req = req_base.model_copy(update={"root": root, "out": req_base.out if keep_id else None, "render": False,
                                           "update_expected": scratch is not None})
-        found = bisection.bisect_case(req, case_id, versions, log=log, max_envs=max_envs)
+        found = bisect_case.bisect_case(req, case_id, versions, log=log, max_envs=max_envs)
         keep_scratch = scratch is not None and found.answer().kind == "undecided"
         return ScriptBisection(case_id, found, folder if keep_id else None, scratch if keep_scratch else None)
     finally:
         if scratch is not None and not keep_scratch:
             shutil.rmtree(scratch, ignore_errors=True)
+        if on_term is not None:
+            signal.signal(signal.SIGTERM, on_term)
+
+
+def _interrupt_on_sigterm():
+    """SIGTERM outside a run (the first contained run, an environment being built) ends the search as Ctrl-C does, so
+    that the scratch repository is deleted on the way out; a run's own handler takes over while it runs. Returns
+    the handler it replaced (None off the main thread, where signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)

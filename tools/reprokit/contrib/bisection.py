@@ -24,6 +24,7 @@ class Seen:
 
     verdict: Verdict
     why: str = ""
+    seconds: float = 0.0  # how long the run took (0: unknown)
 
 
 Probe = Callable[[str], "Seen | Verdict | None"]  # a release -> its result there (None: could not be had)
@@ -62,15 +63,22 @@ class Answer:
         return f"{self.kind} in {self.first}: last {old} {self.last}, first {new} {self.first}"
 
 
-def _why_undecided(seen: Seen, timeout: float | None) -> tuple[str, str]:
-    """The reason a result decides nothing, and the retry that would decide it."""
+def _why_undecided(seen: Seen, timeout: float | None, needed: float = 0.0) -> tuple[str, str]:
+    """The reason a result decides nothing, and the retry that would decide it; needed: the longest a run that
+    finished took (on another release), the only measure of what the script needs."""
     first = (seen.why or "").strip().splitlines()[0][:160] if (seen.why or "").strip() else ""
     if seen.verdict is Verdict.TIMEOUT or "timeout" in first or "still running" in first:
         # the limit that killed it may be longer than --timeout (a timed-out run is confirmed with a longer one)
         killed = max((float(n) for n in re.findall(r"after (\d+(?:\.\d+)?) s", first)), default=0.0)
         limit = max(timeout or 0.0, killed)
-        longer = f"--timeout {math.ceil(limit * 2)}" if limit else "a longer --timeout"
-        return f"timed out ({first or 'past its limit'})", f"run again with {longer}"
+        if needed > limit:
+            retry = (f"run again with --timeout {math.ceil(needed * 1.5)} (the runs that finished took up to "
+                     f"{needed:.0f} s)")
+        else:  # doubling a limit that failed guesses: say that what it needs was not measured
+            retry = ("run again with a longer --timeout: no run finished, so what the script needs is unknown (one "
+                     "release run alone with a generous limit, reprokit run --torch V --timeout 3600, measures it)"
+                     + (f"; it was killed after {limit:g} s" if limit else ""))
+        return f"timed out ({first or 'past its limit'})", retry
     if seen.verdict is Verdict.FAILS_DIFFERENTLY:
         return (f"{seen.verdict} ({first})", "the oracle does not name what the script does there: read that "
                 "failure (reprokit run --torch V) and give the oracle that names the bug (--raises, --match)")
@@ -102,6 +110,7 @@ class Bisection:
         """The answer; `also_between`: recorded-history releases that were no candidates (--no-between) but lie
         between the given ones, named when the change may be in them."""
         timeout = self.timeout
+        needed = max((s.seconds for s in self.seen.values() if _decisive(s)), default=0.0)
         boundary = self.boundary()
         if boundary is not None:
             a, b = boundary
@@ -109,16 +118,16 @@ class Bisection:
             unsettled = [(v, self.seen[v]) for v in inside if v in self.seen]
             kind = "fixed" if self.seen[a].verdict is Verdict.REPRODUCES else "regressed"
             if unsettled:
-                return _undecided(unsettled, timeout, a, b)
+                return _undecided(unsettled, timeout, a, b, needed=needed)
             extra = [v for v in also_between if _between(v, a, b)]
             untested = tuple(v for v in [*inside, *extra] if v not in self.seen)
             return Answer(kind, a, b, tuple(sorted(set(untested), key=_release_key)))
         unsettled = [(v, s) for v, s in self.seen.items() if not _decisive(s)]
         known = [v for v in self.versions if _decisive(self.seen.get(v))]
         if self.stopped:
-            return _undecided(unsettled, timeout, stopped=self.stopped)
+            return _undecided(unsettled, timeout, stopped=self.stopped, needed=needed)
         if unsettled or len(known) < 2:
-            return _undecided(unsettled, timeout)
+            return _undecided(unsettled, timeout, needed=needed)
         return Answer("no change", known[0], known[-1])
 
     def summary(self, also_between: tuple[str, ...] = ()) -> str:
@@ -127,7 +136,7 @@ class Bisection:
         releases at its ends; untested ones are listed, never assumed."""
         known = [(v, self.seen[v]) for v in self.versions if v in self.seen]
         if not known:
-            return "no release gave a verdict"
+            return f"no release gave a verdict; {self.answer(also_between).line()}"
         spans: list[list] = []
         for version, seen in known:
             if spans and spans[-1][0] == _words(seen.verdict):
@@ -141,13 +150,19 @@ class Bisection:
 
 
 def _undecided(unsettled: list[tuple[str, Seen]], timeout: float | None, a: str | None = None,
-               b: str | None = None, stopped: str = "") -> Answer:
-    reasons = [(v, *_why_undecided(s, timeout)) for v, s in unsettled]
-    longer = [r for _, _, r in reasons if r.startswith("run again with --timeout ")]  # one: the longest asked for
+               b: str | None = None, stopped: str = "", needed: float = 0.0) -> Answer:
+    reasons = [(v, *_why_undecided(s, timeout, needed)) for v, s in unsettled]
+    longer = [r for _, _, r in reasons if r.startswith("run again with ")]  # one: the longest asked for
     retries = sorted({r for _, _, r in reasons if r not in longer}
-                     | ({max(longer, key=lambda r: int(r.rsplit(" ", 1)[-1]))} if longer else set()))
+                     | ({max(longer, key=_limit_asked)} if longer else set()))
     return Answer("undecided", a, b, unsettled=tuple((v, why) for v, why, _ in reasons), retry="; ".join(retries),
                   stopped=stopped)
+
+
+def _limit_asked(retry: str) -> float:
+    """The limit a retry asks for or the limit that killed the run: the largest number of seconds it names."""
+    return max((float(n) for n in re.findall(r"(\d+(?:\.\d+)?) s\b|--timeout (\d+)", retry) for n in n if n),
+               default=0.0)
 
 
 def _same_reason(seen: Seen) -> str:
@@ -253,48 +268,3 @@ def candidates(given: list[str] | None, history: list[str], between: bool = True
     low, high = min(given, key=_release_key), max(given, key=_release_key)
     inside = [v for v in history if _release_key(low) < _release_key(v) < _release_key(high)]
     return sorted(set(given) | set(inside), key=_release_key)
-
-
-def bisect_case(req_base, case_id: str, versions: list[str], log=print, max_envs: int | None = None) -> Bisection:
-    """Bisect one case of one target over `versions`: the store answers first; each missing release runs through
-    the lifecycle (its own environment, recorded in the store like any run)."""
-    from reprokit.model import corpus
-    from reprokit.run import lifecycle, request, torch_envs
-    from reprokit.store.store import Store
-    from reprokit.store.views import release_of, releases
-
-    matrix = request.load_root_matrix(req_base.root)
-    target = request.target_of(matrix, req_base.target)
-    (case_dir,) = corpus.select(corpus.discover(req_base.root / "cases"), [case_id])
-    dtype = next((d for d in case_dir.case.requires.dtypes if d in target.dtypes), None)
-    if dtype is None:
-        from reprokit.model.schema import InputError
-
-        raise InputError(f"cases/{case_id}/case.yaml: requires.dtypes: none is tested on {req_base.target}")
-    key = f"{case_id}/repro@{dtype}"
-    content = corpus.content_hash(case_dir.path)
-    recorded = {}
-    for release, records in releases(Store(req_base.store_dir).load(req_base.target, "cases"), req_base.target,
-                                     "cases").items():
-        rec = next((r for r in records if r.key == key and r.case_hash in (None, content)), None)
-        if rec is not None:
-            recorded.update({v: Seen(rec.verdict, rec.why) for v in versions if release_of(v) == release})
-
-    def run(version: str) -> Seen | None:
-        log(f"bisect: running {key} on torch {version}")
-        outcome = lifecycle.run(req_base.model_copy(update={"torch": version, "cases": [case_id]}), log=log)
-        if outcome.interrupted:  # Ctrl-C or SIGTERM: the search stops with what it has, it never goes on
-            raise BisectionInterrupted(version)
-        found = [r for r in outcome.records if r.key == key]
-        return Seen(found[0].verdict, found[0].why) if found else None
-
-    to_build = [v for v in versions if v not in recorded and not torch_envs.built(v)]
-    if len(to_build) > 2:
-        bound = min(len(to_build), most_runs(len(versions)))
-        cap = f"--max-envs {max_envs} caps them at {max_envs}" if max_envs is not None else "--max-envs N caps them"
-        log(f"bisect: {len(to_build)} of the {len(versions)} releases have no environment here; when every run "
-            f"decides the search builds at most {bound} of them ({torch_envs.estimate(bound)}); it stops after two "
-            f"releases undecided for the same reason, and {cap}")
-    found = search(versions, recorded, run, needs_build=lambda v: not torch_envs.built(v), max_envs=max_envs)
-    found.timeout = req_base.timeout or case_dir.case.requires.timeout
-    return found

@@ -193,13 +193,22 @@ def _first_run(source: Path, text: str, oracle: dict | None, timeout: int | None
                          "here, or give the oracle (--raises/--match, --wrong-result, --hang, ...; to new-case with --no-run)")
     if oracle is None and seen.oracle is not None:
         oracle = seen.oracle
-        log(f"oracle from that run: {oracle}")
+        log(f"oracle from that run (case.yaml expect.repro): {oracle_yaml(oracle)}")
     elif oracle is not None and seen.oracle is not None and _plain(oracle) != _plain(seen.oracle):
-        log(f"note: your oracle {oracle} differs from what this run suggests: {seen.oracle}")
+        log(f"note: your oracle {oracle_yaml(oracle)} differs from what this run suggests: {oracle_yaml(seen.oracle)}")
+    elif oracle is None:  # it did not fail here: the default is chosen, and said, since it makes the run a pass
+        log(f"oracle: {oracle_yaml({'kind': 'nonzero-exit'})}, the default: the script exited {seen.exit_code} here, "
+            "so this run suggests none; if the bug is in what it prints or computes, give --stdout/--stderr REGEX or "
+            "--wrong-result (then new-case again)")
     oracle = oracle or {"kind": "nonzero-exit"}
     verdict, why = judged(oracle, seen)
     log(f"ran {source.name} once on torch {seen.torch or '?'}: {verdict} ({why})")
     return oracle, seen, verdict
+
+
+def oracle_yaml(oracle: dict) -> str:
+    """An oracle as case.yaml writes it (YAML's flow style: a regex keeps its own backslashes, not Python's)."""
+    return yaml.safe_dump(oracle, sort_keys=False, default_flow_style=True, width=10**6).strip()
 
 
 def _plain(oracle: dict) -> dict:

@@ -15,7 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from reprokit.model.case import Case, Expect, Requires, load_case
-from reprokit.model.matrix import Target
+from reprokit.model.matrix import Target, device_supports
 from reprokit.model.schema import InputError, parse_yaml
 
 # Script file -> variant name. `repro` is the failing pattern; the others are fixes.
@@ -34,6 +34,17 @@ class CaseDir:
 
     def script(self, variant: str) -> Path:
         return self.path / {v: f for f, v in VARIANTS.items()}[variant]
+
+    @property
+    def own_dtype(self) -> str | None:
+        """The dtype the case's scripts fix themselves: requires.dtypes one dtype other than float32 (as new-case
+        writes it from the code) and no script reads REPRO_DTYPE; else None (the case runs in the dtypes a target
+        tests, those of requires.dtypes)."""
+        dtypes = self.case.requires.dtypes
+        if len(dtypes) != 1 or dtypes[0] == "float32":
+            return None
+        reads = any(b"REPRO_DTYPE" in self.script(v).read_bytes() for v in self.variants())
+        return None if reads else dtypes[0]
 
 
 @dataclass(frozen=True)
@@ -143,14 +154,22 @@ def run_kind(target: Target, facts: dict) -> str:
     return "cpu" if facts.get("device_kind") == "cpu" else target.device.kind
 
 
-def skip_reason(case: Case, target_name: str, target: Target, dtype: str, facts: dict) -> str | None:
+def runs_in(target: Target, dtype: str, own_dtype: str | None) -> bool:
+    """Whether `target` runs a case in `dtype`: a dtype the target tests, or the case's own dtype (CaseDir.own_dtype)
+    wherever the target's device computes in it (a float64 bug on a GPU target that tests no float64 is still one)."""
+    return dtype in target.dtypes or (dtype == own_dtype and device_supports(target.device, dtype))
+
+
+def skip_reason(case: Case, target_name: str, target: Target, dtype: str, facts: dict,
+                own_dtype: str | None = None) -> str | None:
     req, kind = case.requires, target.device.kind
     if run_kind(target, facts) == "cpu" and "cpu" in req.devices:
         kind = "cpu"  # forced onto a machine without the target's accelerator: what runs on a CPU runs there
     if kind not in req.devices:
         return f"runs on {'/'.join(req.devices)} only; target {target_name} is {kind}"
-    if dtype not in target.dtypes:
-        return f"target {target_name} does not test {dtype}"
+    if not runs_in(target, dtype, own_dtype):
+        return f"target {target_name} does not test {dtype}" + (
+            " and its device does not compute in it" if own_dtype == dtype else "")
     if req.torch and facts.get("torch"):
         from packaging.specifiers import SpecifierSet
         from packaging.version import Version
@@ -226,9 +245,9 @@ def contents(cases_dir: Path) -> dict[str, str]:
 def plan(cases: list[CaseDir], target_name: str, target: Target, facts: dict) -> list[CaseRun]:
     runs = []
     for cd in cases:
-        content = content_hash(cd.path)
+        content, own = content_hash(cd.path), cd.own_dtype
         for variant in cd.variants():
             for dtype in cd.case.requires.dtypes:
-                reason = skip_reason(cd.case, target_name, target, dtype, facts)
+                reason = skip_reason(cd.case, target_name, target, dtype, facts, own)
                 runs.append(CaseRun(cd.case, cd.script(variant), variant, dtype, reason, content=content))
     return runs

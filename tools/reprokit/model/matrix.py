@@ -35,6 +35,26 @@ class DeviceMatch(Strict):
     gfx_arch: Token | None = None  # ROCm gcnArchName prefix, e.g. gfx942
 
 
+# What a device computes in, beyond float32 and float16 (which every device kind does): None = every device of the
+# kind, a number = CUDA compute capability at least that (bfloat16 from Ampere, float8 from Ada).
+DTYPE_SUPPORT: dict[str, dict[str, float | None]] = {
+    "float64": {"cpu": None, "cuda": None, "rocm": None},
+    "bfloat16": {"cpu": None, "cuda": 8.0, "rocm": None, "npu": None},
+    "float8_e4m3fn": {"cuda": 8.9},
+}
+
+
+def device_supports(device: DeviceMatch, dtype: str) -> bool:
+    """Whether a target's device computes in `dtype` (a script that fixes its own dtype runs where this holds)."""
+    if dtype not in DTYPE_SUPPORT:
+        return True
+    kinds = DTYPE_SUPPORT[dtype]
+    if device.kind not in kinds:
+        return False
+    least = kinds[device.kind]
+    return least is None or (device.compute_capability is not None and device.compute_capability >= least)
+
+
 class TorchPins(Strict):
     torch: Token
     torch_npu: Token | None = None

@@ -10,6 +10,7 @@ from xml.sax.saxutils import escape
 
 from reprokit.model.untrusted_text import xml_text
 from reprokit.model.verdict import Role, Verdict
+from reprokit.publish.changed_files import write_changed
 from reprokit.store.views import View
 
 
@@ -69,8 +70,11 @@ def badge(res: View) -> str:
 
 def save_grid(grid: list[list[int]], rows: list[str], cols: list[str], colors: list[str], path: Path, *,
               size: tuple[float, float], title: str, col_labels: dict, row_fontsize: int,
-              legend: list[str] | None = None) -> None:
-    """A categorical heatmap (cell value = index into colors) saved as a PNG without a timestamp or version."""
+              legend: list[str] | None = None) -> bool:
+    """A categorical heatmap (cell value = index into colors) saved as a PNG without a timestamp or version; whether
+    the file changed (changed_files.py)."""
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -87,11 +91,13 @@ def save_grid(grid: list[list[int]], rows: list[str], cols: list[str], colors: l
                   loc="upper center", bbox_to_anchor=(0.5, -0.04), ncol=2, fontsize=6, frameon=False)
     ax.set_title(title, fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=100, metadata={"Software": None})
     plt.close(fig)
+    return write_changed(path, png.getvalue())
 
 
-def heatmap(all_results: dict[str, View], case_ids: list[str], path: Path) -> None:
+def heatmap(all_results: dict[str, View], case_ids: list[str], path: Path) -> bool:
     """Case x target: the repro verdict of each cell (worst over dtypes)."""
     order = [Verdict.DOES_NOT_REPRODUCE, Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT,
              Verdict.SKIPPED]
@@ -110,6 +116,6 @@ def heatmap(all_results: dict[str, View], case_ids: list[str], path: Path) -> No
             ran = [v for v in verdicts if v.ran]
             row.append(order.index(sorted(ran, key=order.index)[-1]) if ran else len(order) - 1)
         grid.append(row)
-    save_grid(grid, case_ids, targets, colors, path, size=(2.5 + 1.1 * len(targets), 1.2 + 0.22 * len(case_ids)),
+    return save_grid(grid, case_ids, targets, colors, path, size=(2.5 + 1.1 * len(targets), 1.2 + 0.22 * len(case_ids)),
               title="repro verdict per case and target", col_labels={"fontsize": 8}, row_fontsize=6,
               legend=[str(v) for v in order])

@@ -13,6 +13,7 @@ from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
 from reprokit.publish import ci_artifacts, issue_status
 from reprokit.publish.cells import outcome_text, rows_by_case, summary_line, wrapped
+from reprokit.publish.changed_files import write_changed
 from reprokit.publish.history_page import render_history
 from reprokit.publish.index_page import render_index
 from reprokit.publish.markdown import table
@@ -154,32 +155,28 @@ def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descr
                   histories: dict[str, dict[str, list[Record]]] | None = None,
                   splits: dict[str, dict[tuple[str, str], list[Record]]] | None = None,
                   machines: dict[str, str] | None = None) -> list[Path]:
-    """Long: every Markdown page and CI artifact of the targets' current views."""
+    """Long: every Markdown page and CI artifact of the targets' current views; returns the files that changed (a
+    page whose bytes are already there is not written again: changed_files.py)."""
     by_id = {c.case.id: c for c in cases}
     now = functools.cache(lambda: {c: corpus.content_hash(cd.path) for c, cd in by_id.items()})  # once, if asked
-    written = []
+    pages: list[tuple[Path, str]] = []
     out.mkdir(parents=True, exist_ok=True)
+    written = []
     for name, view in views.items():
         (out / name).mkdir(exist_ok=True)
-        path = out / f"{name}.md"
-        path.write_text(render_target(view, by_id, descriptions.get(name, ""), (changes or {}).get(name, []),
-                                      (since or {}).get(name), (splits or {}).get(name)), encoding="utf-8")
+        pages.append((out / f"{name}.md", render_target(view, by_id, descriptions.get(name, ""),
+                                                         (changes or {}).get(name, []), (since or {}).get(name),
+                                                         (splits or {}).get(name))))
         if histories and len(histories.get(name, {})) > 1:
-            history = out / f"{name}-history.md"
-            history.write_text(render_history(name, descriptions.get(name, ""), histories[name], view.pin, now()),
-                               encoding="utf-8")
-            written.append(history)
-        (out / name / "junit.xml").write_text(ci_artifacts.junit_xml(view), encoding="utf-8")
-        (out / name / "badge.json").write_text(ci_artifacts.badge(view), encoding="utf-8")
-        written += [path, out / name / "junit.xml", out / name / "badge.json"]
-    if views:
-        ci_artifacts.heatmap(views, sorted(by_id), out / "heatmap.png")
+            pages.append((out / f"{name}-history.md",
+                          render_history(name, descriptions.get(name, ""), histories[name], view.pin, now())))
+        pages += [(out / name / "junit.xml", ci_artifacts.junit_xml(view)),
+                  (out / name / "badge.json", ci_artifacts.badge(view))]
+    if views and ci_artifacts.heatmap(views, sorted(by_id), out / "heatmap.png"):
         written.append(out / "heatmap.png")
     issues_page = issue_status.render(cases, histories or {}, splits, machines)
     if issues_page is not None:
-        (out / "upstream-issues.md").write_text(issues_page, encoding="utf-8")
-        written.append(out / "upstream-issues.md")
-    index = out / "README.md"
-    index.write_text(render_index(views, by_id, descriptions, claims, sweeps, histories), encoding="utf-8")
-    written.append(index)
+        pages.append((out / "upstream-issues.md", issues_page))
+    pages.append((out / "README.md", render_index(views, by_id, descriptions, claims, sweeps, histories)))
+    written += [path for path, text in pages if write_changed(path, text)]
     return written

@@ -21,6 +21,8 @@ def lines(target: str, records: list[Record], gate: Gate | None, seconds: float,
                    "`--resume` runs them")
     if gate is None:
         out.append("  verdicts: not compared with the expected state")
+    elif gate.refused:
+        out.append(f"  verdicts: none accepted (torch {gate.release} is not the pinned {gate.pin}): the run fails")
     elif not gate.gated:
         differ = len(gate.changes) - len(gate.new)
         out.append(f"  verdicts: history (torch {gate.release}, not the pinned {gate.pin}); "

@@ -12,6 +12,7 @@ from reprokit.model.records import Record
 from reprokit.model.untrusted_text import identifier, md_cell
 from reprokit.model.verdict import Verdict
 from reprokit.publish import ci_artifacts
+from reprokit.publish.changed_files import write_changed
 from reprokit.publish.run_facts import machine_text, run_lines
 from reprokit.store.views import View
 
@@ -124,13 +125,13 @@ def render_target(res: View, description: str, heatmap: str | None) -> str:
     return "\n".join(lines)
 
 
-def write_heatmap(res: View, path: Path) -> None:
+def write_heatmap(res: View, path: Path) -> bool:
     cols = sorted({column(r) for r in res.records})
     rows = sorted({structure(r) for r in res.records})
     value = {Verdict.DOES_NOT_REPRODUCE: 0, Verdict.SKIPPED: 1}  # anything else recorded failed (2); unrecorded is grey (1)
     present = {(structure(r), column(r)): value.get(r.verdict, 2) for r in res.records}
     grid = [[present.get((s, c), 1) for c in cols] for s in rows]
-    ci_artifacts.save_grid(grid, rows, cols, ["#2e7d32", "#bdbdbd", "#c62828"], path,
+    return ci_artifacts.save_grid(grid, rows, cols, ["#2e7d32", "#bdbdbd", "#c62828"], path,
                       size=(1.0 + 0.45 * len(cols), 1.0 + 0.28 * len(rows)),
                       title=f"{res.target}: green passes, red fails, grey not run",
                       col_labels={"rotation": 60, "ha": "right", "fontsize": 7}, row_fontsize=7)
@@ -141,10 +142,10 @@ def write_reports(out: Path, sweeps: dict[str, View], descriptions: dict[str, st
     for name, res in sweeps.items():
         png = out / name / "sweep-heatmap.png"
         png.parent.mkdir(parents=True, exist_ok=True)  # a fresh --out folder has no per-target folder yet
-        write_heatmap(res, png)
         md = out / f"{name}-sweep.md"
-        md.write_text(render_target(res, descriptions.get(name, ""), f"{name}/sweep-heatmap.png"), encoding="utf-8")
-        written += [md, png]
+        written += [md] if write_changed(md, render_target(res, descriptions.get(name, ""),
+                                                           f"{name}/sweep-heatmap.png")) else []
+        written += [png] if write_heatmap(res, png) else []
     return written
 
 

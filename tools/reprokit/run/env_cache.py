@@ -68,13 +68,35 @@ def human_size(size: float) -> str:
     return f"{size:.1f} GB"
 
 
-def listing() -> list[tuple[str, int]]:
-    """Every built environment (its version) with its bytes on disk, uv's shared wheel cache as "uv cache", and the
-    total, each inode counted once in every row (an environment's files are mostly links into uv's cache)."""
+@dataclass(frozen=True)
+class Row:
+    """One line of `reprokit envs`: an environment (its version), "uv cache" or "total"."""
+
+    name: str
+    size: int  # its bytes on disk, each inode counted once (the rows overlap: environments share uv's files)
+    frees: int | None  # what removing it gives back: the files no other environment links (None: not removable alone)
+
+
+def listing() -> list[Row]:
+    """Every built environment with its bytes on disk and what `--remove` of it frees, uv's shared wheel cache as
+    "uv cache", and the total. Sizes overlap (an environment's files are mostly links into uv's cache, several
+    environments link one file); `frees` does not: a file counts there only for the one environment linking it."""
     envs = cache_root() / "envs"
     folders = [p for p in sorted(envs.glob("torch-*")) if p.is_dir()]
-    rows = [(p.name.removeprefix("torch-"), disk_usage(p)) for p in folders]
-    return rows + [("uv cache", disk_usage(cache_root() / "uv")), ("total", cache_size())]
+    frees = dict.fromkeys((p.name for p in folders), 0)
+    owned = _inodes(cache_root() / "uv")
+    linked: dict[tuple[int, int], set[str]] = {}
+    for folder in folders:
+        for key, found in _inodes(folder).items():
+            linked.setdefault(key, set()).add(folder.name)
+            size, links, nlink = owned.get(key, (found[0], 0, found[2]))
+            owned[key] = (size, links + found[1], nlink)
+    for key, names in linked.items():
+        size, links, nlink = owned[key]
+        if len(names) == 1 and links >= nlink:  # every link of it lies in this environment or uv's cache
+            frees[next(iter(names))] += size
+    rows = [Row(p.name.removeprefix("torch-"), disk_usage(p), frees[p.name]) for p in folders]
+    return rows + [Row("uv cache", disk_usage(cache_root() / "uv"), None), Row("total", cache_size(), cache_size())]
 
 
 @dataclass(frozen=True)

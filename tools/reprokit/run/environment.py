@@ -53,6 +53,37 @@ print("REPROKIT_FACTS" + json.dumps(facts, default=str))
 PACKAGES = ("transformers", "torchao")
 
 
+# The accelerator alone, in the case interpreter (no collect_env: a second, not a minute).
+_DEVICE = r'''
+import json, torch
+facts = {"device_kind": "cpu", "device_name": None, "compute_capability": None}
+if torch.cuda.is_available():
+    props = torch.cuda.get_device_properties(0)
+    facts.update(device_kind="rocm" if getattr(torch.version, "hip", None) else "cuda",
+                 device_name=torch.cuda.get_device_name(0), compute_capability=float(f"{props.major}.{props.minor}"))
+print("REPROKIT_FACTS" + json.dumps(facts))
+'''
+
+
+def device_facts(python: str = sys.executable, timeout: float = 120) -> dict:
+    """This machine's accelerator as the case interpreter's torch sees it ({} when that cannot be read)."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="reprokit-facts-") as neutral:
+            proc = subprocess.run([python, "-c", _DEVICE], capture_output=True, text=True, timeout=timeout,
+                                  stdin=subprocess.DEVNULL, cwd=neutral, env={**os.environ, "PYTHONSAFEPATH": "1"})
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("REPROKIT_FACTS")), None)
+    return json.loads(line[len("REPROKIT_FACTS"):]) if line else {}
+
+
+def target_here(targets: dict[str, Target], kinds: list[str], facts: dict) -> str | None:
+    """The first target of one of `kinds` whose hardware this machine is (hardware_mismatch finds nothing)."""
+    return next((name for name, t in targets.items()
+                 if t.device.kind in kinds and t.device.kind != "cpu" and hardware_mismatch(name, t, facts) is None),
+                None)
+
+
 def collect(python: str = sys.executable, timeout: float = 300) -> dict:
     # From an empty folder, with PYTHONSAFEPATH (python -P, 3.11+): `python -c` puts the working directory first on
     # sys.path, and a platform.py at a repository's root would run, as the runner, with its whole environment.

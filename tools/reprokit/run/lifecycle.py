@@ -23,8 +23,9 @@ from reprokit.store import expected, machines
 from reprokit.store.store import Loaded, Store
 
 
-def run(req: RunRequest, log=print, summary: bool = True) -> RunOutcome:
-    """One run; it ends with its summary (run_summary.py) unless summary=False (a container's inner run)."""
+def run(req: RunRequest, log=print, summary: bool = True, gate_lines: bool = True) -> RunOutcome:
+    """One run; it ends with its summary (run_summary.py) unless summary=False (a container's inner run);
+    gate_lines=False: the comparison with the expected state is made but not printed (a bisection's inner run)."""
     started = time.monotonic()
     matrix = load_root_matrix(req.root)
     target = target_of(matrix, req.target)
@@ -41,10 +42,12 @@ def run(req: RunRequest, log=print, summary: bool = True) -> RunOutcome:
                                              {(req.target, req.suite): ran.loaded})
             for path in outcome.written:
                 log(f"wrote {shown_path(path, req.root)}")
-        _gate(outcome, req, target, ran.recorded, ran.mismatch, log)
+            if not outcome.written:
+                log(f"reports: none changed ({shown_path(req.reports_dir, req.root)} already shows these records)")
+        _gate(outcome, req, target, ran.recorded, ran.mismatch, log if gate_lines else lambda line: None)
     if summary:
         page = f"{req.target}.md" if req.suite == "cases" else f"{req.target}-{req.suite}.md"
-        report = next((p for p in outcome.written if p.name == page), None)
+        report = req.reports_dir / page if req.render and (req.reports_dir / page).exists() else None
         for line in run_summary.lines(req.target, outcome.records, outcome.gate, time.monotonic() - started,
                                       outcome.not_started, outcome.interrupted,
                                       shown_path(report, req.root) if report else None):
@@ -74,7 +77,7 @@ def _gate(outcome: RunOutcome, req: RunRequest, target: Target, recorded: list[R
     known = machines.machine_dependent(loaded.records, loaded.runs, header.run_id if header is not None else None)
     outcome.gate = expected.check(req.root, req.target, req.suite, target.pins.torch, recorded, req.update_expected,
                                   here, known)
-    for line in expected.describe(outcome.gate, req.root, req.target, req.suite):
+    for line in expected.describe(outcome.gate, req.root, req.target, req.suite, req.torch):
         log(line)
 
 

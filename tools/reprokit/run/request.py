@@ -78,7 +78,7 @@ class RunOutcome:
     def exit_code(self) -> int:
         if self.interrupted:
             return 130
-        return 1 if self.gate is not None and self.gate.failed else 0
+        return 1 if self.gate is not None and (self.gate.failed or self.gate.refused) else 0
 
 
 @dataclass

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from reprokit.images.wheelhouse import index_reachable
 from reprokit.model.schema import InputError
-from reprokit.run.env_cache import cache_root, cache_size, human_size, uv_binary
+from reprokit.run.env_cache import cache_root, cache_size, disk_usage, human_size, uv_binary
 
 NIGHTLY_INDEX = "https://download.pytorch.org/whl/nightly/cpu"
 # Older releases' inductor imports setuptools; numpy is what the cases use besides torch.
@@ -95,8 +95,9 @@ def own_torch(version: str, python: str = sys.executable) -> str | None:
 
 
 # What one release's environment took from the registry and on disk where nothing was built before (a CUDA build
-# of torch with its libraries, the registry's default: 8 releases took about 14 GB of downloads and 30 GB of disk).
-DOWNLOAD_PER_ENV, DISK_PER_ENV = 1.8e9, 3.8e9
+# of torch with its libraries, the registry's default: 8 releases took about 14 GB of downloads; a bisect that built
+# 4 took about 20 GB of disk, where 3.8 GB each had been said).
+DOWNLOAD_PER_ENV, DISK_PER_ENV = 1.8e9, 5.4e9
 
 
 class NotPublished(InputError):
@@ -117,11 +118,13 @@ def built(version: str) -> bool:
 
 def estimate(envs: int) -> str:
     """What building `envs` more environments costs, in words: measured from the ones in the cache where there are
-    any (the shared wheels counted once), else the registry's default build."""
+    any (the largest one's own size, its files counted once: a new release shares little with the others, so the
+    cache's total over its environments, sharing included, said too little), else the registry's default build."""
     done = [p for p in (cache_root() / "envs").glob("torch-*") if (p / ".complete").exists()]
     if done:
-        disk = cache_size() / len(done)
-        return f"about {human_size(envs * disk)} of disk at the {human_size(disk)} each the {len(done)} here take"
+        disk = max(disk_usage(p) for p in done)
+        return (f"about {human_size(envs * disk)} of disk at the {human_size(disk)} the largest of the {len(done)} "
+                "here takes")
     return (f"about {human_size(envs * DOWNLOAD_PER_ENV)} downloaded and {human_size(envs * DISK_PER_ENV)} of disk "
             "for torch from the registry, less where the releases share libraries")
 

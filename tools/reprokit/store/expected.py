@@ -76,6 +76,42 @@ def save(path: Path, verdicts: dict[str, Verdict], notes: dict[str, MachineNote]
     path.write_text(HEADER + yaml.safe_dump(plain, sort_keys=True, width=200), encoding="utf-8")
 
 
+def accept(path: Path, observed: dict[str, Verdict]) -> None:
+    """Accept the run's verdicts: only the entries of its keys whose verdict changed (or is new) are rewritten; every
+    other line of the file, its comments and machine notes included, stays as it was."""
+    if not path.exists():
+        save(path, observed)
+        return
+    entries = load_entries(path)
+    blocks = _blocks(path.read_text(encoding="utf-8"))
+    for key, verdict in sorted(observed.items()):
+        if key in entries and entries[key][0] == verdict:
+            continue
+        text = yaml.safe_dump({key: str(verdict)}, width=200)
+        at = next((i for i, (k, _) in enumerate(blocks) if k == key), None)
+        if at is not None:
+            blocks[at] = (key, text)
+        else:  # a new key goes where sorting puts it, so that a file kept sorted stays sorted
+            at = next((i for i, (k, _) in enumerate(blocks) if k is not None and k > key), len(blocks))
+            blocks.insert(at, (key, text))
+    path.write_text("".join(text for _, text in blocks), encoding="utf-8")
+
+
+def _blocks(text: str) -> list[tuple[str | None, str]]:
+    """The file as its entries' text, each with its key (None: a comment or blank line), in the file's order."""
+    blocks: list[tuple[str | None, str]] = []
+    for line in text.splitlines(keepends=True):
+        if line[:1] in (" ", "\t") and blocks and blocks[-1][0] is not None:  # an entry's continuation line
+            blocks[-1] = (blocks[-1][0], blocks[-1][1] + line)
+        elif not line.strip() or line.startswith("#"):
+            blocks.append((None, line))
+        else:
+            blocks.append((str(next(iter(yaml.safe_load(line)))), line))
+    if blocks and not blocks[-1][1].endswith("\n"):
+        blocks[-1] = (blocks[-1][0], blocks[-1][1] + "\n")
+    return blocks
+
+
 @dataclass
 class Gate:
     path: Path
@@ -88,6 +124,7 @@ class Gate:
     # Differences on machine-dependent keys, seen on another machine: (key, expected, observed, why); never fail.
     machine: list[tuple[str, Verdict, Verdict, str]] = field(default_factory=list)
     here: str = ""  # this machine, in words
+    refused: bool = False  # --update-expected on another release than the pin: nothing accepted, the run fails
 
     @property
     def new(self) -> list[tuple[str, Verdict | None, Verdict]]:
@@ -122,8 +159,9 @@ def check(root: Path, target: str, suite: str, pin: str, records: list[Record], 
         else:
             gate.changes.append((key, was, now))
     if update and gate.gated:
-        save(path, {**expected, **observed})
+        accept(path, observed)
         gate.accepted = len(observed)
+    gate.refused = update and not gate.gated
     return gate
 
 
@@ -137,16 +175,18 @@ def _machine_dependent(key: str, note: MachineNote | None, here: str, known: dic
     return ""
 
 
-def describe(gate: Gate, root: Path, target: str, suite: str) -> list[str]:
-    """What the gate found, as the lines the run prints."""
+def describe(gate: Gate, root: Path, target: str, suite: str, torch: str | None = None) -> list[str]:
+    """What the gate found, as the lines the run prints; torch: the run's --torch, repeated in the command it gives."""
     where = gate.path.relative_to(root) if gate.path.is_relative_to(root) else gate.path
     apart = [f"  {key}: {was} -> {now}: {why}" for key, was, now, why in gate.machine]
     apart = ([f"{len(apart)} verdicts differ on machine-dependent runs (not gated, this machine: "
               f"{gate.here or 'unknown'}):", *apart] if apart else [])
     new = [f"new: no expected state yet: {key}: {now}" for key, _was, now in gate.new]
+    refused = [f"--update-expected: nothing accepted into {where}: torch {gate.release} ran, not {target}'s pin "
+               f"{gate.pin}; run with --torch {gate.pin} (or pip install torch=={gate.pin} here)"] if gate.refused else []
     if not gate.gated:
         head = (f"torch {gate.release} is not the pinned {gate.pin}: recorded as history, not gated by {where}")
-        return [head] + [f"  {k}: {was} -> {now} (vs the pinned release's expected state)"
+        return refused + [head] + [f"  {k}: {was} -> {now} (vs the pinned release's expected state)"
                          for k, was, now in gate.changes if was is not None] + apart + new
     if gate.accepted:
         return [f"accepted {gate.accepted} verdicts into {where}"]
@@ -156,7 +196,8 @@ def describe(gate: Gate, root: Path, target: str, suite: str) -> list[str]:
     lines = [f"{len(differ)} verdicts differ from {where}:"] if differ else []
     lines += [f"  {key}: {was} -> {now}" for key, was, now in differ] + apart + new
     cases = sorted({k.split("/")[0] for k, _, _ in gate.changes})
-    command = (f"reprokit run --target {target} " + ("--suite sweep " if suite == "sweep" else "")
+    command = (f"reprokit run --target {target} " + (f"--torch {torch} " if torch else "")
+               + ("--suite sweep " if suite == "sweep" else "")
                + " ".join(f"--case {c}" for c in cases) + " --update-expected")
     if differ:
         lines.append(f"accept the new state with: {command}")

@@ -1,0 +1,274 @@
+"""The contributor's loop without traps (issue 52): each step says what it did, what it did not, and the one command
+that goes on; a run of one case changes only what that case changes."""
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from reprokit.cli import build_parser
+from reprokit.contrib import bisection
+from reprokit.contrib.bisection import Seen
+from reprokit.model import corpus
+from reprokit.model.matrix import load_matrix
+from reprokit.model.verdict import Verdict
+from support import empty_repository, run_reprokit
+
+pytestmark = pytest.mark.e2e
+CONTRIB = Path(__file__).parent / "fixtures" / "contrib"
+PIN = "2.14.1"  # cpu's pin in matrix.yaml: the torch of the environment the tests run in
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return empty_repository(tmp_path)
+
+
+def new_case(repo: Path, case: str = "first-run") -> None:
+    made = run_reprokit(repo, "new-case", case, "--from", str(CONTRIB / "printed_dtype.py"),
+                        "--stdout", r"result dtype: torch\.int64")
+    assert made.returncode == 0, made.stderr
+
+
+# a. --update-expected says when it accepts nothing, and the hint repeats --torch
+
+def test_update_expected_on_another_torch_than_the_pin_fails_in_one_line_naming_what_to_install(repo):
+    matrix = repo / "matrix.yaml"
+    matrix.write_text(matrix.read_text().replace(f'pins: {{torch: "{PIN}"', 'pins: {torch: "2.13.0"', 1))
+    new_case(repo)
+    ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--update-expected")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    said = [line for line in ran.stdout.splitlines() if line.startswith("--update-expected:")]
+    assert said == [f"--update-expected: nothing accepted into expected/cpu.yaml: torch {PIN} ran, not cpu's pin "
+                    "2.13.0; run with --torch 2.13.0 (or pip install torch==2.13.0 here)"], ran.stdout
+    assert not (repo / "expected" / "cpu.yaml").exists()
+
+
+def test_the_pin_hint_after_a_torch_run_keeps_torch(repo):
+    new_case(repo)
+    ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--torch", PIN, "--case", "first-run")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert (f"pin it as the expected state (then commit expected/cpu.yaml with the case): reprokit run --target cpu "
+            f"--torch {PIN} --case first-run --update-expected") in ran.stdout, ran.stdout
+
+
+# f. every sub-command's --help describes it; every --target says what it is
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def test_every_command_help_describes_the_command_and_every_target_option_has_help():
+    undescribed = [name for name, parser in _commands().items() if name != "run-request" and not parser.description]
+    assert undescribed == []
+    bare = [name for name, parser in _commands().items() for action in parser._actions
+            if "--target" in action.option_strings and not action.help]
+    assert bare == []
+
+
+def test_validate_help_says_what_it_checks_and_how_it_exits():
+    shown = run_reprokit(Path.cwd(), "validate", "--help")
+    assert shown.returncode == 0
+    text = " ".join(shown.stdout.split())
+    assert "case.yaml" in text and "claims.yaml" in text and "exits 1 when there is any" in text, text
+
+
+# b. a run of one case changes only that case's entries and the pages that show a change
+
+NOTED = ("# kept by hand: this comment stays\n"
+         "other-case/repro@float32:\n"
+         "  verdict: reproduces\n"
+         "  recorded_on: AMD EPYC 7763 64-Core Processor\n"
+         "  machine_dependent: its input matrix is singular, so the condition number is rounding noise that differs by\n"
+         "    CPU\n"
+         "zz-last/repro@float32: fix-works\n")
+
+
+def test_update_expected_rewrites_only_the_entries_of_the_cases_it_ran(repo):
+    new_case(repo)
+    path = repo / "expected" / "cpu.yaml"
+    path.parent.mkdir()
+    path.write_text(NOTED)
+    ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--update-expected")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    lines = NOTED.splitlines(keepends=True)
+    assert path.read_text() == "".join(lines[:1] + ["first-run/repro@float32: reproduces\n"] + lines[1:])
+
+
+def test_a_second_run_of_one_case_rewrites_no_page_it_does_not_change(repo):
+    new_case(repo)
+    first = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--no-ladder")
+    assert first.returncode == 0 and "wrote reports/heatmap.png" in first.stdout, first.stdout + first.stderr
+    pages = sorted(p for p in (repo / "reports").rglob("*") if p.is_file())
+    before = {p: p.stat().st_mtime_ns for p in pages}
+    again = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--no-ladder")
+    assert again.returncode == 0, again.stdout + again.stderr
+    rewritten = {p.relative_to(repo).as_posix() for p in pages if p.stat().st_mtime_ns != before[p]}
+    said = {line.removeprefix("wrote ") for line in again.stdout.splitlines() if line.startswith("wrote ")}
+    assert "reports/heatmap.png" not in rewritten and "reports/cpu/badge.json" not in rewritten, rewritten
+    assert said == rewritten, (said, rewritten)
+    assert "  report: reports/cpu.md" in again.stdout
+
+
+# c. new-case says the oracle it writes as case.yaml writes it, and says so when it chose the default
+
+def test_new_case_prints_the_proposed_oracle_as_the_yaml_it_writes(repo, tmp_path):
+    script = tmp_path / "raises_shape.py"
+    script.write_text('raise ValueError("view.size mismatch + cannot reshape a.b (2, 3)")\n')
+    made = run_reprokit(repo, "new-case", "shaped", "--from", str(script))
+    assert made.returncode == 0, made.stdout + made.stderr
+    line = next(ln for ln in made.stdout.splitlines() if ln.startswith("oracle from that run"))
+    written = yaml.safe_load((repo / "cases" / "shaped" / "case.yaml").read_text())["expect"]["repro"]
+    assert line.startswith("oracle from that run (case.yaml expect.repro): {kind: raises"), line
+    assert yaml.safe_load(line.split(": ", 1)[1]) == written and "\\\\" not in line, (line, written)
+    assert written["match"] == r"view\.size\ mismatch\ \+\ cannot\ reshape\ a\.b", written
+
+
+def test_new_case_of_a_passing_script_says_it_chose_nonzero_exit_and_why(repo):
+    made = run_reprokit(repo, "new-case", "passing", "--from", str(Path(__file__).parent / "fixtures" / "scripts"
+                                                                   / "passes.py"))
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert ("oracle: {kind: nonzero-exit}, the default: the script exited 0 here, so this run suggests none; "
+            "if the bug is in what it prints or computes, give --stdout/--stderr REGEX or --wrong-result") \
+        in made.stdout, made.stdout
+
+
+# d. bisect: the retry after a timeout says what is measured, the answer is printed once, SIGTERM cleans up
+
+def test_a_timed_out_release_asks_for_what_finished_runs_took_or_says_the_need_is_unknown():
+    killed = Seen(Verdict.TIMEOUT, "killed after 3 s")
+    never = bisection.search(["2.12.1", "2.13.0", "2.14.1"], {}, lambda version: killed)
+    never.timeout = 1
+    retry = never.answer().retry
+    assert "--timeout 6" not in retry and "what the script needs is unknown" in retry, retry
+    assert "it was killed after 3 s" in retry
+    finished = {"2.12.1": killed, "2.13.0": Seen(Verdict.REPRODUCES, "stdout matches", 40.0), "2.14.1": killed}
+    measured = bisection.search(list(finished), {}, finished.get)
+    measured.timeout = 1
+    assert "run again with --timeout 60 (the runs that finished took up to 40 s)" in measured.answer().retry
+
+
+def interpreters(folder: Path, n: int) -> list[str]:
+    """n environments of this interpreter's own torch, each a release to bisect (no download)."""
+    base, found = Path(sys.prefix), []
+    for i in range(n):
+        env = folder / f"env{i}"
+        (env / "bin").mkdir(parents=True)
+        (env / "bin" / "python").symlink_to(Path(sys.executable))
+        shutil.copy(base / "pyvenv.cfg", env / "pyvenv.cfg")
+        (env / "lib").symlink_to(base / "lib")
+        found.append(str(env / "bin" / "python"))
+    return found
+
+
+def test_the_bisect_answer_is_printed_once_without_the_inner_runs_gate_lines(repo, tmp_path):
+    releases = interpreters(tmp_path / "releases", 2)
+    done = run_reprokit(repo, "bisect", "--target", "cpu", "--from", str(CONTRIB / "printed_dtype.py"),
+                        "--stdout", r"result dtype: torch\.int64", "--versions", *releases,
+                        env={"REPROKIT_CACHE": str(tmp_path / "cache")})
+    answers = [line for line in done.stdout.splitlines() if line.startswith(f"{CONTRIB / 'printed_dtype.py'} on cpu: ")]
+    assert len(answers) == 1, done.stdout + done.stderr
+    assert "not the pinned" not in done.stdout and "summary:" not in done.stdout, done.stdout
+
+
+def test_a_bisect_stopped_by_sigterm_deletes_its_scratch_repository(repo, tmp_path):
+    script = tmp_path / "sleeps.py"
+    script.write_text("import time\ntime.sleep(20)\n")
+    scratch_parent = tmp_path / "tmp"
+    scratch_parent.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "tools"),
+           "TMPDIR": str(scratch_parent), "REPROKIT_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "reprokit", "--root", str(repo), "bisect", "--target", "cpu",
+                             "--from", str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if "scratch repository" in line:
+            break
+    time.sleep(2)  # the script's first contained run has started
+    assert list(scratch_parent.glob("reprokit-bisect-*"))
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) != 0
+    assert not list(scratch_parent.glob("reprokit-bisect-*"))
+
+
+# e. envs says what removing each environment frees; the disk estimate is measured from a built environment
+
+def uv_layout(cache: Path) -> None:
+    """uv's layout in small: 2.10.0 links its own 48 MB archive and a 16 MB one it shares with 2.11.0."""
+    archives = cache / "uv" / "archive-v0"
+    own, shared = archives / "own-wheel", archives / "shared-wheel"
+    for folder, size in ((own, 48 << 20), (shared, 16 << 20)):
+        folder.mkdir(parents=True)
+        (folder / "lib.so").write_bytes(os.urandom(size))
+    for version, linked in (("2.10.0", (own, shared)), ("2.11.0", (shared,))):
+        site = cache / "envs" / f"torch-{version}" / "lib"
+        site.mkdir(parents=True)
+        for archive in linked:
+            os.link(archive / "lib.so", site / f"{archive.name}.so")
+        (site.parent / ".complete").write_text(f"torch {version}\n")
+
+
+def test_envs_lists_what_removing_each_environment_frees(tmp_path):
+    cache = tmp_path / "cache"
+    uv_layout(cache)
+    listed = run_reprokit(tmp_path, "envs", env={"REPROKIT_CACHE": str(cache)})
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split()[0]: line.split()[1:] for line in listed.stdout.splitlines() if line.strip()}
+    assert rows["torch"] == ["size", "frees"]
+    assert rows["2.10.0"] == ["64.0", "MB", "48.0", "MB"] and rows["2.11.0"] == ["16.0", "MB", "4.0", "KB"], listed.stdout  # its .complete alone
+    removed = run_reprokit(tmp_path, "envs", "--remove", "2.10.0", env={"REPROKIT_CACHE": str(cache)})
+    assert "freed 48.0 MB" in removed.stdout, removed.stdout
+
+
+def test_the_disk_estimate_is_what_a_built_environment_takes(tmp_path, monkeypatch):
+    from reprokit.run import torch_envs
+
+    monkeypatch.setenv("REPROKIT_CACHE", str(tmp_path / "cache"))
+    uv_layout(tmp_path / "cache")
+    assert torch_envs.estimate(2).startswith("about 128.0 MB of disk at the 64.0 MB"), torch_envs.estimate(2)
+
+
+# g. new-case suggests the target whose GPU is here; a case's own dtype runs wherever its device computes in it
+
+H200 = {"device_kind": "cuda", "device_name": "NVIDIA H200", "compute_capability": 9.0, "device_count": 1,
+        "torch": PIN}  # what the case interpreter's torch reports on the H200 machine (run/environment.py)
+
+
+def test_new_case_of_a_cuda_script_suggests_the_target_of_the_gpu_here_or_says_none_matches(repo, tmp_path):
+    script = tmp_path / "on_cuda.py"
+    script.write_text('import torch\n\nprint(torch.ones(2, device="cuda").sum())\n')
+    made = run_reprokit(repo, "new-case", "on-cuda", "--from", str(script), "--nonzero-exit")
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert ("next: reprokit run --target a10 --case on-cuda (on a machine with its device: no accelerator here "
+            "matches no cuda target of matrix.yaml)") in made.stdout, made.stdout  # this machine has no GPU
+    from reprokit.contrib import case_target  # (new with the fix: the module says which target is this machine's)
+
+    targets = load_matrix(repo / "matrix.yaml").targets
+    assert case_target.target_to_run(targets, repo / "cases" / "on-cuda", H200) == (
+        "h100", "this machine's NVIDIA H200 is a h100 device")
+
+
+def test_a_script_that_fixes_float64_runs_in_it_on_gpu_targets_that_test_no_float64(repo):
+    made = run_reprokit(repo, "new-case", "mean64", "--from", str(CONTRIB / "float64_mean.py"), "--no-run",
+                        "--devices", "cpu,cuda,npu")
+    assert made.returncode == 0, made.stdout + made.stderr
+    (case,) = corpus.discover(repo / "cases")
+    assert case.case.requires.dtypes == ["float64"]
+    targets = load_matrix(repo / "matrix.yaml").targets
+    assert "float64" not in targets["h100"].dtypes
+    (h100,) = corpus.plan([case], "h100", targets["h100"], H200)
+    assert (h100.dtype, h100.skip) == ("float64", None)
+    npu = {"device_kind": "npu", "device_name": "Ascend910B", "device_count": 1, "torch": PIN}
+    (ascend,) = corpus.plan([case], "ascend910b", targets["ascend910b"], npu)
+    assert ascend.skip == "target ascend910b does not test float64 and its device does not compute in it"
+    # a case parameterised over dtypes (its script reads REPRO_DTYPE) runs only in those the target tests
+    repro = repo / "cases" / "mean64" / "repro.py"
+    repro.write_text('import os\nDTYPE = os.environ.get("REPRO_DTYPE")\n' + repro.read_text())
+    (case,) = corpus.discover(repo / "cases")
+    (h100,) = corpus.plan([case], "h100", targets["h100"], H200)
+    assert h100.skip == "target h100 does not test float64"

@@ -1,0 +1,56 @@
+"""Bisect one case of one target over torch releases: the store answers first, each missing release runs through
+the lifecycle in its own environment (recorded in the store like any run); the search itself is bisection.py's."""
+
+from __future__ import annotations
+
+from reprokit.contrib import bisection
+
+
+def bisect_case(req_base, case_id: str, versions: list[str], log=print,
+                max_envs: int | None = None) -> bisection.Bisection:
+    """Bisect one case of one target over `versions`: the store answers first; each missing release runs through
+    the lifecycle (its own environment, recorded in the store like any run)."""
+    from reprokit.model import corpus
+    from reprokit.run import lifecycle, request, torch_envs
+    from reprokit.store.store import Store
+    from reprokit.store.views import release_of, releases
+
+    matrix = request.load_root_matrix(req_base.root)
+    target = request.target_of(matrix, req_base.target)
+    (case_dir,) = corpus.select(corpus.discover(req_base.root / "cases"), [case_id])
+    dtype = next((d for d in case_dir.case.requires.dtypes if corpus.runs_in(target, d, case_dir.own_dtype)), None)
+    if dtype is None:
+        from reprokit.model.schema import InputError
+
+        raise InputError(f"cases/{case_id}/case.yaml: requires.dtypes: none is tested on {req_base.target}")
+    key = f"{case_id}/repro@{dtype}"
+    content = corpus.content_hash(case_dir.path)
+    recorded = {}
+    for release, records in releases(Store(req_base.store_dir).load(req_base.target, "cases"), req_base.target,
+                                     "cases").items():
+        rec = next((r for r in records if r.key == key and r.case_hash in (None, content)), None)
+        if rec is not None:
+            recorded.update({v: bisection.Seen(rec.verdict, rec.why, rec.seconds) for v in versions
+                             if release_of(v) == release})
+
+    def run(version: str) -> bisection.Seen | None:
+        log(f"bisect: running {key} on torch {version}")
+        # the inner run's gate and summary speak of one release against the pin: the search's answer says it all
+        outcome = lifecycle.run(req_base.model_copy(update={"torch": version, "cases": [case_id]}), log=log,
+                                summary=False, gate_lines=False)
+        if outcome.interrupted:  # Ctrl-C or SIGTERM: the search stops with what it has, it never goes on
+            raise bisection.BisectionInterrupted(version)
+        found = [r for r in outcome.records if r.key == key]
+        return bisection.Seen(found[0].verdict, found[0].why, found[0].seconds) if found else None
+
+    to_build = [v for v in versions if v not in recorded and not torch_envs.built(v)]
+    if len(to_build) > 2:
+        bound = min(len(to_build), bisection.most_runs(len(versions)))
+        cap = f"--max-envs {max_envs} caps them at {max_envs}" if max_envs is not None else "--max-envs N caps them"
+        log(f"bisect: {len(to_build)} of the {len(versions)} releases have no environment here; when every run "
+            f"decides the search builds at most {bound} of them ({torch_envs.estimate(bound)}); it stops after two "
+            f"releases undecided for the same reason, and {cap}")
+    found = bisection.search(versions, recorded, run, needs_build=lambda v: not torch_envs.built(v),
+                             max_envs=max_envs)
+    found.timeout = req_base.timeout or case_dir.case.requires.timeout
+    return found
