@@ -233,6 +233,23 @@ def test_sweep_page_counts_as_missing_only_cells_no_later_run_recorded():
     assert "Incomplete" not in page and "4 cells in all" in page and "Added later:" in page
 
 
+def test_the_headline_claim_is_judged_only_on_a_complete_sweep():
+    """reports/README.md sets the article's 63.2% beside a sweep only when every cell of its grid is recorded; a sweep
+    cut short is named as not judged, never rated on the cells it happens to have."""
+    from reprokit.publish.sweep_report import headline_claim
+
+    def head(run_id, planned, not_started):
+        return _header(run_id, "2026-12-01T00:00:00Z").model_copy(update={"suite": "sweep", "planned": planned,
+                                                                           "not_started": not_started})
+    cells = [record(case=f"sweep-m{i}", suite="sweep", run_id="first", variant="inference-default",
+                    verdict="reproduces" if i == 0 else "does-not-reproduce") for i in range(3)]
+    cut = view_of(Loaded(cells, {"first": head("first", 4, 1)}), "cpu", "sweep", "2.13.0")
+    assert headline_claim({"cpu": cut})[2] == "- `cpu`: not judged (1 of its cells not recorded)."
+    whole = view_of(Loaded(cells, {"first": head("first", 3, 0)}), "cpu", "sweep", "2.13.0")
+    (line,) = [ln for ln in headline_claim({"cpu": whole}) if ln.startswith("- `cpu`")]
+    assert "all 3 cells of its grid recorded" in line and line.endswith("1 of 3 structures (33.3%) fail at least one cell.")
+
+
 def test_a_change_between_two_given_releases_names_the_untested_ones_between_them():
     """--versions 2.9.1 2.12.1 2.13.0 --no-between, the true fix in 2.11.0: the answer is a span, and the
     recorded-history releases between its ends that no run tested are named, never skipped over."""
