@@ -1,6 +1,6 @@
 """The compare view separates "skipped on one side, ran on the other" from "differs": a skip observed nothing, so it is
 no difference of verdicts; a verdict that changed is."""
-from reprokit.publish.site_compare import DIFFER, ONE_SIDE, SAME, SKIP_VS_RAN, compare, differs, verdict_words
+from reprokit.publish.site.compare import DIFFER, ONE_SIDE, SAME, SKIP_VS_RAN, compare, differs, verdict_words
 from support import record
 
 

@@ -146,7 +146,8 @@ def test_importing_an_older_copy_of_the_store_keeps_the_newer_records(tmp_path):
 
 
 def test_output_tails_are_kept_apart_and_read_only_for_what_is_shown(tmp_path):
-    from reprokit.publish import ci_artifacts, render
+    from reprokit.publish import render
+    from reprokit.publish.pages import ci_artifacts
     store = Store(tmp_path)
     store.merge([record(case="aa", verdict="fails-differently", stderr_tail="Traceback ... BOOM"),
                  record(case="bb", stdout_tail="FP8_CONFIG {}")])
@@ -236,7 +237,7 @@ def test_a_target_page_labels_every_verdict_with_its_dtype_and_wraps_the_claim_w
     from pathlib import Path
 
     from reprokit.model import corpus
-    from reprokit.publish import report
+    from reprokit.publish.pages import report
     from reprokit.store.store import Loaded
 
     cases = {c.case.id: c for c in corpus.discover(Path(__file__).resolve().parents[1] / "cases")}
@@ -264,7 +265,7 @@ def _one_case(tmp_path, extra_yaml, **files):
 
 def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
     from reprokit.model import corpus
-    from reprokit.publish.report import recorded_before_change
+    from reprokit.publish.pages.report import recorded_before_change
     folder, cases = _one_case(tmp_path, "article: {section: '0', claim: x, stance: fails}\n")
     now = corpus.content_hash(folder)
     records = [record(case="one-case", case_hash=now), record(case="one-case", dtype="bfloat16", case_hash=None)]
@@ -275,7 +276,7 @@ def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
 
 
 def test_runs_of_the_corpus_without_a_record_are_counted_by_key(tmp_path):
-    from reprokit.publish.report import unrecorded
+    from reprokit.publish.pages.report import unrecorded
     _, cases = _one_case(tmp_path, "requires: {dtypes: [float32, bfloat16]}\n", **{"fixed.py": "pass\n"})
     records = [record(case="one-case", dtype="bfloat16"), record(case="one-case", variant="fixed", dtype="float32"),
                record(case="gone-case")]  # a record of a case no longer in the corpus fills nothing
@@ -283,7 +284,7 @@ def test_runs_of_the_corpus_without_a_record_are_counted_by_key(tmp_path):
 
 
 def test_the_history_page_shows_each_release_and_marks_cells_of_another_case_version():
-    from reprokit.publish.history_page import render_history
+    from reprokit.publish.pages.history_page import render_history
     every = {"2.8.0": [record(case="a-case", torch="2.8.0+cu128", case_hash="old"),
                        record(case="a-case", variant="fixed", verdict="fix-works", torch="2.8.0+cu128", case_hash=None)],
              "2.9.1": [record(case="a-case", verdict="does-not-reproduce", torch="2.9.1+cu128", case_hash="new"),

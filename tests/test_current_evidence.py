@@ -8,7 +8,7 @@ from reprokit.model.attribution import COMPILE_STAGES, compile_rate, outside_com
 from reprokit.model.case import load_case
 from reprokit.model.claims import load_claims
 from reprokit.model.corpus import discover
-from reprokit.publish import ledger
+from reprokit.publish.pages import ledger
 from reprokit.run.execute import Observation
 from reprokit.run.outcome import repro_verdict
 from reprokit.run.request import load_root_matrix

@@ -3,7 +3,7 @@ model/verdict.py generates it, and every relative link of the Markdown files poi
 
 import re
 
-from reprokit.publish import verdict_doc
+from reprokit.publish.pages import verdict_doc
 from support import ROOT
 
 DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "tests" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from reprokit.model import corpus
 from reprokit.model.records import RunHeader, Sitting
-from reprokit.publish import render, website
+from reprokit.publish import render
+from reprokit.publish.site import website
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import history_rows

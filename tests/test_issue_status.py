@@ -4,7 +4,8 @@ from pathlib import Path
 
 from reprokit.model.case import Case
 from reprokit.model.corpus import CaseDir
-from reprokit.publish import issue_status, report
+from reprokit.publish import issue_status
+from reprokit.publish.pages import report
 from support import record
 
 

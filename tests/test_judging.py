@@ -175,7 +175,7 @@ def test_the_ledger_says_from_which_release_a_verdict_holds():
 
     from reprokit.model import corpus
     from reprokit.model.claims import load_claims
-    from reprokit.publish import ledger_page
+    from reprokit.publish.pages import ledger_page
     root = Path(__file__).resolve().parents[1]
     cases = {c.case.id: c for c in corpus.discover(root / "cases")}
     claims = load_claims(root / "claims.yaml", set(cases))
@@ -197,7 +197,7 @@ def test_a_partly_tested_claim_whose_tested_part_changes_does_not_hold_across_re
 
     from reprokit.model import corpus
     from reprokit.model.claims import load_claims
-    from reprokit.publish import ledger, ledger_page
+    from reprokit.publish.pages import ledger, ledger_page
     root = Path(__file__).resolve().parents[1]
     cases = {c.case.id: c for c in corpus.discover(root / "cases")}
     (claim,) = [c for c in load_claims(root / "claims.yaml", set(cases)).claims if c.id == "symbolic-break"]
@@ -214,7 +214,7 @@ def test_a_partly_tested_claim_whose_tested_part_changes_does_not_hold_across_re
 
 
 def _sweep_page(runs, records):
-    from reprokit.publish.sweep_report import render_target
+    from reprokit.publish.pages.sweep_report import render_target
     loaded = Loaded(records, {h.run_id: h for h in runs})
     return render_target(view_of(loaded, "cpu", "sweep", "2.13.0"), "a CPU", None)
 
@@ -236,7 +236,7 @@ def test_sweep_page_counts_as_missing_only_cells_no_later_run_recorded():
 def test_the_headline_claim_is_judged_only_on_a_complete_sweep():
     """reports/README.md sets the article's 63.2% beside a sweep only when every cell of its grid is recorded; a sweep
     cut short is named as not judged, never rated on the cells it happens to have."""
-    from reprokit.publish.sweep_report import headline_claim
+    from reprokit.publish.pages.sweep_report import headline_claim
 
     def head(run_id, planned, not_started):
         return _header(run_id, "2026-12-01T00:00:00Z").model_copy(update={"suite": "sweep", "planned": planned,
@@ -342,7 +342,7 @@ def test_a_record_from_another_cpu_keeps_the_replaced_verdict_and_is_machine_dep
     and keeps that machine's verdict; a disagreement makes it machine-dependent (no rate, no change, marked)."""
     from reprokit.model.attribution import compile_rate
     from reprokit.model.verdict import reproduce_rate
-    from reprokit.publish.site_rows import Cell
+    from reprokit.publish.site.rows import Cell
     from reprokit.store import machines
     from reprokit.store.store import Store
     from reprokit.store.views import version_changes

@@ -41,10 +41,10 @@ def test_the_package_keeps_its_layers(package_copy: Path):
 
 
 def test_an_upward_import_breaks_the_layers_contract(package_copy: Path):
-    add_line(package_copy / "reprokit" / "model" / "verdict.py", "import reprokit.publish.report  # noqa")
+    add_line(package_copy / "reprokit" / "model" / "verdict.py", "import reprokit.publish.pages.report  # noqa")
     done = lint_imports(package_copy)
     assert done.returncode != 0
-    assert "reprokit.model.verdict -> reprokit.publish.report" in done.stdout
+    assert "reprokit.model.verdict -> reprokit.publish.pages.report" in done.stdout
 
 
 def test_child_may_not_import_a_third_party_library(package_copy: Path):

@@ -9,7 +9,7 @@ from reprokit.model.case import Case, load_case
 from reprokit.model.claims import Claim
 from reprokit.model.corpus import CaseDir
 from reprokit.model.schema import InputError
-from reprokit.publish import ledger
+from reprokit.publish.pages import ledger
 from reprokit.store.views import View
 from support import record
 

@@ -5,8 +5,9 @@ from pathlib import Path
 
 from reprokit.model import corpus
 from reprokit.model.records import RunHeader
-from reprokit.publish import render, website
-from reprokit.publish.site_standing import release_rates, steps
+from reprokit.publish import render
+from reprokit.publish.site import website
+from reprokit.publish.site.standing import release_rates, steps
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import history_rows

@@ -10,7 +10,8 @@ import pytest
 from reprokit.model import corpus
 from reprokit.model.records import RunHeader, Sitting
 from reprokit.model.verdict import is_change
-from reprokit.publish import render, website
+from reprokit.publish import render
+from reprokit.publish.site import website
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import history_rows, since_or_fixed, version_changes
@@ -125,7 +126,7 @@ def test_the_grid_shows_one_word_for_every_release_and_filters_on_each_machine(b
 
 def test_compare_counts_it_as_no_difference(built):
     published, site, _ = built
-    from reprokit.publish.site_compare import DIFFER, compare, comparison
+    from reprokit.publish.site.compare import DIFFER, compare, comparison
 
     found = comparison(published)
     for a, b in (("2.13.0", "2.14.1"), ("2.14.1", "2.15.0"), ("2.13.0", "2.15.0")):

@@ -94,7 +94,7 @@ def _sweep(failing_structures, structures=27, fp8_failing=0):
 ])
 def test_ledger_judges_a_claimed_rate_by_the_sweep(failing, fp8, measure, verdict, detail):
     from reprokit.model.claims import Claim
-    from reprokit.publish import ledger
+    from reprokit.publish.pages import ledger
     claim = Claim(id="rate", section="1", claim="x% fail", sweep={"measure": measure, "claimed": 0.2})
     assert ledger.judge(claim, {}, [], _sweep(failing, fp8_failing=fp8)) == (verdict, detail)
     assert ledger.judge(claim, {}, [], None) == ("not run", "no sweep recorded")

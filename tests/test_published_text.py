@@ -4,7 +4,8 @@ from xml.etree import ElementTree as ET
 
 from reprokit.contrib import autofix
 from reprokit.model.verdict import Verdict
-from reprokit.publish import cells, ci_artifacts, markdown
+from reprokit.publish import markdown
+from reprokit.publish.pages import cells, ci_artifacts
 from reprokit.run import host_run
 from reprokit.store.views import View
 from support import record

@@ -274,7 +274,7 @@ def test_validate_refuses_a_script_past_its_size_cap(tmp_path):
 # ------------------------------------------------------------------ 4: the trace bundle is streamed and capped
 
 def test_the_trace_bundle_is_streamed_and_capped_in_all(tmp_path):
-    from reprokit.tracker import trace_bundle
+    from reprokit.tracker.drafting import trace_bundle
 
     trace = tmp_path / "trace"
     trace.mkdir()

@@ -23,13 +23,15 @@ from reprokit.model.attribution import compile_rate
 from reprokit.model.records import Record
 from reprokit.model.schema import InputError
 from reprokit.model.verdict import MEANING, Verdict, rate_text, reproduce_rate
-from reprokit.publish import index_page, render, sweep_report, website
+from reprokit.publish import render
 from reprokit.publish.issue_status import Standing
-from reprokit.publish.site_case import upstream_refusal
-from reprokit.publish.site_feed import site_address
-from reprokit.publish.site_rows import slug
-from reprokit.publish.site_stamp import BuildStamp, from_git
-from reprokit.publish.site_standing import standing_line
+from reprokit.publish.pages import index_page, sweep_report
+from reprokit.publish.site import website
+from reprokit.publish.site.case import upstream_refusal
+from reprokit.publish.site.feed import site_address
+from reprokit.publish.site.rows import slug
+from reprokit.publish.site.stamp import BuildStamp, from_git
+from reprokit.publish.site.standing import standing_line
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import (
@@ -42,7 +44,7 @@ from reprokit.store.views import (
     releases,
     superseded,
 )
-from reprokit.tracker.not_a_bug import screen
+from reprokit.tracker.judging.not_a_bug import screen
 from support import record
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,8 +16,9 @@ import pytest
 from reprokit.model import corpus
 from reprokit.model.records import Record
 from reprokit.model.verdict import Role, Verdict
-from reprokit.publish import render, website
-from reprokit.publish.site_stamp import BuildStamp
+from reprokit.publish import render
+from reprokit.publish.site import website
+from reprokit.publish.site.stamp import BuildStamp
 from reprokit.run.request import load_root_matrix
 from reprokit.store.machines import machine_of
 from reprokit.store.store import Store

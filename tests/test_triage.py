@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 from reprokit.run.execute import Observation
-from reprokit.tracker import issue_json, issue_lifecycle, release_dates, thread_reading, triage_runs, triage_standing
 from reprokit.tracker import triage as triage_module
-from reprokit.tracker.exit_evidence import ExitEvidence
+from reprokit.tracker.issue import issue_json, release_dates, thread_reading
+from reprokit.tracker.issue.exit_evidence import ExitEvidence
+from reprokit.tracker.judging import issue_lifecycle, triage_runs, triage_standing
 
 ROOT = Path(__file__).resolve().parents[1]
 

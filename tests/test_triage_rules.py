@@ -9,21 +9,14 @@ from reprokit.run.execute import Observation
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import repro_history
-from reprokit.tracker import (
-    eager_fix,
-    issue_json,
-    issue_lifecycle,
-    release_dates,
-    report_facts,
-    signature,
-    triage_releases,
-    triage_standing,
-)
-from reprokit.tracker.exit_evidence import ExitEvidence
-from reprokit.tracker.exit_evidence import of as evidence_of
-from reprokit.tracker.issue_lifecycle import Step
-from reprokit.tracker.release_summary import ReleaseHistory
-from reprokit.tracker.triage_standing import DOES_NOT, NO_LONGER, NOT_POSTED, STILL, Ran
+from reprokit.tracker.drafting import report_facts
+from reprokit.tracker.issue import issue_json, release_dates
+from reprokit.tracker.issue.exit_evidence import ExitEvidence
+from reprokit.tracker.issue.exit_evidence import of as evidence_of
+from reprokit.tracker.judging import eager_fix, issue_lifecycle, signature, triage_releases, triage_standing
+from reprokit.tracker.judging.issue_lifecycle import Step
+from reprokit.tracker.judging.triage_standing import DOES_NOT, NO_LONGER, NOT_POSTED, STILL, Ran
+from reprokit.tracker.text.release_summary import ReleaseHistory
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = "import torch\n\n\n@torch.compile(fullgraph=True)\ndef f(x):\n    return x.sum()\n\n\nprint(f(torch.ones(3)))\n"

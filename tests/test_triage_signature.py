@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from reprokit.model.schema import InputError
 from reprokit.run.execute import Observation
-from reprokit.tracker import fp64_check, issue_json, issue_lifecycle, signature, thread_reading
-from reprokit.tracker.issue_lifecycle import Step
-from reprokit.tracker.triage_standing import NO_LONGER, NOT_POSTED, STILL, Ran
+from reprokit.tracker.issue import issue_json, thread_reading
+from reprokit.tracker.judging import fp64_check, issue_lifecycle, signature
+from reprokit.tracker.judging.issue_lifecycle import Step
+from reprokit.tracker.judging.triage_standing import NO_LONGER, NOT_POSTED, STILL, Ran
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = "import torch\n\nprint(torch.compile(lambda x: x.sum())(torch.ones(3)))\n"
@@ -202,7 +203,7 @@ def test_every_state_and_its_record_come_from_the_one_lifecycle():
 
 
 def test_the_signature_release_is_the_reported_one_or_the_nearest_older_one():
-    from reprokit.tracker.triage_releases import reference
+    from reprokit.tracker.judging.triage_releases import reference
 
     here = ["2.12.1", "2.13.0", "2.14.1", "nightly"]
     assert reference("2.13.0", here) == "2.13.0"
@@ -218,8 +219,8 @@ def test_an_error_log_block_that_parses_as_python_is_not_joined_to_the_script():
 
 
 def test_a_draft_table_cell_holds_a_pipe_and_no_home_path():
-    from reprokit.tracker.triage_standing import _cell
-    from reprokit.tracker.user_paths import as_user_sees
+    from reprokit.tracker.judging.triage_standing import _cell
+    from reprokit.tracker.text.user_paths import as_user_sees
 
     assert _cell("Unsupported: 'Pair._replace | _replace'") == "`Unsupported: 'Pair._replace \\| _replace'`"
     home = str(Path.home())
@@ -233,7 +234,7 @@ def test_a_run_s_line_in_the_draft_names_no_path_of_this_machine():
     from pathlib import Path
 
     from reprokit.run.execute import Observation
-    from reprokit.tracker.triage_standing import observed_line
+    from reprokit.tracker.judging.triage_standing import observed_line
 
     home, host = str(Path.home()), socket.gethostname()
     message = (f"'inline in skipfiles: Pair._replace | _replace {home}/.pyenv/versions/3.11.7/lib/python3.11/"

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from reprokit.tracker import not_a_bug
-from reprokit.tracker.user_paths import as_user_sees
+from reprokit.tracker.judging import not_a_bug
+from reprokit.tracker.text.user_paths import as_user_sees
 
 ROOT = Path(__file__).resolve().parents[1]
 

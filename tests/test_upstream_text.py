@@ -6,12 +6,12 @@ import pytest
 from reprokit.contrib.script_code import facts, torch_calls
 from reprokit.model.schema import InputError
 from reprokit.run.execute import Observation
-from reprokit.tracker import issue_search
-from reprokit.tracker.issue_fields import Failure, title
-from reprokit.tracker.release_summary import ReleaseHistory
-from reprokit.tracker.standalone import standalone
-from reprokit.tracker.traceback_text import raised_at, without_harness
-from reprokit.tracker.user_paths import as_user_sees
+from reprokit.tracker.drafting.issue_fields import Failure, title
+from reprokit.tracker.issue import issue_search
+from reprokit.tracker.text.release_summary import ReleaseHistory
+from reprokit.tracker.text.standalone import standalone
+from reprokit.tracker.text.traceback_text import raised_at, without_harness
+from reprokit.tracker.text.user_paths import as_user_sees
 
 SCRIPT = '''"""A repro.
 

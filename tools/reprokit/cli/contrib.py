@@ -14,7 +14,8 @@ from reprokit.model.schema import CATEGORIES, InputError
 from reprokit.run.request import load_root_matrix, target_of
 from reprokit.store.store import Store
 from reprokit.store.views import current
-from reprokit.tracker import minify, upstream
+from reprokit.tracker import upstream
+from reprokit.tracker.drafting import minify
 
 
 def cmd_new_case(args: argparse.Namespace) -> int:

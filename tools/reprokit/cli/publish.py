@@ -10,7 +10,7 @@ from pathlib import Path
 
 from reprokit.cli.common import reports_of, root_of, store_of
 from reprokit.model import corpus
-from reprokit.publish import website
+from reprokit.publish.site import website
 from reprokit.run import lifecycle
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store

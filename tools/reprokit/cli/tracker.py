@@ -12,7 +12,9 @@ from pathlib import Path
 from reprokit.cli.common import OUT_HELP, root_of, store_of
 from reprokit.model.schema import InputError
 from reprokit.run.request import load_root_matrix, target_of
-from reprokit.tracker import issue_json, linked, offline_triage, triage, triage_standing
+from reprokit.tracker import linked, offline_triage, triage
+from reprokit.tracker.issue import issue_json
+from reprokit.tracker.judging import triage_standing
 
 
 def cmd_tracker(args: argparse.Namespace) -> int:

@@ -30,7 +30,9 @@ from pathlib import Path
 from reprokit.model import corpus
 from reprokit.model.claims import load_claims
 from reprokit.model.matrix import load_matrix
-from reprokit.publish import ci_artifacts, index_page, render, report, website
+from reprokit.publish import render
+from reprokit.publish.pages import ci_artifacts, index_page, report
+from reprokit.publish.site import website
 from reprokit.run.execute import observe
 from reprokit.store.store import Store
 from reprokit.store.views import View, current

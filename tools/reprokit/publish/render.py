@@ -14,7 +14,7 @@ from reprokit.model.corpus import CaseDir
 from reprokit.model.matrix import Matrix
 from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
-from reprokit.publish import report, sweep_report
+from reprokit.publish.pages import report, sweep_report
 from reprokit.store.last_runs import LastRun, last_runs
 from reprokit.store.machines import machine_of
 from reprokit.store.store import Loaded

@@ -17,7 +17,7 @@ from reprokit.model.matrix import Target
 from reprokit.model.records import Record, RunHeader, Sitting
 from reprokit.model.schema import InputError
 from reprokit.model.untrusted_text import one_line
-from reprokit.publish import run_facts
+from reprokit.publish.pages import run_facts
 from reprokit.run import devices, environment, sandbox, torch_envs
 from reprokit.run.plan import plan
 from reprokit.run.process_groups import Stopper

@@ -15,7 +15,8 @@ from reprokit.images import container
 from reprokit.model.matrix import Matrix, Target
 from reprokit.model.records import Record
 from reprokit.model.schema import InputError
-from reprokit.publish import render, run_summary
+from reprokit.publish import render
+from reprokit.publish.pages import run_summary
 from reprokit.run.container_run import run_in_container
 from reprokit.run.host_run import run_here
 from reprokit.run.request import RunOutcome, RunRequest, load_root_matrix, shown_path, target_of

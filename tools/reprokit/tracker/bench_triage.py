@@ -14,7 +14,9 @@ from pathlib import Path
 
 from reprokit.run.execute import Observation
 from reprokit.run.request import load_root_matrix
-from reprokit.tracker import issue_json, signature, thread_reading, triage
+from reprokit.tracker import triage
+from reprokit.tracker.issue import issue_json, thread_reading
+from reprokit.tracker.judging import signature
 
 ROOT = Path.cwd()  # the repository: nox runs the bench from its root
 

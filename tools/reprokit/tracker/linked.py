@@ -23,11 +23,11 @@ from reprokit.model.schema import InputError
 from reprokit.publish import issue_status
 from reprokit.store.store import Loaded, Store
 from reprokit.store.views import release_of, releases, repro_history
-from reprokit.tracker import issue_comment
-from reprokit.tracker.issue_comment import NO_LONGER, STILL, CommentEvidence
-from reprokit.tracker.release_summary import ReleaseHistory
-from reprokit.tracker.standalone import standalone
-from reprokit.tracker.user_paths import as_user_sees
+from reprokit.tracker.drafting import issue_comment
+from reprokit.tracker.drafting.issue_comment import NO_LONGER, STILL, CommentEvidence
+from reprokit.tracker.text.release_summary import ReleaseHistory
+from reprokit.tracker.text.standalone import standalone
+from reprokit.tracker.text.user_paths import as_user_sees
 
 REPO = "pytorch/pytorch"
 

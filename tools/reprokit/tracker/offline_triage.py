@@ -10,7 +10,8 @@ from pathlib import Path
 
 from reprokit.model.issue_states import IssueState
 from reprokit.model.schema import InputError
-from reprokit.tracker import issue_json, linked, triage
+from reprokit.tracker import linked, triage
+from reprokit.tracker.issue import issue_json
 
 
 def issue_file(folder: Path, number: int) -> Path | None:

@@ -26,25 +26,22 @@ from reprokit.model.matrix import Matrix
 from reprokit.model.schema import InputError
 from reprokit.run import torch_envs
 from reprokit.store.views import release_of
-from reprokit.tracker import (
+from reprokit.tracker.issue import exit_evidence, issue_json, release_dates, thread_reading
+from reprokit.tracker.issue.issue_json import Issue
+from reprokit.tracker.judging import (
     eager_fix,
-    exit_evidence,
     fp64_check,
-    issue_json,
     issue_lifecycle,
-    release_dates,
     signature,
-    thread_reading,
     triage_device,
     triage_releases,
     triage_runs,
     upstream_runs,
 )
-from reprokit.tracker.issue_json import Issue
-from reprokit.tracker.issue_lifecycle import Step, Triage
-from reprokit.tracker.triage_releases import Offered, order
-from reprokit.tracker.triage_standing import STILL, Ran, observed_line, render
-from reprokit.tracker.user_paths import as_user_sees
+from reprokit.tracker.judging.issue_lifecycle import Step, Triage
+from reprokit.tracker.judging.triage_releases import Offered, order
+from reprokit.tracker.judging.triage_standing import STILL, Ran, observed_line, render
+from reprokit.tracker.text.user_paths import as_user_sees
 
 GH_FIELDS = "number,title,body,state,stateReason,closedAt,createdAt,labels,comments,url"
 TIMEOUT = 300.0

@@ -27,24 +27,16 @@ from reprokit.model.untrusted_text import plain
 from reprokit.run import torch_envs
 from reprokit.run.execute import Observation
 from reprokit.store.views import repro_history
-from reprokit.tracker import (
-    issue_fields,
-    issue_search,
-    linked,
-    minify,
-    not_a_bug,
-    offline_triage,
-    report_facts,
-    trace_bundle,
-    triage,
-    upstream_runs,
-)
-from reprokit.tracker.issue_comment import NO_LONGER, STILL, CommentEvidence
-from reprokit.tracker.issue_fields import Failure
-from reprokit.tracker.pt2_report import Evidence, render
-from reprokit.tracker.release_summary import BAD, ReleaseHistory
-from reprokit.tracker.traceback_text import raised_at
-from reprokit.tracker.user_paths import as_user_sees
+from reprokit.tracker import linked, offline_triage, triage
+from reprokit.tracker.drafting import issue_fields, minify, report_facts, trace_bundle
+from reprokit.tracker.drafting.issue_comment import NO_LONGER, STILL, CommentEvidence
+from reprokit.tracker.drafting.issue_fields import Failure
+from reprokit.tracker.drafting.pt2_report import Evidence, render
+from reprokit.tracker.issue import issue_search
+from reprokit.tracker.judging import not_a_bug, upstream_runs
+from reprokit.tracker.text.release_summary import BAD, ReleaseHistory
+from reprokit.tracker.text.traceback_text import raised_at
+from reprokit.tracker.text.user_paths import as_user_sees
 
 MINIFY_TIMEOUT = 600
 

@@ -1,6 +1,6 @@
 // The compare view (compare.html): the two columns chosen in its form, kept in the address (?a=cpu@2.13.0&b=cpu@2.14.1)
 // so that a view can be shared; every case recorded in either, those whose verdicts differ first, then those skipped on
-// one side and run on the other, then those recorded on one side only, then the same (site_compare.py's rule and order). Without this file the page shows its default view.
+// one side and run on the other, then those recorded on one side only, then the same (site/compare.py's rule and order). Without this file the page shows its default view.
 (function () {
   "use strict";
 
@@ -8,7 +8,7 @@
     var pick = { a: form.querySelector("select[name=a]"), b: form.querySelector("select[name=b]") };
     var body = document.querySelector("#compare-table tbody");
     var ORDER = ["yes", "skipped vs ran", "one side", "no"];
-    function differs(left, right) {  // as site_compare.differs: a run whose verdict differs, neither of them "~";
+    function differs(left, right) {  // as site/compare.differs: a run whose verdict differs, neither of them "~";
       if (!(left && right)) { return "one side"; }  // a skip against a run is listed apart
       var pairs = Object.keys(left[1]).filter(function (k) {
         var x = left[1][k], y = right[1][k];

@@ -1,0 +1,139 @@
+"""The grid of one target (grid-<target>.html): a row per case, a column per recorded torch release (oldest first, by
+version), each cell the repro's verdict per dtype with a permalink `#case/target/release` and the error's first
+line. Built from the same rows as the record list, so both pages show the same verdicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from reprokit.model.verdict import Verdict
+from reprokit.publish.glossary import SHORT_WORD
+from reprokit.publish.render import Published
+from reprokit.publish.site.rows import MACHINE_DEPENDENT, VERDICT_RANK, Cell, Row, slug
+
+
+@dataclass(frozen=True)
+class GridCell:
+    anchor: str  # the cell's id and permalink: case/target/release
+    lines: list[tuple[str, Cell]]  # (label, the repro's verdict), one per recorded dtype (label "" when only one),
+    # labelled with the torch build too where builds of the release disagree (a line per build)
+    previous: str = ""  # the previous release recording the case, where a verdict differs from it ("" otherwise)
+    was: str = ""  # the verdicts on that release, as its cell's tip says them
+
+    @property
+    def rank(self) -> str:
+        """What a sort by this column compares: the first dtype's verdict, in the legend's order."""
+        return self.lines[0][1].rank if self.lines else "z"
+
+    @property
+    def words(self) -> str:
+        return ", ".join(f"{dtype}: {shown_word(cell)}" if dtype else shown_word(cell) for dtype, cell in self.lines)
+
+    @property
+    def tip(self) -> str:
+        """The verdicts, the change from the previous release and the error's first line (or why it did not run),
+        per dtype: shown on hover and focus, and the cell link's description."""
+        shorts = [(dtype, cell.short.removeprefix(f"{MACHINE_DEPENDENT}: ")) for dtype, cell in self.lines
+                  if cell.detail]  # the word already says machine-dependent: its detail names each machine's verdict
+        details = "; ".join(f"{dtype}: {short}" if dtype else short for dtype, short in shorts)
+        changed = f" (was {self.was} on {self.previous})" if self.previous else ""
+        return f"{self.words}{changed}" + (f". {details}" if details else "")
+
+
+@dataclass(frozen=True)
+class GridRow:
+    case: str
+    category: str
+    source: str
+    version: str  # "earlier case version" when a shown record ran another version of the case
+    verdicts: str  # "release=verdict ..." for every release and dtype: the verdict filter, on any release
+    cells: list[GridCell | None]  # one per release column; None where the release has no record of the case
+
+
+@dataclass(frozen=True)
+class Grid:
+    target: str
+    file: str  # grid-<target>.html
+    releases: list[str]  # the columns, oldest first
+    current: str  # the release the target's reports show
+    rows: list[GridRow]
+
+    @property
+    def verdicts(self) -> list[str]:
+        """The verdicts of any release, in the legend's order (the verdict filter's values)."""
+        seen = {word: VERDICT_RANK[word if word == MACHINE_DEPENDENT else Verdict(word)] for row in self.rows
+                for grid_cell in row.cells if grid_cell for _, cell in grid_cell.lines for word in cell.words}
+        return sorted(seen, key=seen.__getitem__)
+
+
+def shown_word(cell: Cell) -> str:
+    """A cell's word in words: the verdict's, or "machine-dependent" (never one machine's verdict as the release's)."""
+    return MACHINE_DEPENDENT if cell.machines else cell.word
+
+
+def grid_file(target: str) -> str:
+    return f"grid-{slug(target)}.html"
+
+
+def cell_anchor(case: str, target: str, release: str) -> str:
+    return f"{case}/{slug(target)}/{slug(release)}"
+
+
+def grids(p: Published, every: list[Row]) -> list[Grid]:
+    """One grid per target with recorded cases, in matrix.yaml's order."""
+    by_target: dict[str, dict[str, dict[str, list[Row]]]] = {t: {} for t in p.histories}
+    for row in every:
+        by_target[row.target].setdefault(row.case, {}).setdefault(row.release, []).append(row)
+    out = []
+    for target, cases in by_target.items():
+        releases = list(p.histories[target])
+        rows = [grid_row(target, case_id, by_release, releases) for case_id, by_release in sorted(cases.items())]
+        out.append(Grid(target, grid_file(target), releases, p.views[target].release, rows))
+    return out
+
+
+def local_build(build: str) -> str:
+    """The part of a torch build a release's column does not say: "+cpu" of "2.14.1+cpu" (a build without one: whole)."""
+    return "+" + build.partition("+")[2] if "+" in build else build
+
+
+def _cell_label(row: Row, several: bool) -> str:
+    """A verdict's label in its cell: its dtype where the cell has several; where builds of the release disagree, the
+    verdict's word and the build's local part."""
+    build = f"{SHORT_WORD[Verdict(row.repro.word)]} {local_build(row.build)}" if row.build else ""
+    return " ".join(part for part in (row.dtype if several else "", build) if part)
+
+
+def _shown(row: Row) -> Cell:
+    """The repro's cell as the grid shows it: where builds of the release disagree, the machine each build ran on
+    leads its detail (the builds' verdicts may differ by machine, not by build)."""
+    if row.build and row.machine:
+        return replace(row.repro, detail=f"on {row.machine}" + (f"; {row.repro.detail}" if row.repro.detail else ""))
+    return row.repro
+
+
+def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releases: list[str]) -> GridRow:
+    """A case's cells, one per release column; a cell is marked where a dtype's verdict differs from the previous
+    release that recorded the case (a machine-dependent verdict is never a change)."""
+    cells: list[GridCell | None] = []
+    before: tuple[str, dict[str, str], str] | None = None  # (release, dtype -> verdict, the cell's words)
+    for release in releases:
+        recorded = [r for r in by_release.get(release, []) if r.repro]
+        if not recorded:
+            cells.append(None)
+            continue
+        several = len({r.dtype for r in recorded}) > 1
+        now = {r.dtype: r.repro.word for r in recorded if not r.repro.machines}  # machine-dependent: never a change
+        differs = before is not None and any(d in before[1] and before[1][d] != w for d, w in now.items())
+        labels = [_cell_label(r, several) for r in recorded]
+        cell = GridCell(cell_anchor(case_id, target, release), list(zip(labels, [_shown(r) for r in recorded],
+                                                                        strict=True)),
+                        before[0] if differs else "", before[2] if differs else "")
+        cells.append(cell)
+        before = (release, now, cell.words)
+    first = next(iter(by_release.values()))[0]
+    verdicts = " ".join(dict.fromkeys(f"{r.release}={word}" for rs in by_release.values() for r in rs
+                                      if r.repro for word in r.repro.words))
+    version = next((r.version for rs in by_release.values() for r in rs if r.version), "")
+    return GridRow(case_id, first.category, first.source, version, verdicts, cells)
+

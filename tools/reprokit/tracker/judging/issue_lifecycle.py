@@ -1,0 +1,294 @@
+"""The states a triaged pytorch/pytorch issue can be in, and the transitions between them, in one place (as syzkaller
+keeps its bug states). The standing `triage` prints, the comment it drafts and what `--record` keeps in
+issue-states.yaml are all read from the final `Triage` value.
+
+    REPORTED --thread decides (closed as not planned, a maintainer's standing verdict)--> NOT_POSTED
+    REPORTED --no script / the reported release cannot run it / it does not fail there either--> NOT_POSTED
+    REPORTED --run on the reported release, its signature confirmed by the issue's text--> OBSERVED
+    OBSERVED --every other release compared with that signature--> JUDGED
+    JUDGED --the standing disagrees with the issue's state--> POSTED (a draft), else NOT_POSTED (agrees, no comment)
+
+Standings: "still reproduces" (the newest release fails with the observed signature), "no longer reproduces" (it
+passes, or, for an issue that asks for an error, now raises one), "fails differently" (another failure), "not posted:
+<reason>". Pure: runs in, one value out; nothing here runs anything."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from reprokit.tracker.issue import release_dates
+from reprokit.tracker.issue.exit_evidence import ExitEvidence
+from reprokit.tracker.issue.issue_json import Issue, cut_before_error, without_script
+from reprokit.tracker.judging import eager_fix
+from reprokit.tracker.judging import signature as sig
+from reprokit.tracker.judging.not_a_bug import UNKNOWN_NAME
+from reprokit.tracker.judging.signature import Signature
+from reprokit.tracker.judging.triage_standing import (
+    DIFFERENT,
+    DOES_NOT,
+    NO_LONGER,
+    NOT_POSTED,
+    STILL,
+    Ran,
+    Standing,
+    observed_line,
+)
+
+NOW_RAISES = "now raises"
+NO_CUDA = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are available")
+HANG_WORDS = re.compile(r"\b(hangs?|hung|stuck|forever|never (?:finishes|returns|ends)|deadlock|time[sd]? ?out)\b", re.I)
+# torch's own words when the failure is the behaviour it documents (it names what to use instead)
+DOCUMENTED = (re.compile(r"This graph break is fundamental"), re.compile(r"\bmaybe_mark_dynamic\b"))
+
+
+
+class Step(str, Enum):
+    REPORTED = "reported"
+    OBSERVED = "observed on the reported release"
+    JUDGED = "judged per release"
+    POSTED = "posted"
+    NOT_POSTED = "not posted"
+
+
+@dataclass(frozen=True)
+class Judged:
+    release: str
+    outcome: str  # signature.SAME | GOOD | OTHER | NOT_RUN | NOW_RAISES
+    line: str
+
+
+@dataclass(frozen=True)
+class Triage:
+    step: Step
+    standing: Standing
+    reported: str | None = None  # the release the issue reports (collect_env's, or --reported-release)
+    reported_by_date: str = ""  # the day the issue was opened, where `reported` was taken from it (release_dates)
+    observed_on: str | None = None  # the release whose run gave the signature
+    signature: Signature | None = None
+    accepts: bool = False  # the complaint is that torch accepts what it should refuse
+    confirmed: str | None = None  # how the issue's text confirms the signature
+    judged: tuple[Judged, ...] = ()
+    baseline_run: bool = True  # False: the reported release was not run (--here, or it cannot be installed here)
+    exit_says: str = ""  # why the script's exit status is evidence (exit_evidence), where a clean exit is judged
+
+    @property
+    def post(self) -> bool:
+        return self.step is Step.POSTED
+
+    def source(self) -> str:
+        """Where the release it is judged on comes from, in words."""
+        return source_words(self.reported, self.reported_by_date)
+
+    def record_line(self) -> str:
+        """What issue-states.yaml keeps: the standing, and the signature it was judged against."""
+        said = self.standing.line()
+        return f"{said} [signature on torch {self.observed_on}: {self.signature.line()}]" if self.signature else said
+
+
+def source_words(reported: str | None, by_date: str = "") -> str:
+    if by_date and reported:
+        return f"the issue names no release; {reported} was the newest when it was opened, on {by_date}"
+    return f"the issue names {reported or 'no release'}"
+
+
+def reported(standing_reason: str, **facts) -> Triage:
+    """REPORTED -> NOT_POSTED before anything runs (or with nothing to judge)."""
+    return Triage(Step.NOT_POSTED, Standing(NOT_POSTED, standing_reason), **facts)
+
+
+def _needs_other_torch(ran: Ran) -> str | None:
+    text = f"{ran.log}\n{ran.obs.message or ''}" if ran.obs else ""
+    for pattern in UNKNOWN_NAME:
+        if m := pattern.search(text):
+            return m.group(0)
+    return None
+
+
+def _before_compile(ran: Ran) -> bool:
+    """The script failed in eager code before any graph was compiled (no torch.compile stage, no graph)."""
+    obs = ran.obs
+    graphs = (obs.dynamo or {}).get("unique_graphs", 0) if isinstance(obs.dynamo, dict) else 0
+    return obs.status != "pass" and (obs.stage in (None, "runtime")) and not graphs
+
+
+def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release: str | None,
+            reported_by_date: str = "", *, baseline_run: bool = True, evidence: ExitEvidence = ExitEvidence.RAISES,
+            eager: eager_fix.EagerError | None = None) -> Triage:
+    """REPORTED -> OBSERVED (or NOT_POSTED): the signature of the run on the reported release (or, where the issue
+    names none, the newest release when it was opened). `baseline_run` False: the reported release was not run and
+    `ref` is newer (--here, or the reported one cannot be installed): a clean exit, or eager's error where the issue
+    reports a crash, is then judged on this run alone. `eager`: the error the script raises with torch.compile
+    disabled on `ref`, where that was run."""
+    facts = {"reported": reported_release, "reported_by_date": reported_by_date, "observed_on": ref.release,
+             "accepts": accepts, "baseline_run": baseline_run}
+    if ref.obs is None or ref.obs.exit_code == 77:
+        return reported(f"the script could not run on torch {ref.release}, the release the issue is judged on "
+                        f"({ref.why or observed_line(ref.obs)})", **facts)
+    if NO_CUDA.search(ref.obs.message or ""):
+        return reported(f"the script needs CUDA, which torch {ref.release} here lacks", **facts)
+    if name := _needs_other_torch(ref):
+        return reported(f"the script uses what torch {ref.release} does not have ({name}): it needs the release it "
+                        "was written for", **facts)
+    for pattern in DOCUMENTED:
+        if m := pattern.search(ref.obs.message or ""):
+            return reported(f"documented behaviour: torch {ref.release}'s own message says {m.group(0)!r} "
+                            f"({observed_line(ref.obs)})", **facts)
+    found = sig.of(ref.obs, ref.log)
+    texts = [issue.title, issue.body, *(c.body for c in issue.comments)]
+    unrun = "" if baseline_run else f" (the reported {_reported_words(reported_release, reported_by_date)} was " \
+                                    "not run here)"
+    if found.kind == sig.PASSES:
+        return _passes(ref, found, accepts, evidence, unrun, facts)
+    if found.kind == sig.EXITS:
+        words = HANG_WORDS if ref.obs.status == "timeout" else eager_fix.CRASH_WORDS
+        if not words.search("\n".join(texts)):
+            return reported(f"on torch {ref.release} the script {observed_line(ref.obs)}, which the issue's text does "
+                            "not describe", signature=found, **facts)
+        return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed="the issue describes it", **facts)
+    if _before_compile(ref):
+        return reported(f"on torch {ref.release} the script fails before any compiled call ({observed_line(ref.obs)}, "
+                        "in eager code): that says nothing about the compiled behaviour", signature=found, **facts)
+    fixed = eager_fix.eager_fixed(issue, found.kind, found.exception, accepts, eager, message=ref.obs.message or "")
+    if eager is not None and fixed:
+        said = f"{observed_line(ref.obs)}, {fixed}"
+        if baseline_run:
+            return reported(f"on {_on_reported(ref.release, reported_release, reported_by_date)} the script raises "
+                            f"{said}: the failure the issue reports did not happen here", signature=found, **facts)
+        return Triage(Step.JUDGED, Standing(NO_LONGER, f"on torch {ref.release}: now raises {said}{unrun}"),
+                      signature=found, judged=(Judged(ref.release, NOW_RAISES, said),), **facts)
+    normal = sig.normalised_text(texts)  # once: both checks read it
+    confirmed = sig.confirmed_in(found, texts, normal, without_script(issue)) or \
+        sig.printed_in(ref.obs.stdout_tail, texts, normal)
+    if confirmed is None and cut_before_error(issue):
+        confirmed = "the issue's log is cut before its error line: judged on the observed run alone"
+    if confirmed is None:
+        return reported(f"on torch {ref.release} the script fails with {found.line()}, which the issue's text does "
+                        "not mention: not the failure it reports", signature=found, **facts)
+    return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed=confirmed, **facts)
+
+
+def _passes(ref: Ran, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str, facts: dict) -> Triage:
+    """The reference run exits 0: the bug itself where the issue asks for an error; a question where the reported
+    release was not run and the script's exit status decides; else nothing to say."""
+    reported_release, reported_by_date = facts["reported"], facts["reported_by_date"]
+    if accepts:
+        return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed="the issue asks for an error "
+                      "and the script finishes without one", **facts)
+    if not facts["baseline_run"]:
+        if not evidence.decides:
+            return reported(f"the script exits 0 on torch {ref.release}{unrun}, but {evidence.words()}: "
+                            "nothing to say", signature=found, **facts)
+        return Triage(Step.JUDGED, Standing(DOES_NOT, f"on torch {ref.release}: the script exits 0 where "
+                                                      f"{evidence.words()}{unrun}"), signature=found,
+                      judged=(Judged(ref.release, sig.GOOD, "exits 0"),), exit_says=evidence.words(), **facts)
+    checks = "" if evidence.decides else f" ({evidence.words()})"
+    return reported(f"does not reproduce on {_on_reported(ref.release, reported_release, reported_by_date)}: the "
+                    f"script exits 0{checks}; nothing to say", signature=found, **facts)
+
+
+def _reported_words(reported_release: str | None, by_date: str) -> str:
+    if reported_release and by_date:
+        return f"{reported_release} (the newest release when it was opened, {by_date})"
+    return reported_release or "release"
+
+
+def _on_reported(release: str, reported_release: str | None, by_date: str) -> str:
+    """Which release the run was, in words: the reported one, the newest at the issue's date, or a stand-in."""
+    if release != reported_release:
+        return f"torch {release}, standing in for {source_words(reported_release, by_date)}"
+    if by_date:
+        return f"torch {release}, the newest release when the issue was opened ({by_date})"
+    return f"torch {release}, the release the issue reports"
+
+
+def outcome(t: Triage, ran: Ran, eager_fix: bool = False) -> str:
+    """How one release's run compares with the signature (signature.compare), an issue asking for an error and a
+    fix that raises eager's error (`eager_fix`) read as the issue means them."""
+    got = sig.compare(t.signature, ran.obs, ran.log)
+    if t.accepts and t.signature.kind == sig.PASSES:
+        if got == sig.GOOD:
+            return sig.SAME  # still accepts it
+        if ran.obs is not None and ran.obs.exception:
+            return NOW_RAISES
+    if got == sig.OTHER and eager_fix:
+        return NOW_RAISES
+    return got
+
+
+def _span(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
+
+
+def judge(t: Triage, runs: list[Ran], eager_fixes: dict[str, str] | None = None) -> Triage:
+    """OBSERVED -> JUDGED: each release run compared with the signature; the standing from the newest release.
+    `eager_fixes`: the releases whose run raises the error eager raises where the issue reports a crash, a silent
+    acceptance or an internal error (eager_fixed), with how in words: the fix the issue asked for."""
+    eager_fixes = eager_fixes or {}
+    judged = tuple(Judged(r.release, o, (f"{observed_line(r.obs)}, {eager_fixes[r.release]}" if o == NOW_RAISES
+                                         and r.release in eager_fixes else r.why or observed_line(r.obs)))
+                   for r in runs for o in [outcome(t, r, r.release in eager_fixes)])
+    start = next(i for i, r in enumerate(runs) if r.release == t.observed_on)
+    since = [j for j in judged[start:] if j.outcome != sig.NOT_RUN]
+    newest = since[-1]
+    step = dataclasses.replace(t, step=Step.JUDGED, judged=judged)
+    if newest.outcome == sig.SAME:
+        same = [j.release for j in since if j.outcome == sig.SAME]
+        said = "accepts it without an error" if t.accepts and t.signature.kind == sig.PASSES else t.signature.line()
+        return dataclasses.replace(step, standing=Standing(STILL, f"on torch {_span(same)} (newest run: "
+                                                                  f"{newest.release}): {said}"))
+    if newest.outcome in (sig.GOOD, NOW_RAISES):
+        stretch = []
+        for j in reversed(since):
+            if j.outcome != newest.outcome:
+                break
+            stretch.insert(0, j.release)
+        last_bad = next((j for j in reversed(since) if j.outcome == sig.SAME and j.release not in stretch), None)
+        how = (f"now raises {newest.line}" if newest.outcome == NOW_RAISES else "the script exits 0")
+        detail = (f"since {stretch[0]}: {how} (last bad {last_bad.release}: {last_bad.line})" if last_bad
+                  else f"on every release run from {_span(stretch)}: {how}")
+        return dataclasses.replace(step, standing=Standing(NO_LONGER, detail))
+    if _before_compile(next(r for r in runs if r.release == newest.release)):
+        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=Standing(
+            NOT_POSTED, f"on torch {newest.release} the script fails before any compiled call ({newest.line}): that "
+                        "says nothing about the reported bug"))
+    return dataclasses.replace(step, standing=Standing(
+        DIFFERENT, f"(on torch {t.observed_on}: {t.signature.line()}; on torch {newest.release}: {newest.line})"))
+
+
+def numerics(t: Triage, judged_line: str, wrong: bool | None, release: str) -> Triage:
+    """JUDGED -> NOT_POSTED when the fp64 reference does not call the low-precision mismatch wrong, or cannot judge
+    it; the triage unchanged when it does (wrong=True)."""
+    if wrong is None:
+        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+            NOT_POSTED, f"cannot judge numerics on torch {release}: {judged_line}"))
+    if not wrong:
+        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+            NOT_POSTED, f"{judged_line} (torch {release}): the script compares low-precision outputs with each other"))
+    return t
+
+
+def decide(t: Triage, issue: Issue) -> Triage:
+    """JUDGED -> POSTED where the standing adds to what the thread knows; else NOT_POSTED with the reason. A closed
+    issue is told "still reproduces" only from a release published after it was closed: an older one is expected
+    to fail."""
+    if t.step is not Step.JUDGED:
+        return t
+    state = issue.state.lower()
+    if t.standing.kind == STILL and issue.closed and (until := release_dates.expected_to_fail_until(issue)):
+        failing = [j.release for j in t.judged if j.outcome == sig.SAME]
+        if not any(release_dates.published_after(r, until[0]) for r in failing):
+            return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+                NOT_POSTED, f"still fails on torch {_span(failing)}, published no later than {until[0]} ({until[1]}): "
+                            "a release from before the fix is expected to fail, no comment; run one published since"))
+    agrees = (t.standing.kind in (NO_LONGER, DOES_NOT) and issue.closed) or (t.standing.kind == STILL
+                                                                             and not issue.closed)
+    if agrees:
+        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+            t.standing.kind, t.standing.detail + f"; the issue is {state}: it agrees, no comment"))
+    if t.standing.kind == DIFFERENT and issue.closed:
+        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+            DIFFERENT, t.standing.detail + "; the issue is closed: another failure belongs in a new issue, no comment"))
+    return dataclasses.replace(t, step=Step.POSTED)

@@ -1,0 +1,91 @@
+"""The runs of one triage: an issue's script on a release, contained on the request's device; the reference runs
+that give the signature (two that agree, a third where they do not); the run with torch.compile disabled (what eager
+raises); and the fp64 check's three capturing runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from reprokit.tracker.judging import fp64_check, signature, upstream_runs
+from reprokit.tracker.judging.eager_fix import EagerError
+from reprokit.tracker.judging.triage_standing import Ran, observed_line
+from reprokit.tracker.text.traceback_text import headline
+from reprokit.tracker.text.user_paths import as_user_sees
+
+
+@dataclass(frozen=True)
+class Runner:
+    """Runs of one script, each contained on the request's device."""
+
+    setting: upstream_runs.Setting
+    script: Path
+    ours: tuple
+
+    def ran(self, release: str, python: str) -> Ran:
+        obs = upstream_runs.contained(dataclasses.replace(self.setting, python=python), self.script)
+        return Ran(release, obs, "", as_user_sees(obs.stderr_tail, self.script, self.ours))
+
+    def eager_error(self, python: str) -> EagerError | None:
+        """What the script raises with torch.compile disabled (TORCH_COMPILE_DISABLE=1): what eager raises."""
+        obs = upstream_runs.contained(dataclasses.replace(self.setting, python=python), self.script,
+                                      {"TORCH_COMPILE_DISABLE": "1"})
+        return EagerError(obs.exception.rsplit(".", 1)[-1], headline(obs.message or "")) if obs.exception else None
+
+
+def reference_runs(ref: str, python: str, runner: Runner, log) -> tuple:
+    """The run on the reference release that gives the signature, confirmed by a second (and, where those two
+    disagree, a third) run, with every run made; None where three runs disagree."""
+    tries = [runner.ran(ref, python) for _ in range(2)]
+    if not agree(tries[0], tries[1]):  # a third run decides which one torch did by chance
+        tries.append(runner.ran(ref, python))
+    chosen, odd = stable(tries)
+    if odd is not None:
+        log(f"torch {ref}: 1 of 3 runs of the script did otherwise ({observed_line(odd.obs)}); the signature is the "
+            "other two's")
+    return chosen, tries
+
+
+def agree(a: Ran, b: Ran) -> bool:
+    """Two runs of the script on one release did the same: both finished, or both failed alike (signature.compare),
+    or neither could run."""
+    if 77 in (a.obs.exit_code, b.obs.exit_code):  # the probe's "cannot run here" (no CUDA, ...)
+        return a.obs.exit_code == b.obs.exit_code
+    outcome = signature.compare(signature.of(a.obs, a.log), b.obs, b.log)
+    return outcome == signature.SAME or (outcome == signature.GOOD and a.obs.status == "pass")
+
+
+def stable(tries: list[Ran]) -> tuple[Ran | None, Ran | None]:
+    """The run the signature comes from and the odd one out: two runs that agree decide; of three, the two that
+    agree decide and the third is named; three that all disagree decide nothing (None, None)."""
+    if len(tries) == 2 or agree(tries[0], tries[1]):
+        return tries[0], (tries[2] if len(tries) == 3 else None)
+    for kept, other in ((0, 1), (1, 0)):
+        if agree(tries[kept], tries[2]):
+            return tries[kept], tries[other]
+    return None, None
+
+
+def fp64(setting: upstream_runs.Setting, folder: Path, script_text: str) -> fp64_check.Judged:
+    """The three capturing runs and the judge (fp64_check), each contained."""
+    variants = {"low": (fp64_check.captured(script_text), {}),
+                "eager": (fp64_check.captured(script_text), {"REPROKIT_BACKEND": "eager"}),
+                "ref": (fp64_check.in_float64(script_text), {})}
+    dirs = {name: folder / name / "capture" for name in variants}
+    for name, (text, _) in variants.items():
+        shutil.rmtree(folder / name, ignore_errors=True)
+        dirs[name].mkdir(parents=True)
+        dirs[name].chmod(0o777)  # the case user writes its captures here, and nowhere else
+        (folder / name).chmod(0o755)
+        (folder / name / "repro.py").write_text(text, encoding="utf-8")
+        (folder / name / "repro.py").chmod(0o644)
+    with ThreadPoolExecutor(len(variants)) as pool:  # three independent contained runs
+        list(pool.map(lambda name: upstream_runs.contained(
+            setting, folder / name / "repro.py", {"REPROKIT_CAPTURE": str(dirs[name]), **variants[name][1]},
+            writable=(dirs[name],)), variants))
+    judge = fp64_check.judge_script(folder)
+    done = upstream_runs.contained(setting, judge, {f"REPROKIT_{k.upper()}": str(v) for k, v in dirs.items()})
+    return fp64_check.verdict(done.stdout_tail)
