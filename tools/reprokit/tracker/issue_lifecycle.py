@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from reprokit.model.records import RunStatus
 from reprokit.tracker import eager_fix, release_dates
 from reprokit.tracker import signature as sig
 from reprokit.tracker.exit_evidence import ExitEvidence
@@ -110,7 +111,7 @@ def _before_compile(ran: Ran) -> bool:
     """The script failed in eager code before any graph was compiled (no torch.compile stage, no graph)."""
     obs = ran.obs
     graphs = (obs.dynamo or {}).get("unique_graphs", 0) if isinstance(obs.dynamo, dict) else 0
-    return obs.status != "pass" and (obs.stage in (None, "runtime")) and not graphs
+    return obs.status != RunStatus.PASS and (obs.stage in (None, "runtime")) and not graphs
 
 
 def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release: str | None,
@@ -142,7 +143,7 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
     if found.kind == sig.PASSES:
         return _passes(ref, found, accepts, evidence, unrun, facts)
     if found.kind == sig.EXITS:
-        words = HANG_WORDS if ref.obs.status == "timeout" else eager_fix.CRASH_WORDS
+        words = HANG_WORDS if ref.obs.status == RunStatus.TIMEOUT else eager_fix.CRASH_WORDS
         if not words.search("\n".join(texts)):
             return reported(f"on torch {ref.release} the script {observed_line(ref.obs)}, which the issue's text does "
                             "not describe", signature=found, **facts)

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from reprokit.model.issue_states import Standing as StandingKind
+from reprokit.model.records import RunStatus
 from reprokit.model.untrusted_text import plain
 from reprokit.run.execute import Observation
 from reprokit.tracker.bug_text import OWN_WORDS, code_span, fence
@@ -49,7 +50,7 @@ class Standing:
 def observed_line(obs: Observation | None) -> str:
     if obs is None:
         return "not run"
-    if obs.status == "pass":
+    if obs.status == RunStatus.PASS:
         return "exits 0"
     if obs.exception:  # the message as the user sees it: no path of this machine (its home, caches, host name)
         name, said = obs.exception.rsplit(".", 1)[-1], headline(as_user_sees(obs.message or ""))
