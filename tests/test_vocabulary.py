@@ -53,3 +53,66 @@ def test_committed_records_read_and_store_as_before():
             assert {k: v for k, v in json.loads(written).items() if k in stored} == stored, f"{path}:{n}"
             if stored.get("status"):
                 assert f'"status": {json.dumps(stored["status"])}' in written
+
+
+OLDER_ENTRIES = """issues:
+  1:
+    state: closed
+    checked: '2026-12-01'
+    triage: 'still reproduces on torch 2.12.0..2.14.1 (newest run: 2.14.1): raises X [signature on torch 2.11.0: X]'
+    triage_torch: 2.12.0
+  2:
+    state: open
+    checked: '2026-12-01'
+    triage: 'fails differently (on torch 2.13.0: raises X; on torch 2.14.1: raises Y)'
+    triage_torch: 2.13.0
+  3:
+    state: open
+    checked: '2026-12-01'
+    triage: 'no longer reproduces on any release run (2.14.1); the issue is closed: no comment'
+    triage_torch: 2.14.1
+    triage_kind: no longer reproduces
+  4:
+    state: open
+    checked: '2026-12-01'
+"""
+
+
+def test_an_entry_written_before_kinds_is_read_as_data_once_and_saved_with_it(tmp_path):
+    from reprokit.model import issue_states
+    from reprokit.model.issue_states import StandingKind
+
+    (tmp_path / "issue-states.yaml").write_text(OLDER_ENTRIES)
+    read = issue_states.load(tmp_path).issues
+    assert (read[1].triage_kind, read[1].triage_releases) == (StandingKind.STILL, ["2.12.0", "2.14.1"])
+    assert (read[2].triage_kind, read[2].triage_releases) == (StandingKind.DIFFERENT, ["2.14.1"])
+    assert (read[3].triage_kind, read[3].triage_releases) == (StandingKind.NO_LONGER, ["2.14.1"])
+    assert (read[4].triage_kind, read[4].triage_releases) == (None, None)  # never triaged: nothing to read
+    issue_states.save(tmp_path, issue_states.IssueStates(issues=read))
+    written = (tmp_path / "issue-states.yaml").read_text()
+    assert "triage_kind: still reproduces\n    triage_releases:\n    - 2.12.0\n    - 2.14.1\n" in written
+    assert issue_states.load(tmp_path).issues == read
+
+
+def test_the_tracker_decides_by_the_kind_not_by_the_sentence():
+    """A sentence reworded since it was recorded (or one that begins with another standing's words) decides
+    nothing: `reprokit tracker` holds a comment only where the kind kept as data disagrees with the case."""
+    from reprokit.model.issue_states import IssueState, StandingKind
+    from reprokit.tracker.linked import Linked, _held
+
+    item = Linked(None, 7, "closed", "2026-12-01", {}, StandingKind.STILL)
+    reworded = IssueState(state="closed", checked="2026-12-01", triage="the issue's script still fails the same way",
+                          triage_torch="2.14.1", triage_kind=StandingKind.STILL, triage_releases=["2.14.1"])
+    assert _held(item, reworded).kind is StandingKind.STILL and _held(item, reworded).held is None
+    misleading = reworded.model_copy(update={"triage": "still reproduces? no: it passes on 2.14.1",
+                                             "triage_kind": StandingKind.NO_LONGER})
+    assert _held(item, misleading).kind is None and "the issue's own script" in _held(item, misleading).held
+
+
+def test_no_two_classes_share_a_name_for_the_standing():
+    import ast
+
+    named = [node.name for path in (ROOT / "tools" / "reprokit").rglob("*.py")
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.ClassDef)
+             and "Standing" in node.name]
+    assert len(named) == len(set(named)), sorted(named)
