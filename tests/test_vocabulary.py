@@ -3,6 +3,7 @@ config and report are each one type, compared by member, never by the words that
 (records, issue-states.yaml, the keeper's JSON) reads as it did before the types."""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,49 @@ def test_no_two_classes_share_a_name_for_the_standing():
              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.ClassDef)
              and "Standing" in node.name]
     assert len(named) == len(set(named)), sorted(named)
+
+
+def _keeper_says(tmp_path, report) -> object:
+    """The observation the runner makes of a run whose keeper wrote `report` (and whose case exited 0)."""
+    from reprokit.run.execute import finish_observation
+
+    (tmp_path / "reports").mkdir(exist_ok=True)
+    (tmp_path / "held.json").write_text(json.dumps(report))
+    return finish_observation(tmp_path, "k" * 32, 0, False, 1.0, 1, ("", 0, "", 0))
+
+
+def test_the_runner_decides_by_the_keepers_report_fields_not_its_words(tmp_path):
+    from reprokit.child import keeper
+
+    held = ["subreaper", "pid namespace", "memory budget 512 MiB", "over memory budget"]
+    config = {"held": str(tmp_path / "held.json"), "memory_budget": 512 << 20, "disk_budget": 1 << 30}
+    keeper.write_report(config, held)
+    written = json.loads((tmp_path / "held.json").read_text())
+    assert written == {"held": held, "failure": None, "over_budget": "memory 512 MiB"}
+    obs = _keeper_says(tmp_path, written)
+    assert (obs.status, obs.over_budget, obs.contained) == (RunStatus.OVER_BUDGET, "memory 512 MiB", ", ".join(held))
+    # the failure is a field: the words "bubblewrap failed" in the list decide nothing, the field does
+    obs = _keeper_says(tmp_path, {"held": ["subreaper"], "failure": "bubblewrap", "over_budget": None})
+    assert obs.status is RunStatus.CRASH and obs.malformed == "the run's bubblewrap sandbox did not start"
+    obs = _keeper_says(tmp_path, {"held": ["subreaper", "bubblewrap failed"], "failure": None, "over_budget": None})
+    assert obs.status is RunStatus.PASS and obs.malformed is None
+    obs = _keeper_says(tmp_path, {"held": ["stopped by SIGSTOP"], "failure": "stopped", "over_budget": None})
+    assert (obs.status, obs.signal) == (RunStatus.CRASH, "SIGSTOP")
+    # what the keeper did not write (a case without Landlock could replace the file) is dropped
+    obs = _keeper_says(tmp_path, {"held": ["subreaper", "[x](http://e)"], "failure": "mine", "over_budget": "1 TiB"})
+    assert (obs.status, obs.contained, obs.over_budget) == (RunStatus.PASS, "subreaper", None)
+
+
+def test_the_keepers_config_is_one_typed_dict_that_run_builds(tmp_path):
+    from typing import get_type_hints
+
+    from reprokit.child.keeper import KeeperConfig
+    from reprokit.run.child_setup import contain_config
+
+    script = tmp_path / "case" / "repro.py"
+    script.parent.mkdir()
+    script.write_text("")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "private").mkdir()
+    config = contain_config(sys.executable, script, tmp_path / "work", tmp_path / "private", {})
+    assert set(config) <= set(get_type_hints(KeeperConfig)), set(config) - set(get_type_hints(KeeperConfig))
