@@ -24,7 +24,7 @@ from reprokit.model.records import Record
 from reprokit.model.schema import InputError
 from reprokit.model.verdict import MEANING, Verdict, rate_text, reproduce_rate
 from reprokit.publish import render
-from reprokit.publish.issue_status import Standing
+from reprokit.publish.issue_status import CaseStanding
 from reprokit.publish.pages import index_page, sweep_report
 from reprokit.publish.site import website
 from reprokit.publish.site.case import upstream_refusal
@@ -226,7 +226,7 @@ def test_the_glossary_defines_every_verdict_and_every_legend_links_it(tmp_path):
 ])
 def test_a_standing_says_where_a_case_changed(verdicts, line):
     cd = corpus.discover(ROOT / "cases")[0]
-    assert standing_line(Standing(cd, "cpu", [(rel, Verdict(v)) for rel, v in verdicts])) == line
+    assert standing_line(CaseStanding(cd, "cpu", [(rel, Verdict(v)) for rel, v in verdicts])) == line
 
 
 # ---------------------------------------------------------------- data for machines and the new pages, in-process

@@ -228,16 +228,17 @@ def test_the_state_reason_reaches_a_comment_only_as_one_of_githubs_words():
 
 def test_a_triage_standing_is_kept_as_data_beside_its_sentence(tmp_path):
     from reprokit.model import issue_states
-    from reprokit.model.issue_states import IssueState, IssueStates, Standing
+    from reprokit.model.issue_states import IssueState, IssueStates, StandingKind, standing_of_sentence
 
     state = IssueState(state="closed", checked="2026-12-01", triage="a sentence reworded since", triage_torch="2.14.1",
-                       triage_kind=Standing.STILL)
+                       triage_kind=StandingKind.STILL, triage_releases=["2.13.0", "2.14.1"])
     issue_states.save(tmp_path, IssueStates(issues={1: state}))
     assert "triage_kind: still reproduces" in (tmp_path / "issue-states.yaml").read_text()
-    assert issue_states.load(tmp_path).issues[1].triage_kind is Standing.STILL
-    assert f"{Standing.NO_LONGER} since 2.14.1" == "no longer reproduces since 2.14.1"
-    assert Standing.of_line("not posted: the thread decided") is Standing.NOT_POSTED
-    assert triage_standing.STILL is Standing.STILL  # one vocabulary: the lifecycle's words are the stored kinds
+    assert issue_states.load(tmp_path).issues[1].triage_kind is StandingKind.STILL
+    assert issue_states.load(tmp_path).issues[1].triage_releases == ["2.13.0", "2.14.1"]
+    assert f"{StandingKind.NO_LONGER} since 2.14.1" == "no longer reproduces since 2.14.1"
+    assert standing_of_sentence("not posted: the thread decided") == (StandingKind.NOT_POSTED, [])
+    assert triage_standing.STILL is StandingKind.STILL  # one vocabulary: the lifecycle's words are the stored kinds
 
 
 def test_a_wrappers_inner_error_or_a_compiler_line_after_its_warnings_confirms_the_failure():

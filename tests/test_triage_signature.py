@@ -193,11 +193,11 @@ def test_every_state_and_its_record_come_from_the_one_lifecycle():
     data = issue(SHAPES["prose"], state="CLOSED", reason="COMPLETED")
     t = judged(data, [ran("2.13.0", exception=BAD[0], message=BAD[1]), ran("2.14.1", status="pass")])
     assert t.step is Step.NOT_POSTED and t.standing.kind == NO_LONGER  # agrees with the closed issue
-    assert t.record_line().startswith("no longer reproduces since 2.14.1")
+    assert t.record_line().startswith("no longer reproduces since 2.14.1") and t.standing.releases == ("2.14.1",)
     assert "[signature on torch 2.13.0: InductorError: LoweringException" in t.record_line()
     t = judged(data, [ran("2.13.0", exception=BAD[0], message=BAD[1]), ran("2.14.1", exception=BAD[0],
                                                                           message=BAD[1])])
-    assert t.step is Step.POSTED and t.standing.kind == STILL
+    assert t.step is Step.POSTED and t.standing.kind == STILL and t.standing.releases == ("2.13.0", "2.14.1")
     assert {s.value for s in Step} == {"reported", "observed on the reported release", "judged per release", "posted",
                                        NOT_POSTED}
 

@@ -11,7 +11,7 @@ The process that runs this is the run's *keeper*:
   network (loopback only) and UTS namespaces, a seccomp filter, only what the run needs in its file system, as an
   unprivileged user (config "uid"/"gid", nobody for a root runner) that cannot signal or read the runner's processes;
   the sandbox's first process (sandbox_stage.py) reports what held and the case's exact wait status; where it never
-  started, "bubblewrap failed". This is the only sandbox: warm runs (launch(), in the zygote's child) and runs inside
+  started, "bubblewrap failed" (and the report's failure "bubblewrap"). This is the only sandbox: warm runs (launch(), in the zygote's child) and runs inside
   a container (config "container": the container is the sandbox) get the keeper's other guards only;
 - it dies with its runner (PR_SET_PDEATHSIG): then it ends every process of the run first;
 - budgets: the run's processes share one memory cgroup capped at config "memory_budget" bytes (cgroup v2
@@ -22,7 +22,8 @@ The process that runs this is the run's *keeper*:
   first process on a fresh pipe (REPROKIT_KEY_FD) that the probe reads and closes before the script runs.
 - writes are confined with Landlock (the folders of $REPROKIT_WRITABLE, and the probes' report folder config
   "reports") before the probe starts, so what the record says held comes from here, not from the case's process.
-What held is written to config "held" (a file in the runner's private folder) as a JSON list.
+What held is written to config "held" (a file in the runner's private folder) as a keeper.KeeperReport: the list of
+what held, the keeper's own failure (keeper.FAILURES) and the budget reached, which the runner decides by.
 """
 
 import ctypes
@@ -52,6 +53,7 @@ copy_out = _sibling("copy_out")
 reaper = _sibling("reaper")
 bubblewrap = _sibling("bubblewrap")
 landlock = _sibling("landlock")  # the probe's Landlock rules (confine_writes), applied here too: see _confine
+keeper = _sibling("keeper")  # the config's keys and the report's fields
 
 
 def _confine(config, held):
@@ -122,7 +124,7 @@ def launch(config, start_case):
     _die_with_parent(config.get("parent"))
     held = [] if config.get("container") else ["no bubblewrap"]
     if root and not config.get("container"):  # as root, a run outside bubblewrap would see the host: never started
-        reaper.write_held(config.get("held"), [*held, "no sandbox for a root warm run"])
+        keeper.write_report(config, [*held, "no sandbox for a root warm run"], "no-sandbox")
         os._exit(126)
     if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
         held.append("subreaper")
@@ -150,7 +152,7 @@ def launch(config, start_case):
     status, _ = reaper.read_init_report(read_end, held, status, False)
     reaper.end_all_below()
     budgets.close_all(groups, held)
-    reaper.write_held(config.get("held"), held)
+    keeper.write_report(config, held)
     reaper.relay(status)
 
 
@@ -223,7 +225,7 @@ def sandboxed(config, command, key):
         reaper.end_all_below()
         held += bubblewrap.held(config) + ["stopped by SIGSTOP"]
         budgets.close_all(groups, held)
-        reaper.write_held(config.get("held"), held)
+        keeper.write_report(config, held, "stopped")
         os._exit(128 + signal.SIGSTOP)
     inside = []
     status, started = reaper.read_init_report(read_end, inside, status, True)
@@ -235,8 +237,9 @@ def sandboxed(config, command, key):
         held.append("bubblewrap failed")
     reaper.end_all_below()
     budgets.close_all(groups, held)
-    reaper.write_held(config.get("held"), held)
-    if "stopped by SIGSTOP" in held:  # a stop is no way of ending: said as the stopped sandbox says it
+    stopped = "stopped by SIGSTOP" in held  # the first process inside said the case stopped it (reaper)
+    keeper.write_report(config, held, "bubblewrap" if not started else "stopped" if stopped else None)
+    if stopped:  # a stop is no way of ending: said as the stopped sandbox says it
         os._exit(128 + signal.SIGSTOP)
     reaper.relay(status)
 

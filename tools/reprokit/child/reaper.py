@@ -141,12 +141,3 @@ def read_init_report(read_end, held, status, pid_namespace):
         tail = tail[1:]
     return (struct.unpack("i", tail[:4])[0] if len(tail) >= 4 else 9), True  # no status: the init was killed
 
-
-def write_held(path, held):
-    if path:
-        try:  # a case without Landlock could have put a link there: then nothing is recorded as held
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            os.write(fd, json.dumps(held).encode())
-            os.close(fd)
-        except OSError:
-            pass

@@ -93,8 +93,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
     for ran in done.runs:
         print(f"  torch {ran.release}: {ran.why or triage_standing.observed_line(ran.obs)}")
     if args.record:
-        path = linked.record_triage(root, issue.number, t.record_line(), t.observed_on or "none run",
-                                    t.standing.kind)
+        path = linked.record_triage(root, issue.number, t.record_line(), t.observed_on or "none run", t.standing)
         print(f"  recorded in {path}" if path else f"  not recorded: no case links #{issue.number}")
     if done.draft is not None:
         command = shlex.join(["gh", "issue", "comment", str(issue.number), "--repo", "pytorch/pytorch",

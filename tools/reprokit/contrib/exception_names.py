@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.child import EXCEPTION_NAMES
+from reprokit.model.records import RunStatus
 from reprokit.run.execute import observe
 
 BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
@@ -76,7 +77,7 @@ def torch_names(dotted: set[str], python: str = sys.executable, root: Path | Non
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     lines = [line for line in obs.stdout_tail.splitlines() if line.startswith(_MARK)]
-    if obs.status != "pass" or not lines:
+    if obs.status != RunStatus.PASS or not lines:
         raise NamesUnknown(f"the exception names of {python}'s torch could not be read ({obs.status}: "
                            f"{obs.exception or obs.signal or 'exit ' + str(obs.exit_code)})")
     answer = json.loads(lines[-1][len(_MARK):])

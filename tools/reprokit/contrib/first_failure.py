@@ -8,6 +8,7 @@ import re
 import sys
 
 from reprokit.contrib.script_code import parse
+from reprokit.model.records import RunStatus
 from reprokit.run.execute import Observation
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+)')
@@ -40,7 +41,7 @@ def before_own_code(seen: Observation, text: str, script_name: str) -> str | Non
     """Why this run never reached the script's own code (torch is not installed, an import it starts with failed),
     in one sentence; None when it did, or when it ended otherwise than with an import error."""
     exception = (seen.exception or "").rsplit(".", 1)[-1]
-    if seen.status == "timeout" or exception not in _IMPORT_ERRORS:
+    if seen.status == RunStatus.TIMEOUT or exception not in _IMPORT_ERRORS:
         return None
     message = next((ln.strip() for ln in (seen.message or "").splitlines() if ln.strip()), "")
     failure = f"{exception}: {message}" if message else exception

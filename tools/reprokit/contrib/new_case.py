@@ -20,6 +20,7 @@ from reprokit.contrib.first_failure import before_own_code
 from reprokit.contrib.observed_failure import AREA_CATEGORY
 from reprokit.contrib.script_code import facts, read_script
 from reprokit.model.case import Oracle, load_case
+from reprokit.model.records import RunStatus
 from reprokit.model.schema import CATEGORIES, ISSUE_URL, CaseId, InputError, conforms
 from reprokit.model.verdict import Verdict
 from reprokit.run import execute
@@ -106,13 +107,13 @@ def observe(script: Path, timeout: float, log=print) -> Observed:
     A run past its limit is run again with a longer one, as `run` does, before a hang is proposed: a busy machine
     must not make one."""
     seen = _observe_once(script, timeout)
-    if seen.status == "timeout":
+    if seen.status == RunStatus.TIMEOUT:
         longer = timeout * CONFIRM_FACTOR
         seen = _observe_once(script, longer)
         log(f"it ran past its {timeout:.0f} s limit; run again with {longer:.0f} s: "
-            + ("past that too" if seen.status == "timeout" else f"it ended in {seen.seconds:.0f} s"))
+            + ("past that too" if seen.status == RunStatus.TIMEOUT else f"it ended in {seen.seconds:.0f} s"))
     torch = _installed_torch()
-    if seen.status == "timeout":
+    if seen.status == RunStatus.TIMEOUT:
         return Observed(None, None, "", {"kind": "hangs"}, seen, torch)
     exception = (seen.exception or "").removeprefix("__main__.") or None
     message = next((ln.strip() for ln in (seen.message or "").splitlines() if ln.strip()), "")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import ValidationError
+from pydantic import ValidationError, model_validator
 
 from reprokit.model.corpus import CaseDir
 from reprokit.model.schema import InputError, OneLine, Strict, describe_error, read_yaml
@@ -26,12 +26,14 @@ HEADER = ("# The state of each pytorch/pytorch issue linked from cases/ (source:
           "# `checked`. Written by .github/workflows/issue-states.yml (`reprokit tracker-states --import`); it\n"
           "# overrides a case.yaml's issue_state / issue_checked. reports/upstream-issues.md is rendered from it.\n"
           "# link: same | related (does the case fail the way the issue reports? read from its thread; related: no\n"
-          "# comment from the case); triage / triage_torch / triage_kind: what `reprokit triage N --record` said on that torch.\n")
+          "# comment from the case); triage / triage_torch: what `reprokit triage N --record` said on that torch;\n"
+          "# triage_kind / triage_releases: that standing as data (its kind, the releases it states).\n")
 
 
-class Standing(str, Enum):
-    """What a triage of an issue's own script says of it (tracker/issue_lifecycle decides it); the words are its
-    rendering, and issue-states.yaml keeps the value beside the sentence, so nothing reads the sentence back."""
+class StandingKind(str, Enum):
+    """What a triage of an issue's own script says of it (tracker/issue_lifecycle decides it): the one vocabulary of
+    standings. The value is also how the sentence begins; issue-states.yaml keeps the kind beside the sentence, so
+    nothing reads the sentence back (but `standing_of_sentence`, for entries written before kinds were kept)."""
 
     STILL = "still reproduces"
     NO_LONGER = "no longer reproduces"
@@ -39,16 +41,26 @@ class Standing(str, Enum):
     DOES_NOT = "does not reproduce"
     NOT_POSTED = "not posted"
 
-    def __str__(self) -> str:
-        return self.value
-
+    __str__ = str.__str__  # the member prints as its words, in f-strings too
     __format__ = str.__format__
 
-    @classmethod
-    def of_line(cls, line: str) -> Standing:
-        """The kind of a sentence written before kinds were kept (issue-states.yaml entries of earlier triages)."""
-        return next(k for k in cls if line.startswith(k.value)) if any(line.startswith(k.value) for k in cls) \
-            else cls.NOT_POSTED
+
+_RELEASE = re.compile(r"\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc|\.dev)\d+)?(?:\+\w+)?")
+
+
+def standing_of_sentence(line: str) -> tuple[StandingKind, list[str]]:
+    """The kind and releases of a triage sentence written before they were kept as data: the one place that reads a
+    sentence back (IssueState does, once, when an entry without `triage_kind` is read). The kind is the word the
+    sentence begins with (NOT_POSTED where none); the releases are those its standing names before its first ':'
+    (a span's two ends), the newest run's for "fails differently", none for "not posted"."""
+    kind = next((k for k in StandingKind if line.startswith(k.value)), StandingKind.NOT_POSTED)
+    said = line.split(" [signature on torch ")[0]
+    if kind is StandingKind.NOT_POSTED:
+        return kind, []
+    if kind is StandingKind.DIFFERENT:
+        newest = re.findall(r"on torch (\S+?):", said)
+        return kind, newest[-1:]
+    return kind, _RELEASE.findall(said.split(":")[0].split(";")[0])
 
 
 class IssueState(Strict):
@@ -62,7 +74,22 @@ class IssueState(Strict):
     # What `reprokit triage N --record` said after running the issue's own script: its one line, and on which torch.
     triage: OneLine | None = None
     triage_torch: OneLine | None = None
-    triage_kind: Standing | None = None  # the standing's kind, as data (the sentence above is its rendering)
+    # The standing as data beside its sentence (the sentence is its rendering; `reprokit tracker` decides by these):
+    # its kind, and the releases it states (still failing, no longer failing, the newest failing another way).
+    triage_kind: StandingKind | None = None
+    triage_releases: list[OneLine] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _standing_of_an_older_entry(cls, data):
+        """An entry written before the standing was kept as data: its kind and releases read from its sentence, here
+        and only here (what the entry keeps wins)."""
+        if isinstance(data, dict) and isinstance(data.get("triage"), str) \
+                and None in (data.get("triage_kind"), data.get("triage_releases")):
+            kind, releases = standing_of_sentence(data["triage"])
+            data = {**data, "triage_kind": data.get("triage_kind") or kind,
+                    "triage_releases": releases if data.get("triage_releases") is None else data["triage_releases"]}
+        return data
 
 
 class IssueStates(Strict):
@@ -87,10 +114,9 @@ def load(root: Path) -> IssueStates:
 
 def save(root: Path, states: IssueStates) -> Path:
     path = root / FILE_NAME
+    kept = {"link", "link_why", "triage", "triage_torch", "triage_kind", "triage_releases"}
     data = {"issues": {n: {"state": s.state, "checked": s.checked.isoformat(),
-                           **{k: v for k, v in s.model_dump(mode="json", include={"link", "link_why", "triage", "triage_kind",
-                                                            "triage_torch"}).items()
-                              if v is not None}}
+                           **{k: v for k, v in s.model_dump(mode="json", include=kept).items() if v is not None}}
                        for n, s in sorted(states.issues.items())}}
     path.write_text(HEADER + yaml.safe_dump(data, sort_keys=False, width=120), encoding="utf-8")
     return path

@@ -8,6 +8,7 @@ dtype): the results store keeps one record per identity.
 from __future__ import annotations
 
 import re
+from enum import Enum
 from typing import Annotated, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
@@ -39,6 +40,24 @@ def store_path_problem(target: str, suite: str, torch: str) -> str | None:
     return None
 
 
+class RunStatus(str, Enum):
+    """How one run's process ended, as the runner saw it (run/execute.py decides it; the keeper and the probes in
+    child/ never write it): the one definition every comparison on the runner's side uses. A record keeps the value,
+    so the stored lines read "pass" as before."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    CRASH = "crash"  # a signal, a stopped sandbox, or an observation the case tampered with
+    TIMEOUT = "timeout"
+    OOM = "oom"  # the script raised MemoryError or torch's OutOfMemoryError
+    OVER_BUDGET = "over-budget"  # the keeper's memory, disk, cache or pids budget stopped it
+
+    # The member is its value as a str, in f-strings too (a why line says "expected a hang, got fail"); Python 3.11
+    # would otherwise format a (str, Enum) member as "RunStatus.FAIL".
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -66,13 +85,13 @@ class Record(Strict):
     verdict: Verdict
     why: str
     # what the run did (all None for a skipped run)
-    status: str | None = None  # pass | fail | crash | timeout | oom | over-budget
+    status: RunStatus | None = None
     exit_code: int | None = None
     signal: str | None = None
     exception: str | None = None
     message: str | None = None
     stage: str | None = None
-    ladder: dict[str, str] | None = None  # backend -> status, for failures whose stage the traceback does not tell
+    ladder: dict[str, RunStatus] | None = None  # backend -> status, for failures whose stage the traceback does not tell
     dynamo: dict | None = None
     seconds: float = 0.0
     stderr_tail: str = ""

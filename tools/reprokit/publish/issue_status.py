@@ -25,7 +25,7 @@ ISSUE_NUMBER = re.compile(r"^https://github\.com/pytorch/pytorch/issues/(\d+)$")
 
 
 @dataclass(frozen=True)
-class Standing:
+class CaseStanding:
     """One upstream case on one target: its repro's verdict per recorded release, oldest first."""
 
     case: CaseDir
@@ -113,7 +113,7 @@ def machine_verdicts(records: list[Record], machines: dict[str, str]) -> dict[st
 
 
 def machine_standings(cd: CaseDir, target: str, every: dict[str, list[Record]],
-                      splits: dict[tuple[str, str], list[Record]], machines: dict[str, str]) -> list[Standing]:
+                      splits: dict[tuple[str, str], list[Record]], machines: dict[str, str]) -> list[CaseStanding]:
     """One standing per machine where two machines' verdicts that ran differ on a recorded release; [] where none
     do (the repro's verdict does not depend on the machine)."""
     per_release = {}
@@ -124,13 +124,13 @@ def machine_standings(cd: CaseDir, target: str, every: dict[str, list[Record]],
     if not any(len({v for v in found.values() if v.ran}) > 1 for found in per_release.values()):
         return []
     names = sorted({machine for found in per_release.values() for machine in found})
-    return [Standing(cd, target, [(rel, found[name]) for rel, found in per_release.items() if name in found], name)
+    return [CaseStanding(cd, target, [(rel, found[name]) for rel, found in per_release.items() if name in found], name)
             for name in names]
 
 
 def standings(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]],
               splits: dict[str, dict[tuple[str, str], list[Record]]] | None = None,
-              machines: dict[str, str] | None = None) -> list[Standing]:
+              machines: dict[str, str] | None = None) -> list[CaseStanding]:
     """Every upstream case on every target that recorded its repro, in case order: one standing per machine where
     its verdict depends on the machine (`machines`: run id -> machine), else one."""
     upstream = {c.case.id: c for c in cases if c.case.source == "upstream"}
@@ -144,17 +144,17 @@ def standings(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]
     return out
 
 
-def standing_of(case: CaseDir, target: str, every: dict[str, list[Record]]) -> Standing:
+def standing_of(case: CaseDir, target: str, every: dict[str, list[Record]]) -> CaseStanding:
     """One case (of any source) on one target: its repro's verdict on each release that recorded it. A case with a
     machine-dependent repro record (another machine gave another verdict) has no standing on the target: which of its
     other releases' verdicts hold on which machine is not known, so nothing is flagged from them."""
     mine = {release: sorted((r for r in records if r.case == case.case.id and Role.of(r.variant) is Role.REPRO),
                             key=lambda r: r.dtype) for release, records in every.items()}
     if any(r.machine_dependent for records in mine.values() for r in records):
-        return Standing(case, target, [])
+        return CaseStanding(case, target, [])
     verdicts = [(release, verdict) for release, records in mine.items()
                 if (verdict := release_verdict(records)) is not None]
-    return Standing(case, target, verdicts)
+    return CaseStanding(case, target, verdicts)
 
 
 def issue_links(case: CaseDir) -> list[tuple[str, str]]:
@@ -166,7 +166,7 @@ def _issues(case: CaseDir) -> str:
     return ", ".join(f"[#{number}]({link})" for number, link in issue_links(case))
 
 
-def _stretches_text(standing: Standing) -> str:
+def _stretches_text(standing: CaseStanding) -> str:
     parts = [first if first == last else f"{first}–{last}" for first, last in standing.stretches()]
     return ", ".join(parts) if parts else "none recorded"
 

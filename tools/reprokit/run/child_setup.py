@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.child import LANDLOCK, PROBE, STAGES
+from reprokit.child.keeper import FAILURES, KeeperConfig, KeeperReport
 from reprokit.model.untrusted_text import contained_facts
 from reprokit.run.untrusted_files import UntrustedFile, read_untrusted
 
@@ -99,7 +100,7 @@ def _user_name() -> str:
 
 
 def contain_config(python: str, script: Path, workdir: Path, private: Path, env: dict[str, str],
-                   writable: tuple[Path, ...] = (), ranks: int = 1) -> dict:
+                   writable: tuple[Path, ...] = (), ranks: int = 1) -> KeeperConfig:
     """What contain.py needs for one run; as root, the run's folders are handed to the case user first.
 
     `needs`: the paths the case must reach as that user (the interpreter's prefix and search path, probe.py, the
@@ -112,7 +113,7 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
         report = reports / f"probe-{rank}.json"  # chmod, utime or replace them (Landlock keeps the script out)
         os.close(os.open(report, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
         os.chmod(report, 0o622 if user is not None else 0o600)
-    config = {"held": str(private / "held.json"), "workdir": str(workdir), "reports": str(reports),
+    config: KeeperConfig = {"held": str(private / "held.json"), "workdir": str(workdir), "reports": str(reports),
               "disk_budget": budget("REPROKIT_DISK_BUDGET", DISK_BUDGET),
               "memory_budget": budget("REPROKIT_MEMORY_BUDGET", MEMORY_BUDGET),
               "pids_budget": budget("REPROKIT_PIDS_BUDGET", PIDS_BUDGET),
@@ -171,7 +172,7 @@ class CopyOut:
         return len(self.not_copied) + self.more_not_copied
 
 
-def copy_out_limit(config: dict) -> float:
+def copy_out_limit(config: KeeperConfig) -> float:
     """Seconds a run's copy-out may take after its case ended (beyond the case's timeout)."""
     return 30 + (config.get("cache_budget") or 0) * len(config.get("budgeted") or ()) / COPY_OUT_FLOOR
 
@@ -196,16 +197,20 @@ def read_copy_out(private: Path) -> CopyOut | None:
         return None
 
 
-def read_held(private: Path) -> str | None:
-    """What contain.py says held for the run (written by the keeper, outside what the case can write)."""
+def read_held(private: Path) -> KeeperReport | None:
+    """What contain.py reports of the run (written by the keeper, outside what the case can write), its held facts
+    kept to those a keeper writes (a case without Landlock could have replaced the file: they end up in reports), a
+    failure or budget only as the keeper names them; None where it reported nothing readable."""
     try:
-        held = json.loads(read_untrusted(private / "held.json", 4096)[0])
+        said = json.loads(read_untrusted(private / "held.json", 8192)[0])
     except (UntrustedFile, ValueError):
         return None
-    if not isinstance(held, list):
+    if not isinstance(said, dict) or not isinstance(said.get("held"), list):
         return None
-    # only what contain.py writes (a case without Landlock could have replaced the file): it ends up in reports
-    return contained_facts(held)
+    over = said.get("over_budget")
+    over = over if isinstance(over, str) and re.fullmatch(r"(memory|disk|cache|pids) (\d+|\?)( MiB)?", over) else None
+    failure = said.get("failure") if said.get("failure") in FAILURES else None
+    return {"held": [h for h in said["held"] if contained_facts([h])], "failure": failure, "over_budget": over}
 
 
 # /dev's device nodes a CPU run writes, and its size-limited /dev/shm: no file the case makes lands in /dev's tmpfs,

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.child import CONTAIN, PROBE, budgets
+from reprokit.model.records import RunStatus
+from reprokit.model.untrusted_text import contained_facts
 from reprokit.run.child_setup import (
     CopyOut,
     case_ended_at,
@@ -37,9 +39,9 @@ from reprokit.run.untrusted_files import TAIL_BYTES, read_reports, tail_text
 
 @dataclass
 class Observation:
-    """What one child process did. `status` is pass | fail | crash | timeout | oom."""
+    """What one child process did: how it ended (`status`) and what its probes reported."""
 
-    status: str
+    status: RunStatus
     exit_code: int | None
     signal: str | None
     seconds: float
@@ -192,23 +194,26 @@ def finish_observation(private: Path, key: str, code: int | None, timed_out: boo
                        outputs: tuple[str, int, str, int]) -> Observation:
     probes, malformed = read_reports(private / "reports", key)
     obs = _classify(code, timed_out, seconds, probes, world_size, *outputs)
-    obs.contained = read_held(private)
+    said = read_held(private)  # the keeper's report: decided by its fields, never by searching its words
+    obs.contained = contained_facts(said["held"]) if said else None
     obs.copy_out = read_copy_out(private)
-    for kind, unit in (("memory", " MiB"), ("disk", " MiB"), ("cache", " MiB"), ("pids", "")):  # not torch's behaviour: decides status
-        if f"over {kind} budget" in (obs.contained or ""):
-            size = re.search(rf"{kind} budget (\d+)", obs.contained)
-            obs.status, obs.over_budget = "over-budget", f"{kind} {size.group(1) if size else '?'}{unit}"
-    if "stopped by SIGSTOP" in (obs.contained or ""):  # the case stopped the sandbox's first process: ended
-        obs.status, obs.signal, obs.exit_code = "crash", "SIGSTOP", None
-    if "bubblewrap failed" in (obs.contained or ""):  # the sandbox never started the case: nothing was observed
-        malformed = "the run's bubblewrap sandbox did not start"
-    if "no sandbox for a root warm run" in (obs.contained or ""):
-        malformed = "a warm run as root has no sandbox (bubblewrap holds cold runs only): not started"
+    if said and said["over_budget"]:  # not torch's behaviour: decides status
+        obs.status, obs.over_budget = RunStatus.OVER_BUDGET, said["over_budget"]
+    failure = said["failure"] if said else None
+    if failure == "stopped":  # the case stopped the sandbox's first process: ended
+        obs.status, obs.signal, obs.exit_code = RunStatus.CRASH, "SIGSTOP", None
+    if failure in NOT_STARTED:  # the sandbox never started the case: nothing was observed
+        malformed = NOT_STARTED[failure]
     if malformed:  # an observation the case tampered with (or a probe that broke): recorded as such, never trusted
-        obs.status, obs.malformed = "crash", malformed
+        obs.status, obs.malformed = RunStatus.CRASH, malformed
         obs.exception, obs.stage, obs.dynamo = None, None, None
         obs.message = f"malformed observation: {malformed}"[:300]
     return obs
+
+
+# The keeper's failures (child/keeper.FAILURES) where the case never ran, as the record's message says them.
+NOT_STARTED = {"bubblewrap": "the run's bubblewrap sandbox did not start",
+               "no-sandbox": "a warm run as root has no sandbox (bubblewrap holds cold runs only): not started"}
 
 
 def _signal_name(number: int) -> str:
@@ -225,19 +230,19 @@ def _classify(code, timed_out, seconds, probes, world_size, stdout_tail, stdout_
     rank_signal = re.search(r"exitcode\s*:\s*-(\d+)", stderr_tail)  # torchrun's summary of a rank that died
     sig = None
     if timed_out:
-        status = "timeout"
+        status = RunStatus.TIMEOUT
     elif code is not None and code < 0:
         # Any signal, SIGKILL included, is a crash: a case can send it to itself, so a SIGKILL is no proof of an
         # out-of-memory kill (the run's memory budget, where it holds, says "over-budget" from the cgroup's count).
-        sig, status = _signal_name(-code), "crash"
+        sig, status = _signal_name(-code), RunStatus.CRASH
     elif code and rank_signal and len(probes) < world_size and not failed:  # not torchrun stopping the others
-        sig, status = _signal_name(int(rank_signal.group(1))), "crash"
+        sig, status = _signal_name(int(rank_signal.group(1))), RunStatus.CRASH
     elif first.get("exception") == "MemoryError" or "OutOfMemoryError" in (first.get("exception") or ""):
-        status = "oom"
+        status = RunStatus.OOM
     elif code == 0:
-        status = "pass"
+        status = RunStatus.PASS
     else:
-        status = "fail"
+        status = RunStatus.FAIL
     return Observation(status=status, exit_code=code, signal=sig, seconds=round(seconds, 2),
                        exception=first.get("exception"), message=first.get("message"), stage=first.get("stage"),
                        dynamo=first.get("dynamo"), stdout_tail=stdout_tail, stderr_tail=stderr_tail,

@@ -14,7 +14,7 @@ import uuid
 from reprokit import __version__
 from reprokit.model import corpus
 from reprokit.model.matrix import Target
-from reprokit.model.records import Record, RunHeader, Sitting
+from reprokit.model.records import Record, RunHeader, RunStatus, Sitting
 from reprokit.model.schema import InputError
 from reprokit.model.untrusted_text import one_line
 from reprokit.publish.pages import run_facts
@@ -79,7 +79,7 @@ def _finished_in_time(records: list[Record]) -> dict[str, float]:
     what a non-hanging run of it takes, not from a guess)."""
     out: dict[str, float] = {}
     for rec in records:
-        if rec.status not in (None, "timeout") and rec.seconds:
+        if rec.status not in (None, RunStatus.TIMEOUT) and rec.seconds:
             out[rec.key] = max(out.get(rec.key, 0.0), rec.seconds)
     return out
 

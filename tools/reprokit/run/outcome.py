@@ -5,6 +5,7 @@ from __future__ import annotations
 import regex
 
 from reprokit.model.case import Oracle
+from reprokit.model.records import RunStatus
 from reprokit.model.verdict import Verdict
 from reprokit.run.execute import Observation
 
@@ -42,7 +43,7 @@ SKIP_EXIT_CODE = 77  # a script's "not applicable here" (the automake/ctest conv
 
 
 def _skipped(obs: Observation) -> tuple[Verdict, str] | None:
-    if obs.status == "fail" and obs.exit_code == SKIP_EXIT_CODE and not obs.exception:
+    if obs.status == RunStatus.FAIL and obs.exit_code == SKIP_EXIT_CODE and not obs.exception:
         lines = obs.stdout_tail.strip().splitlines()
         return Verdict.SKIPPED, f"the script skipped itself: {lines[-1] if lines else 'no reason printed'}"
     return None
@@ -65,24 +66,24 @@ def _repro_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
         return skipped
     chain = next((p.get("chain", []) for p in obs.probes if p.get("exception")), [])
     if oracle.kind == "hangs":
-        if obs.status == "timeout":
+        if obs.status == RunStatus.TIMEOUT:
             return Verdict.REPRODUCES, f"still running after {obs.seconds:.0f} s"
-        if obs.status == "pass":
+        if obs.status == RunStatus.PASS:
             return Verdict.DOES_NOT_REPRODUCE, "finished without hanging"
         return Verdict.FAILS_DIFFERENTLY, f"expected a hang, got {obs.status}"
-    if obs.status == "timeout":
+    if obs.status == RunStatus.TIMEOUT:
         return Verdict.TIMEOUT, f"killed after {obs.seconds:.0f} s"
     if oracle.kind in ("stdout", "stderr"):
         if _output_matches(oracle, obs):
             return Verdict.REPRODUCES, f"{oracle.kind} matches {oracle.match!r}"
-        if obs.status == "pass":
+        if obs.status == RunStatus.PASS:
             return Verdict.DOES_NOT_REPRODUCE, f"{oracle.kind} does not match {oracle.match!r}"
         return Verdict.FAILS_DIFFERENTLY, f"expected output {oracle.match!r}, got {obs.status}"
-    if obs.status == "pass":
+    if obs.status == RunStatus.PASS:
         return Verdict.DOES_NOT_REPRODUCE, "ran and exited 0"
     if oracle.kind == "nonzero-exit":
         return Verdict.REPRODUCES, f"{obs.status} (exit {obs.exit_code})"
-    if obs.status != "fail":
+    if obs.status != RunStatus.FAIL:
         return Verdict.FAILS_DIFFERENTLY, f"expected an exception, got {obs.status}" + (
             f" ({obs.signal})" if obs.signal else "")
     wanted = "AssertionError" if oracle.kind == "wrong-result" else oracle.exception
@@ -107,7 +108,7 @@ def _fix_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
         return Verdict.FIX_BROKEN, f"over its {obs.over_budget} budget"
     if skipped := _skipped(obs):
         return skipped
-    if obs.status != "pass":
+    if obs.status != RunStatus.PASS:
         return Verdict.FIX_BROKEN, f"{obs.status}: {obs.exception or obs.signal or 'exit ' + str(obs.exit_code)}"
     if oracle.kind in ("stdout", "stderr") and _output_matches(oracle, obs):
         return Verdict.FIX_BROKEN, f"{oracle.kind} still matches {oracle.match!r}"
@@ -119,8 +120,8 @@ LADDER = ("eager", "aot_eager")  # then the case's own backend (inductor by defa
 
 def ladder_stage(ladder: dict[str, str]) -> str:
     """The first backend on the eager -> aot_eager -> inductor ladder that fails names the faulty stage."""
-    if ladder["eager"] != "pass":
+    if ladder["eager"] != RunStatus.PASS:
         return "dynamo"
-    if ladder["aot_eager"] != "pass":
+    if ladder["aot_eager"] != RunStatus.PASS:
         return "aot_autograd"
     return "inductor"

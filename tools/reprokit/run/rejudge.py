@@ -10,7 +10,7 @@ from pathlib import Path
 
 from reprokit.model.case import load_case
 from reprokit.model.corpus import FIX_VARIANTS
-from reprokit.model.records import Record
+from reprokit.model.records import Record, RunStatus
 from reprokit.model.schema import InputError
 from reprokit.model.verdict import Verdict
 from reprokit.run.execute import Observation
@@ -23,7 +23,7 @@ def observation_of(rec: Record) -> Observation:
     return Observation(status=rec.status or "", exit_code=rec.exit_code, signal=rec.signal, seconds=rec.seconds,
                        exception=rec.exception, message=rec.message, stage=rec.stage, dynamo=rec.dynamo,
                        stdout_tail=rec.stdout_tail, stderr_tail=rec.stderr_tail, contained=rec.contained,
-                       malformed=message.removeprefix("malformed observation: ") if rec.status == "crash"
+                       malformed=message.removeprefix("malformed observation: ") if rec.status == RunStatus.CRASH
                        and message.startswith("malformed observation: ") else None,
                        over_budget=_over(rec), probes=[{"exception": rec.exception, "chain": _chain(rec)}])
 
@@ -37,7 +37,7 @@ def _chain(rec: Record) -> list[str]:
 
 
 def _over(rec: Record) -> str | None:
-    if rec.status != "over-budget":
+    if rec.status != RunStatus.OVER_BUDGET:
         return None
     return rec.why.removeprefix("over its ").removesuffix(" budget") or "a"
 

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from reprokit.child import bubblewrap as sandbox_view
+from reprokit.child.keeper import BwrapConfig, KeeperConfig
 from reprokit.model.schema import InputError
 from reprokit.run import syscall_filter
 from reprokit.run.child_setup import case_user
@@ -77,7 +78,7 @@ def _trial(path: str, program: bytes) -> str:
 
 
 @functools.cache
-def bubblewrap() -> tuple[dict | None, str]:
+def bubblewrap() -> tuple[BwrapConfig | None, str]:
     """({"path", "version", "source", "seccomp"}, "") for the bwrap that holds runs here, else (None, why not)."""
     try:
         program = syscall_filter.program()
@@ -112,7 +113,7 @@ def require() -> None:
         raise InputError(REFUSED.format(why=why))
 
 
-def sandbox_config() -> dict:
+def sandbox_config() -> KeeperConfig:
     """What contain.py needs to run a cold run inside bubblewrap."""
     if in_container():
         return {"container": True}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from reprokit import __version__
 from reprokit.model.corpus import DEVICE_STRING, FIX_VARIANTS, CaseRun
-from reprokit.model.records import Record
+from reprokit.model.records import Record, RunStatus
 from reprokit.model.verdict import Verdict
 from reprokit.run.devices import DeviceSlots, Dispatcher, visible_env
 from reprokit.run.execute import Observation, observe
@@ -151,7 +151,7 @@ def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
         ladder = None
         # A failure whose traceback names no compiler stage (a wrong result, an error raised at run time) is placed
         # by re-running it on the simpler backends.
-        if (judge is repro_verdict and opts.ladder and verdict is not Verdict.SKIPPED and obs.status == "fail"
+        if (judge is repro_verdict and opts.ladder and verdict is not Verdict.SKIPPED and obs.status == RunStatus.FAIL
                 and obs.stage in ("runtime", None) and obs.dynamo):
             ladder = {backend: go({"REPROKIT_BACKEND": backend}).status for backend in LADDER}
             ladder["default"] = obs.status
@@ -230,7 +230,7 @@ def run_all(runs: list[CaseRun], ident: Identity, opts: RunOptions,
 def _to_confirm(record: Record, opts: RunOptions) -> bool:
     """A run that hit its time limit is run again alone, with a longer limit, before it is recorded: other runs in
     flight, or any other load on the machine, must not make a hang or a broken fix."""
-    return opts.confirm_alone and record.status == "timeout" and not opts.stopper.stopped
+    return opts.confirm_alone and record.status == RunStatus.TIMEOUT and not opts.stopper.stopped
 
 
 def _confirmed_alone(run: CaseRun, first: Record, ident: Identity, opts: RunOptions,

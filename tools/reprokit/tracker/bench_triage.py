@@ -12,6 +12,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from reprokit.model.records import RunStatus
 from reprokit.run.execute import Observation
 from reprokit.run.request import load_root_matrix
 from reprokit.tracker import triage
@@ -34,7 +35,7 @@ def _issue(body: str, number: int = 1) -> issue_json.Issue:
 
 def large_body(repeat: int = 5) -> tuple[int, int, float]:
     body = "".join(BLOCK.format(i) for i in range(4000))
-    seen = Observation(status="fail", exit_code=1, signal=None, seconds=0.0, exception="RuntimeError",
+    seen = Observation(status=RunStatus.FAIL, exit_code=1, signal=None, seconds=0.0, exception="RuntimeError",
                        message="shape mismatch 12 vs 13", stage="dynamo")
     times = []
     for _ in range(repeat):

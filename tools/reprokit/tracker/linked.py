@@ -18,6 +18,7 @@ from pathlib import Path
 from reprokit.contrib import case_files
 from reprokit.model import corpus, issue_states
 from reprokit.model.corpus import DEVICE_STRING, CaseDir
+from reprokit.model.issue_states import StandingKind
 from reprokit.model.matrix import Matrix
 from reprokit.model.schema import InputError
 from reprokit.publish import issue_status
@@ -25,6 +26,7 @@ from reprokit.store.store import Loaded, Store
 from reprokit.store.views import release_of, releases, repro_history
 from reprokit.tracker.drafting import issue_comment
 from reprokit.tracker.drafting.issue_comment import NO_LONGER, STILL, CommentEvidence
+from reprokit.tracker.judging.triage_standing import TriageStanding
 from reprokit.tracker.text.release_summary import ReleaseHistory
 from reprokit.tracker.text.standalone import standalone
 from reprokit.tracker.text.user_paths import as_user_sees
@@ -41,7 +43,7 @@ class Linked:
     state: str
     checked: str
     histories: dict[str, ReleaseHistory]  # target -> recorded releases of its repro
-    kind: str | None  # STILL | NO_LONGER | None (no comment: see `held`)
+    kind: StandingKind | None  # STILL | NO_LONGER | None (no comment: see `held`)
     held: str | None = None  # why no comment although the case's runs disagree with the issue's state
     triage: str | None = None  # what `reprokit triage N --record` said, with its torch
     @property
@@ -54,7 +56,7 @@ class Linked:
             return self.held
         return said[self.kind](self.flagged()) if self.kind else "agrees with the recorded runs"
 
-    def flagged(self, kind: str | None = None) -> dict[str, ReleaseHistory]:
+    def flagged(self, kind: StandingKind | None = None) -> dict[str, ReleaseHistory]:
         """The targets whose newest recorded release disagrees with the issue's state."""
         want = issue_comment.BAD if (kind or self.kind) == STILL else issue_comment.GOOD
         return {t: h for t, h in self.histories.items() if h.decisive() and h.decisive()[-1][1] == want}
@@ -125,8 +127,7 @@ def _held(item: Linked, known: issue_states.IssueState | None) -> Linked:
                                                              f"script was not run (`reprokit triage {item.number}`); "
                                                              "no comment")
         return item
-    said = known.triage_kind or issue_states.Standing.of_line(known.triage)  # kept as data since; older: its words
-    if said != item.kind:
+    if known.triage_kind != item.kind:  # the standing's kind as data (issue_states reads an older entry's once)
         return dataclasses.replace(item, kind=None, held=f"the issue's own script: {triage}; no comment (the case "
                                                          f"{ours})")
     return item
@@ -201,9 +202,16 @@ def _update(root: Path, number: int, fields: dict) -> Path | None:
     return issue_states.save(root, issue_states.IssueStates(issues=current))
 
 
-def record_triage(root: Path, number: int, line: str, torch: str, kind: issue_states.Standing) -> Path | None:
-    """issue-states.yaml with what triage said of a linked issue (None: no case links it, nothing written)."""
-    return _update(root, number, {"triage": " ".join(line.split())[:400], "triage_torch": torch, "triage_kind": kind})
+def record_triage(root: Path, number: int, line: str, torch: str, standing: TriageStanding) -> Path | None:
+    """issue-states.yaml with what triage said of a linked issue (None: no case links it, nothing written): its
+    sentence and, beside it, the standing as data."""
+    return _update(root, number, {"triage": " ".join(line.split())[:400], "triage_torch": torch,
+                                  **triage_data(standing)})
+
+
+def triage_data(standing: TriageStanding) -> dict:
+    """The fields of issue-states.yaml that keep a standing as data (what `reprokit tracker` decides by)."""
+    return {"triage_kind": standing.kind, "triage_releases": list(standing.releases)}
 
 
 def record_link(root: Path, number: int, kind: str, why: str) -> Path | None:

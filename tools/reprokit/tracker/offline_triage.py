@@ -39,6 +39,6 @@ def with_triages(data: linked.Corpus, folder: Path, request: triage.Request, out
         base = known or IssueState(state="closed" if issue.closed else "open", checked=datetime.date.today())
         states[item.number] = base.model_copy(update={"triage": done.triage.record_line()[:300],
                                                       "triage_torch": done.triage.observed_on or "none run",
-                                                      "triage_kind": done.standing.kind})
+                                                      **linked.triage_data(done.standing)})
         log(f"#{item.number}: triaged from {path.name}: {done.standing.line()}")
     return linked.Corpus(data.cases, data.loaded, data.matrix, data.states.model_copy(update={"issues": states}))

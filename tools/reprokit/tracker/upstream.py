@@ -22,6 +22,7 @@ from reprokit.contrib import case_files
 from reprokit.contrib.script_code import facts, torch_calls
 from reprokit.model.corpus import CaseDir
 from reprokit.model.matrix import Matrix
+from reprokit.model.records import RunStatus
 from reprokit.model.schema import InputError
 from reprokit.model.untrusted_text import plain
 from reprokit.run import torch_envs
@@ -64,7 +65,7 @@ def _plain(cd: CaseDir, setting: upstream_runs.Setting, folder: Path, force: boo
     """The standalone script and its contained plain run; refused when it does not fail here."""
     script = upstream_runs.write_standalone(case_files.read_text(cd.path, "repro.py"), setting, folder)
     plain = upstream_runs.contained(setting, script)
-    if plain.status == "pass" and not force:
+    if plain.status == RunStatus.PASS and not force:
         raise _refuse(cd.case.id, "`python repro.py` exited 0 on this machine: the bug does not reproduce here")
     if plain.exit_code == 77 and not force:
         last = (plain.stdout_tail.strip().splitlines() or ["no reason printed"])[-1]
@@ -200,7 +201,7 @@ def linked_comment(item: linked.Linked, setting: upstream_runs.Setting, out: Pat
     evidence = CommentEvidence(kind, item.histories, text, ran, as_user_sees(plain.stderr_tail, script, ours), versions,
                                item.triage)
     path, command = linked.write(item, evidence, out)
-    notes = [] if plain.status != "pass" else [f"note: the repro exits 0 here now, while the store's newest "
+    notes = [] if plain.status != RunStatus.PASS else [f"note: the repro exits 0 here now, while the store's newest "
                                                f"record says otherwise; check before posting ({path})"]
     return Filed(report=path, attachments=[], commands=[(f"post it on {item.url}:", command)], notes=notes)
 

@@ -15,7 +15,7 @@ from reprokit.model.case import Case
 from reprokit.model.corpus import DEVICE_STRING, CaseDir
 from reprokit.model.records import Record
 from reprokit.model.verdict import Role, Verdict
-from reprokit.publish.issue_status import Standing, issue_links
+from reprokit.publish.issue_status import CaseStanding, issue_links
 from reprokit.store.last_runs import LastRun
 from reprokit.store.views import release_order
 
@@ -47,7 +47,7 @@ class TargetHistory:
     """The case's repro on one target: the first release it reproduces on, the first after that where it ran and
     did not (the fix), every reproducing stretch, the newest verdict and the issue-state flag."""
 
-    standing: Standing
+    standing: CaseStanding
 
     @property
     def target(self) -> str:
@@ -136,7 +136,7 @@ def reproduce_with(cd: CaseDir, histories: list[TargetHistory], records: dict[st
                      f"{cd.case.id}/repro.py", machine)
 
 
-def case_facts(cd: CaseDir, found: dict[str, list[Standing]], records: dict[str, dict[str, list[Record]]],
+def case_facts(cd: CaseDir, found: dict[str, list[CaseStanding]], records: dict[str, dict[str, list[Record]]],
                machines: dict[str, str], hardware: dict[str, str], recorded: set[str],
                history: dict[str, LastRun] | None = None) -> CaseFacts:
     """The case page's facts from its standings (machines.standings), its records per target and release, the

@@ -12,11 +12,11 @@ machine gave which is said beside it.
 from __future__ import annotations
 
 from reprokit.model.records import Record
-from reprokit.publish.issue_status import Standing, machine_standings, standing_of
+from reprokit.publish.issue_status import CaseStanding, machine_standings, standing_of
 from reprokit.publish.render import Published
 
 # case id -> target -> its standings (one, or one per machine), targets in matrix.yaml's order, only those recorded
-Standings = dict[str, dict[str, list[Standing]]]
+Standings = dict[str, dict[str, list[CaseStanding]]]
 
 
 def records_by_case(histories: dict[str, dict[str, list[Record]]]) -> dict[str, dict[str, dict[str, list[Record]]]]:
@@ -47,6 +47,6 @@ def standings(p: Published, by_case: dict | None = None) -> Standings:
     return out
 
 
-def flat(found: dict[str, list[Standing]]) -> list[Standing]:
+def flat(found: dict[str, list[CaseStanding]]) -> list[CaseStanding]:
     """A case's standings in the pages' order: targets in matrix.yaml's order, machines by name."""
     return [s for target_standings in found.values() for s in target_standings]

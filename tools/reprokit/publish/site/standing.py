@@ -17,14 +17,14 @@ from reprokit.model.attribution import compile_rate
 from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict, in_rate, rate_text, reproduce_rate
-from reprokit.publish.issue_status import Standing
+from reprokit.publish.issue_status import CaseStanding
 from reprokit.publish.site.machines import Standings, flat
 
 BAD, GOOD = Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE
 WORDS = {BAD: "reproduces", GOOD: "does not reproduce"}
 
 
-def standing_line(s: Standing) -> str:
+def standing_line(s: CaseStanding) -> str:
     """The repro's story on one target over its recorded releases (oldest first), told by the two verdicts that say
     "the bug is there" or "it is not"; a newer verdict of another kind is added after a semicolon."""
     decisive = [(rel, v) for rel, v in s.verdicts if v in WORDS]

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reprokit.model.issue_states import Standing
+from reprokit.model.issue_states import StandingKind
 from reprokit.store.views import release_order
 from reprokit.tracker.text.bug_text import OWN_WORDS, fence
 from reprokit.tracker.text.release_summary import BAD, GOOD, ReleaseHistory
 
-STILL, NO_LONGER = Standing.STILL, Standing.NO_LONGER  # the comments a linked issue may need
+STILL, NO_LONGER = StandingKind.STILL, StandingKind.NO_LONGER  # the comments a linked issue may need
 
 
 @dataclass(frozen=True)
 class CommentEvidence:
-    kind: str  # STILL | NO_LONGER
+    kind: StandingKind  # STILL | NO_LONGER
     histories: dict[str, ReleaseHistory]  # target -> its recorded releases
     script: str  # the standalone repro
     ran: str  # one line: which run the log is from and how it ended

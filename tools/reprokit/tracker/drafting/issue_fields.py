@@ -9,6 +9,7 @@ import shlex
 import urllib.parse
 from dataclasses import dataclass
 
+from reprokit.model.records import RunStatus
 from reprokit.run.execute import Observation
 from reprokit.tracker.text.traceback_text import headline
 
@@ -47,7 +48,7 @@ class Failure:
 def component(stage: str | None, ladder: dict[str, Observation] | None) -> str:
     """The first ablation backend that fails names the component; without an ablation, the traceback's stage."""
     for backend, obs in (ladder or {}).items():
-        if obs.status != "pass":
+        if obs.status != RunStatus.PASS:
             return COMPONENT_OF_BACKEND[backend]
     return stage or "runtime"
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from reprokit.model.records import RunStatus
 from reprokit.run.execute import Observation
 from reprokit.tracker.drafting.issue_fields import Failure
 from reprokit.tracker.judging.not_a_bug import Screened
@@ -56,7 +57,7 @@ class Evidence:
 def _what_happened(ev: Evidence) -> str:
     f = ev.failure
     run = f"On torch {ev.torch_version} ({ev.device}), `python repro.py` (below)"
-    if f.obs.status == "timeout":
+    if f.obs.status == RunStatus.TIMEOUT:
         return f"{run} was still running at its timeout and was killed (a hang)."
     if f.own_check and f.compiles:
         return (f"{run} fails its own comparison of the compiled result with eager: {code_span(f.headline[:300])}; "
@@ -70,7 +71,7 @@ def _what_happened(ev: Evidence) -> str:
 def _ablation(ev: Evidence) -> list[str]:
     if ev.ladder is None:
         return []
-    failing = next((b for b in ABLATION if ev.ladder[b].status != "pass"), None)
+    failing = next((b for b in ABLATION if ev.ladder[b].status != RunStatus.PASS), None)
     said = (f"the first backend that fails is `{failing}`" if failing else
             "every backend passes once the script's `mode` / `options` are dropped, so those settings cause it")
     return ["Ablation: the same script with the backend of every `torch.compile` call replaced (its `mode` and "

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from reprokit.contrib import case_files
 from reprokit.model.corpus import CaseDir
+from reprokit.model.records import RunStatus
 from reprokit.model.schema import InputError
 from reprokit.store.store import Loaded
 from reprokit.store.views import releases
@@ -50,7 +51,7 @@ def expected(failure: Failure, history: ReleaseHistory, script: str = "") -> str
         return f"Expected: `python repro.py` exits 0, as it does on torch {reg[0]} (a regression in {reg[1]})."
     if failure.own_check and failure.compiles:
         return "Expected: the compiled result equals eager's within the script's tolerance (its own check passes)."
-    if failure.obs.status == "timeout":
+    if failure.obs.status == RunStatus.TIMEOUT:
         return "Expected: `python repro.py` finishes, as it does without torch.compile."
     if failure.exports:
         return f"Expected: the program exports and runs without {code_span(failure.short_exception)}."

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from reprokit.model.records import RunStatus
 from reprokit.tracker.issue import release_dates
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.issue.issue_json import Issue, cut_before_error, without_script
@@ -33,7 +34,7 @@ from reprokit.tracker.judging.triage_standing import (
     NOT_POSTED,
     STILL,
     Ran,
-    Standing,
+    TriageStanding,
     observed_line,
 )
 
@@ -42,7 +43,6 @@ NO_CUDA = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driv
 HANG_WORDS = re.compile(r"\b(hangs?|hung|stuck|forever|never (?:finishes|returns|ends)|deadlock|time[sd]? ?out)\b", re.I)
 # torch's own words when the failure is the behaviour it documents (it names what to use instead)
 DOCUMENTED = (re.compile(r"This graph break is fundamental"), re.compile(r"\bmaybe_mark_dynamic\b"))
-
 
 
 class Step(str, Enum):
@@ -63,7 +63,7 @@ class Judged:
 @dataclass(frozen=True)
 class Triage:
     step: Step
-    standing: Standing
+    standing: TriageStanding
     reported: str | None = None  # the release the issue reports (collect_env's, or --reported-release)
     reported_by_date: str = ""  # the day the issue was opened, where `reported` was taken from it (release_dates)
     observed_on: str | None = None  # the release whose run gave the signature
@@ -96,7 +96,7 @@ def source_words(reported: str | None, by_date: str = "") -> str:
 
 def reported(standing_reason: str, **facts) -> Triage:
     """REPORTED -> NOT_POSTED before anything runs (or with nothing to judge)."""
-    return Triage(Step.NOT_POSTED, Standing(NOT_POSTED, standing_reason), **facts)
+    return Triage(Step.NOT_POSTED, TriageStanding(NOT_POSTED, standing_reason), **facts)
 
 
 def _needs_other_torch(ran: Ran) -> str | None:
@@ -111,7 +111,7 @@ def _before_compile(ran: Ran) -> bool:
     """The script failed in eager code before any graph was compiled (no torch.compile stage, no graph)."""
     obs = ran.obs
     graphs = (obs.dynamo or {}).get("unique_graphs", 0) if isinstance(obs.dynamo, dict) else 0
-    return obs.status != "pass" and (obs.stage in (None, "runtime")) and not graphs
+    return obs.status != RunStatus.PASS and (obs.stage in (None, "runtime")) and not graphs
 
 
 def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release: str | None,
@@ -143,11 +143,12 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
     if found.kind == sig.PASSES:
         return _passes(ref, found, accepts, evidence, unrun, facts)
     if found.kind == sig.EXITS:
-        words = HANG_WORDS if ref.obs.status == "timeout" else eager_fix.CRASH_WORDS
+        words = HANG_WORDS if ref.obs.status == RunStatus.TIMEOUT else eager_fix.CRASH_WORDS
         if not words.search("\n".join(texts)):
             return reported(f"on torch {ref.release} the script {observed_line(ref.obs)}, which the issue's text does "
                             "not describe", signature=found, **facts)
-        return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed="the issue describes it", **facts)
+        return Triage(Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed="the issue describes it",
+                      **facts)
     if _before_compile(ref):
         return reported(f"on torch {ref.release} the script fails before any compiled call ({observed_line(ref.obs)}, "
                         "in eager code): that says nothing about the compiled behaviour", signature=found, **facts)
@@ -157,7 +158,8 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
         if baseline_run:
             return reported(f"on {_on_reported(ref.release, reported_release, reported_by_date)} the script raises "
                             f"{said}: the failure the issue reports did not happen here", signature=found, **facts)
-        return Triage(Step.JUDGED, Standing(NO_LONGER, f"on torch {ref.release}: now raises {said}{unrun}"),
+        return Triage(Step.JUDGED, TriageStanding(NO_LONGER, f"on torch {ref.release}: now raises {said}{unrun}",
+                                                  (ref.release,)),
                       signature=found, judged=(Judged(ref.release, NOW_RAISES, said),), **facts)
     normal = sig.normalised_text(texts)  # once: both checks read it
     confirmed = sig.confirmed_in(found, texts, normal, without_script(issue)) or \
@@ -167,7 +169,7 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
     if confirmed is None:
         return reported(f"on torch {ref.release} the script fails with {found.line()}, which the issue's text does "
                         "not mention: not the failure it reports", signature=found, **facts)
-    return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed=confirmed, **facts)
+    return Triage(Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed=confirmed, **facts)
 
 
 def _passes(ref: Ran, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str, facts: dict) -> Triage:
@@ -175,15 +177,16 @@ def _passes(ref: Ran, found: Signature, accepts: bool, evidence: ExitEvidence, u
     release was not run and the script's exit status decides; else nothing to say."""
     reported_release, reported_by_date = facts["reported"], facts["reported_by_date"]
     if accepts:
-        return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed="the issue asks for an error "
-                      "and the script finishes without one", **facts)
+        return Triage(Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed="the issue asks for an "
+                      "error and the script finishes without one", **facts)
     if not facts["baseline_run"]:
         if not evidence.decides:
             return reported(f"the script exits 0 on torch {ref.release}{unrun}, but {evidence.words()}: "
                             "nothing to say", signature=found, **facts)
-        return Triage(Step.JUDGED, Standing(DOES_NOT, f"on torch {ref.release}: the script exits 0 where "
-                                                      f"{evidence.words()}{unrun}"), signature=found,
-                      judged=(Judged(ref.release, sig.GOOD, "exits 0"),), exit_says=evidence.words(), **facts)
+        return Triage(Step.JUDGED, TriageStanding(DOES_NOT, f"on torch {ref.release}: the script exits 0 where "
+                                                            f"{evidence.words()}{unrun}", (ref.release,)),
+                      signature=found, judged=(Judged(ref.release, sig.GOOD, "exits 0"),), exit_says=evidence.words(),
+                      **facts)
     checks = "" if evidence.decides else f" ({evidence.words()})"
     return reported(f"does not reproduce on {_on_reported(ref.release, reported_release, reported_by_date)}: the "
                     f"script exits 0{checks}; nothing to say", signature=found, **facts)
@@ -237,8 +240,8 @@ def judge(t: Triage, runs: list[Ran], eager_fixes: dict[str, str] | None = None)
     if newest.outcome == sig.SAME:
         same = [j.release for j in since if j.outcome == sig.SAME]
         said = "accepts it without an error" if t.accepts and t.signature.kind == sig.PASSES else t.signature.line()
-        return dataclasses.replace(step, standing=Standing(STILL, f"on torch {_span(same)} (newest run: "
-                                                                  f"{newest.release}): {said}"))
+        return dataclasses.replace(step, standing=TriageStanding(STILL, f"on torch {_span(same)} (newest run: "
+                                                                        f"{newest.release}): {said}", tuple(same)))
     if newest.outcome in (sig.GOOD, NOW_RAISES):
         stretch = []
         for j in reversed(since):
@@ -249,23 +252,24 @@ def judge(t: Triage, runs: list[Ran], eager_fixes: dict[str, str] | None = None)
         how = (f"now raises {newest.line}" if newest.outcome == NOW_RAISES else "the script exits 0")
         detail = (f"since {stretch[0]}: {how} (last bad {last_bad.release}: {last_bad.line})" if last_bad
                   else f"on every release run from {_span(stretch)}: {how}")
-        return dataclasses.replace(step, standing=Standing(NO_LONGER, detail))
+        return dataclasses.replace(step, standing=TriageStanding(NO_LONGER, detail, tuple(stretch)))
     if _before_compile(next(r for r in runs if r.release == newest.release)):
-        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=Standing(
+        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(
             NOT_POSTED, f"on torch {newest.release} the script fails before any compiled call ({newest.line}): that "
                         "says nothing about the reported bug"))
-    return dataclasses.replace(step, standing=Standing(
-        DIFFERENT, f"(on torch {t.observed_on}: {t.signature.line()}; on torch {newest.release}: {newest.line})"))
+    return dataclasses.replace(step, standing=TriageStanding(
+        DIFFERENT, f"(on torch {t.observed_on}: {t.signature.line()}; on torch {newest.release}: {newest.line})",
+        (newest.release,)))
 
 
 def numerics(t: Triage, judged_line: str, wrong: bool | None, release: str) -> Triage:
     """JUDGED -> NOT_POSTED when the fp64 reference does not call the low-precision mismatch wrong, or cannot judge
     it; the triage unchanged when it does (wrong=True)."""
     if wrong is None:
-        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=TriageStanding(
             NOT_POSTED, f"cannot judge numerics on torch {release}: {judged_line}"))
     if not wrong:
-        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=TriageStanding(
             NOT_POSTED, f"{judged_line} (torch {release}): the script compares low-precision outputs with each other"))
     return t
 
@@ -280,15 +284,16 @@ def decide(t: Triage, issue: Issue) -> Triage:
     if t.standing.kind == STILL and issue.closed and (until := release_dates.expected_to_fail_until(issue)):
         failing = [j.release for j in t.judged if j.outcome == sig.SAME]
         if not any(release_dates.published_after(r, until[0]) for r in failing):
-            return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
+            return dataclasses.replace(t, step=Step.NOT_POSTED, standing=TriageStanding(
                 NOT_POSTED, f"still fails on torch {_span(failing)}, published no later than {until[0]} ({until[1]}): "
                             "a release from before the fix is expected to fail, no comment; run one published since"))
     agrees = (t.standing.kind in (NO_LONGER, DOES_NOT) and issue.closed) or (t.standing.kind == STILL
                                                                              and not issue.closed)
     if agrees:
-        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
-            t.standing.kind, t.standing.detail + f"; the issue is {state}: it agrees, no comment"))
+        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=dataclasses.replace(
+            t.standing, detail=t.standing.detail + f"; the issue is {state}: it agrees, no comment"))
     if t.standing.kind == DIFFERENT and issue.closed:
-        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=Standing(
-            DIFFERENT, t.standing.detail + "; the issue is closed: another failure belongs in a new issue, no comment"))
+        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=dataclasses.replace(
+            t.standing, detail=t.standing.detail + "; the issue is closed: another failure belongs in a new issue, "
+                                                   "no comment"))
     return dataclasses.replace(t, step=Step.POSTED)

@@ -15,6 +15,7 @@ import subprocess
 from dataclasses import dataclass
 
 from reprokit.model.case import Case
+from reprokit.model.records import RunStatus
 from reprokit.run.execute import Observation
 from reprokit.tracker.text.traceback_text import RaisedAt, headline
 
@@ -132,7 +133,7 @@ def screen(case: Case, obs: Observation, output: str, raised: RaisedAt, compiles
     """The first screen the failure falls under, or None: a torch failure to report."""
     if case.documented:
         return Screened("documented behaviour", f"case.yaml documented: {case.documented}")
-    if obs.status == "pass":
+    if obs.status == RunStatus.PASS:
         return None
     return (missing_package(obs, output, python) or unknown_name(obs, output, raised) or graph_break(obs)
             or own_code(obs, raised, compiles))

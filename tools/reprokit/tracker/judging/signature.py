@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reprokit.model.records import RunStatus
 from reprokit.run.execute import Observation
 from reprokit.tracker.text.traceback_text import headline, last_frames
 
@@ -74,7 +75,7 @@ def script_line(log: str, script: str = "repro.py") -> int | None:
 
 
 def of(obs: Observation, log: str = "") -> Signature:
-    if obs.status == "pass":
+    if obs.status == RunStatus.PASS:
         return Signature(PASSES, exit_code=0)
     if obs.exception:
         return Signature(RAISES, obs.exception.rsplit(".", 1)[-1], obs.stage or "", skeleton(obs.message),

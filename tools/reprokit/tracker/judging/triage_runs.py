@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from reprokit.model.records import RunStatus
 from reprokit.tracker.judging import fp64_check, signature, upstream_runs
 from reprokit.tracker.judging.eager_fix import EagerError
 from reprokit.tracker.judging.triage_standing import Ran, observed_line
@@ -55,7 +56,7 @@ def agree(a: Ran, b: Ran) -> bool:
     if 77 in (a.obs.exit_code, b.obs.exit_code):  # the probe's "cannot run here" (no CUDA, ...)
         return a.obs.exit_code == b.obs.exit_code
     outcome = signature.compare(signature.of(a.obs, a.log), b.obs, b.log)
-    return outcome == signature.SAME or (outcome == signature.GOOD and a.obs.status == "pass")
+    return outcome == signature.SAME or (outcome == signature.GOOD and a.obs.status == RunStatus.PASS)
 
 
 def stable(tries: list[Ran]) -> tuple[Ran | None, Ran | None]:

@@ -12,14 +12,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reprokit.model.issue_states import Standing as StandingKind
+from reprokit.model.issue_states import StandingKind
+from reprokit.model.records import RunStatus
 from reprokit.model.untrusted_text import plain
 from reprokit.run.execute import Observation
 from reprokit.tracker.text.bug_text import OWN_WORDS, code_span, fence
 from reprokit.tracker.text.traceback_text import headline
 from reprokit.tracker.text.user_paths import as_user_sees
 
-# The standings, one typed vocabulary (model/issue_states.Standing); DOES_NOT: the script exits 0 on a release newer
+# The standings, one typed vocabulary (model/issue_states.StandingKind); DOES_NOT: the script exits 0 on a release newer
 # than the reported one, which was not run.
 STILL, NO_LONGER, DIFFERENT, DOES_NOT, NOT_POSTED = (StandingKind.STILL, StandingKind.NO_LONGER,
                                                      StandingKind.DIFFERENT, StandingKind.DOES_NOT,
@@ -38,9 +39,15 @@ class Ran:
 
 
 @dataclass(frozen=True)
-class Standing:
+class TriageStanding:
+    """A standing as data (its kind, the releases it states) and the words after the kind; `line()` is the sentence
+    issue-states.yaml keeps beside the data."""
+
     kind: StandingKind
     detail: str
+    # STILL: the releases failing as observed; NO_LONGER: those passing (or raising the asked-for error) up to the
+    # newest; DOES_NOT: the one that exits 0; DIFFERENT: the newest, failing another way; NOT_POSTED: none
+    releases: tuple[str, ...] = ()
 
     def line(self) -> str:
         return f"{self.kind}: {self.detail}" if self.kind == NOT_POSTED else f"{self.kind} {self.detail}".rstrip()
@@ -49,7 +56,7 @@ class Standing:
 def observed_line(obs: Observation | None) -> str:
     if obs is None:
         return "not run"
-    if obs.status == "pass":
+    if obs.status == RunStatus.PASS:
         return "exits 0"
     if obs.exception:  # the message as the user sees it: no path of this machine (its home, caches, host name)
         name, said = obs.exception.rsplit(".", 1)[-1], headline(as_user_sees(obs.message or ""))
