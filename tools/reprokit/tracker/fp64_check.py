@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from reprokit.run.child_setup import write_readable_script
+
 LOW_PRECISION = re.compile(r"\btorch\.(bfloat16|float16|half)\b|\.(bfloat16|half)\(\)")
 COMPARISON_FAILED = re.compile(r"Tensor-likes are not (close|equal)|Mismatched elements|allclose|torch\.equal")
 MAX_ELEMENTS = 1 << 20  # of each compared tensor: larger ones are not captured
@@ -170,7 +172,4 @@ def verdict(stdout: str) -> Judged:
 
 
 def judge_script(folder: Path) -> Path:
-    path = folder / "fp64_judge.py"
-    path.write_text(JUDGE, encoding="utf-8")
-    path.chmod(0o644)
-    return path
+    return write_readable_script(folder / "fp64_judge.py", JUDGE)

@@ -25,6 +25,7 @@ from pathlib import Path
 from reprokit.model.matrix import Matrix
 from reprokit.model.schema import InputError
 from reprokit.run import torch_envs
+from reprokit.run.child_setup import write_readable_script
 from reprokit.store.views import release_of
 from reprokit.tracker import (
     eager_fix,
@@ -101,11 +102,7 @@ def _flaky(issue: Issue, ref: str, tries: list[Ran]) -> Triaged:
 
 def _write_script(folder: Path, text: str) -> Path:
     folder.mkdir(parents=True)
-    folder.chmod(0o755)
-    script = folder / "repro.py"
-    script.write_text(text, encoding="utf-8")
-    script.chmod(0o644)
-    return script
+    return write_readable_script(folder / "repro.py", text)
 
 
 def reported_release(issue: Issue) -> str | None:

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from reprokit.run.child_setup import write_readable_script
 from reprokit.tracker import fp64_check, signature, upstream_runs
 from reprokit.tracker.eager_fix import EagerError
 from reprokit.tracker.traceback_text import headline
@@ -79,9 +80,7 @@ def fp64(setting: upstream_runs.Setting, folder: Path, script_text: str) -> fp64
         shutil.rmtree(folder / name, ignore_errors=True)
         dirs[name].mkdir(parents=True)
         dirs[name].chmod(0o777)  # the case user writes its captures here, and nowhere else
-        (folder / name).chmod(0o755)
-        (folder / name / "repro.py").write_text(text, encoding="utf-8")
-        (folder / name / "repro.py").chmod(0o644)
+        write_readable_script(folder / name / "repro.py", text)
     with ThreadPoolExecutor(len(variants)) as pool:  # three independent contained runs
         list(pool.map(lambda name: upstream_runs.contained(
             setting, folder / name / "repro.py", {"REPROKIT_CAPTURE": str(dirs[name]), **variants[name][1]},
