@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import BaseModel, Field, StringConstraints, ValidationError, field_validator
 
-from reprokit.model.schema import InputError, describe_error
+from reprokit.model.schema import InputError, Strict, describe_error
 from reprokit.model.untrusted_text import without_install_paths
 from reprokit.model.verdict import Verdict
 
@@ -50,10 +50,6 @@ def message_headline(message: str | None, wrapper: Literal["skip", "join"] = "sk
     while len(lines) > 1 and lines[0].endswith("raised:"):
         lines.pop(0)
     return lines[0] if lines else ""
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class RecordKey(NamedTuple):
