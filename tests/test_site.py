@@ -21,6 +21,7 @@ import pytest
 from reprokit.model import corpus
 from reprokit.model.attribution import compile_rate
 from reprokit.model.records import Record
+from reprokit.model.releases import release_key
 from reprokit.model.schema import InputError
 from reprokit.model.verdict import MEANING, Verdict, rate_text, reproduce_rate
 from reprokit.publish import render
@@ -40,7 +41,6 @@ from reprokit.store.views import (
     current_identities,
     history_rows,
     know_content,
-    release_order,
     releases,
     superseded,
 )
@@ -309,7 +309,7 @@ def test_the_atom_feed_lists_the_changes_between_two_recorded_releases(repositor
     assert all(e.updated_parsed and e.id.startswith("urn:uuid:") for e in feed.entries)
     # newest release first, and dated so: a reader sorting by date lists them as the releases go
     release = [re.match(r"^\S+, torch (\S+):", e.title).group(1) for e in feed.entries]
-    assert [release_order(r) for r in release] == sorted((release_order(r) for r in release), reverse=True)
+    assert [release_key(r) for r in release] == sorted((release_key(r) for r in release), reverse=True)
     dated = list(zip(release, feed.entries, strict=True))
     for (rel_a, a), (rel_b, b) in zip(dated, dated[1:], strict=False):
         assert (a.updated_parsed > b.updated_parsed) if rel_a != rel_b else (a.updated_parsed == b.updated_parsed)

@@ -278,7 +278,7 @@ def _ran(exception=None, message="", status="fail", log=""):
     obs = Observation(status=status, exit_code=0 if status == "pass" else 1, signal=None, seconds=1.0,
                       exception=exception, message=message, stage="dynamo" if exception else None,
                       dynamo={"unique_graphs": 1})
-    return triage_standing.Ran("2.14.1", obs, "", log)
+    return triage_standing.TriageRun("2.14.1", obs, "", log)
 
 
 def test_what_a_run_cannot_say_is_not_posted():
@@ -319,5 +319,6 @@ def test_the_signature_comes_from_runs_that_agree_and_a_chance_failure_is_outvot
     assert triage_runs.stable([unsupported, chance, again]) == (unsupported, chance)
     assert triage_runs.stable([passed, chance, _ran(status="pass")]) == (passed, chance)
     assert triage_runs.stable([passed, chance, unsupported]) == (None, None)
-    cannot = triage_standing.Ran("2.14.1", Observation(status="skip", exit_code=77, signal=None, seconds=0.1), "", "")
+    cannot = triage_standing.TriageRun("2.14.1", Observation(status="skip", exit_code=77, signal=None, seconds=0.1),
+                                       "", "")
     assert triage_runs.agree(cannot, cannot) and not triage_runs.agree(cannot, passed)

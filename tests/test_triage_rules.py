@@ -15,7 +15,7 @@ from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.issue.exit_evidence import of as evidence_of
 from reprokit.tracker.judging import eager_fix, issue_lifecycle, signature, triage_releases, triage_standing
 from reprokit.tracker.judging.issue_lifecycle import Step
-from reprokit.tracker.judging.triage_standing import DOES_NOT, NO_LONGER, NOT_POSTED, STILL, Ran
+from reprokit.tracker.judging.triage_standing import DOES_NOT, NO_LONGER, NOT_POSTED, STILL, TriageRun
 from reprokit.tracker.text.release_summary import ReleaseHistory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +33,7 @@ def ran(release, status="fail", exception=None, message="", stage="dynamo", sign
     obs = Observation(status=status, exit_code=code if code is not None else 0 if status == "pass" else 1,
                       signal=signal, seconds=1.0, exception=exception, message=message,
                       stage=stage if exception else None, dynamo={"unique_graphs": 1})
-    return Ran(release, obs)
+    return TriageRun(release, obs)
 
 
 def judged(data, runs, reported="2.13.0", fixes=None, eager=None, **kw):
@@ -245,7 +245,7 @@ def test_a_wrappers_inner_error_or_a_compiler_line_after_its_warnings_confirms_t
     warnings = "".join(f"vec256_int.h:{n}:7: warning: overflow in conversion from 'int' to 'char'\n" for n in range(900))
     message = "CppCompileError: C++ compile error\n\nOutput:\n" + warnings  # the probe's message: cut in the warnings
     log = message + "/tmp/x/cabc.cpp:77:9: error: 'decltype' evaluates to 'float', which is not a class or enumeration type\n"
-    observed = Ran("2.11.0", ran("2.11.0", exception="torch._inductor.exc.InductorError", message=message,
+    observed = TriageRun("2.11.0", ran("2.11.0", exception="torch._inductor.exc.InductorError", message=message,
                                  stage="inductor").obs, "", log)
     body = ("It fails to build:\n```\nerror: 'decltype' evaluates to 'float', which is not a class or enumeration type\n"
             "```\n```python\n" + SCRIPT + "```")

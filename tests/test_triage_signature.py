@@ -15,7 +15,7 @@ from reprokit.run.execute import Observation
 from reprokit.tracker.issue import issue_json, thread_reading
 from reprokit.tracker.judging import fp64_check, issue_lifecycle, signature
 from reprokit.tracker.judging.issue_lifecycle import Step
-from reprokit.tracker.judging.triage_standing import NO_LONGER, NOT_POSTED, STILL, Ran
+from reprokit.tracker.judging.triage_standing import NO_LONGER, NOT_POSTED, STILL, TriageRun
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = "import torch\n\nprint(torch.compile(lambda x: x.sum())(torch.ones(3)))\n"
@@ -33,7 +33,7 @@ def ran(release, status="fail", exception=None, message="", stage="inductor", gr
     obs = Observation(status=status, exit_code=0 if status == "pass" else 1, signal=None, seconds=1.0,
                       exception=exception, message=message, stage=stage if exception else None,
                       dynamo={"unique_graphs": graphs})
-    return Ran(release, obs)
+    return TriageRun(release, obs)
 
 
 def judged(data, runs, accepts=False, reported="2.13.0"):
@@ -114,7 +114,7 @@ def test_a_script_that_fails_in_eager_before_the_compiled_call_gives_no_standing
 def test_numerics_that_cannot_be_judged_are_never_still_reproduces():
     data = issue("AssertionError: Tensor-likes are not close!\n")
     cmp = ran("2.13.0", exception="AssertionError", message="Tensor-likes are not close!", stage="runtime")
-    t = judged(data, [cmp, Ran("2.14.1", cmp.obs)])
+    t = judged(data, [cmp, TriageRun("2.14.1", cmp.obs)])
     assert t.standing.kind == STILL  # open and still failing: before the numerics are weighed
     said = issue_lifecycle.numerics(t, "not judged against an fp64 reference: nothing captured", None, "2.14.1")
     assert said.standing.line().startswith("not posted: cannot judge numerics on torch 2.14.1")

@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from reprokit.run.child_setup import write_readable_script
 from reprokit.run.execute import observe
 
 WRITES = """
@@ -34,9 +35,7 @@ def copy_out_once(mib: int) -> tuple[float, float, float, int]:
         folder.chmod(0o755)  # the case's folder is read by the user a root runner drops to
         case = folder / "case"
         case.mkdir(mode=0o755)
-        script = case / "repro.py"
-        script.write_text(WRITES.format(files=max(1, mib // 8)))
-        script.chmod(0o644)
+        script = write_readable_script(case / "repro.py", WRITES.format(files=max(1, mib // 8)))
         cache = folder / "cache"
         cache.mkdir()
         os.environ["REPROKIT_CACHE_BUDGET"] = str((mib + 64) << 20)

@@ -14,8 +14,12 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
+from reprokit.model.releases import release_key
 from reprokit.model.verdict import Verdict
+
+_release_key = partial(release_key, labels="last")  # a release given by name (nightly and the like): the newest
 
 
 @dataclass(frozen=True)
@@ -177,15 +181,6 @@ def most_runs(n: int) -> int:
 
 def _between(version: str, a: str, b: str) -> bool:
     return _release_key(a) < _release_key(version) < _release_key(b)
-
-
-def _release_key(version: str) -> tuple:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return (0, Version(version))
-    except InvalidVersion:  # "nightly" and the like: after every release
-        return (1, version)
 
 
 def _decisive(seen: Seen | None) -> bool:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from reprokit.child import EXCEPTION_NAMES
 from reprokit.model.records import RunStatus
+from reprokit.run.child_setup import write_readable_script
 from reprokit.run.execute import observe
 
 BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
@@ -67,10 +68,7 @@ def torch_names(dotted: set[str], python: str = sys.executable, root: Path | Non
         return known
     folder = Path(tempfile.mkdtemp(prefix="reprokit-names-"))
     try:
-        folder.chmod(0o755)
-        script = folder / "exception_names.py"
-        shutil.copyfile(EXCEPTION_NAMES, script)
-        script.chmod(0o644)
+        script = write_readable_script(folder / "exception_names.py", copy_of=EXCEPTION_NAMES)
         obs = observe(script, env=_child_env((root or Path.cwd()).resolve()), timeout=600, python=python,
                       extra_env={"REPRO_DEVICE": "cpu", "REPROKIT_DOTTED_NAMES": json.dumps(missing)},
                       tail_bytes=1 << 20)

@@ -24,6 +24,7 @@ from reprokit.model.records import RunStatus
 from reprokit.model.schema import CATEGORIES, ISSUE_URL, CaseId, InputError, conforms
 from reprokit.model.verdict import Verdict
 from reprokit.run import execute
+from reprokit.run.child_setup import write_readable_script
 from reprokit.run.outcome import repro_verdict
 from reprokit.run.scheduler import CONFIRM_FACTOR
 
@@ -93,10 +94,7 @@ def message_regex(message: str) -> str | None:
 
 def _observe_once(script: Path, timeout: float) -> execute.Observation:
     with tempfile.TemporaryDirectory(prefix="reprokit-new-case-") as tmp:
-        copy = Path(tmp) / script.name
-        shutil.copyfile(script, copy)
-        Path(tmp).chmod(0o755)
-        copy.chmod(0o644)
+        copy = write_readable_script(Path(tmp) / script.name, copy_of=script)
         return execute.observe(copy, env=dict(os.environ), timeout=timeout,
                                extra_env={"REPRO_DEVICE": os.environ.get("REPRO_DEVICE", "cpu")})
 

@@ -11,9 +11,9 @@ import re
 from enum import Enum
 from typing import Annotated, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import BaseModel, Field, StringConstraints, ValidationError, field_validator
 
-from reprokit.model.schema import InputError, describe_error
+from reprokit.model.schema import InputError, Strict, describe_error
 from reprokit.model.untrusted_text import without_install_paths
 from reprokit.model.verdict import Verdict
 
@@ -58,8 +58,18 @@ class RunStatus(str, Enum):
     __format__ = str.__format__
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+def message_headline(message: str | None, wrapper: Literal["skip", "join"] = "skip") -> str:
+    """An exception message's first line. A backend wrapper's first line ("backend='inductor' raised:") says nothing
+    of the error it wraps: "skip" drops every such line (a report's cell shows the error itself), "join" keeps the
+    first with the line after it (triage's signature and an upstream issue's text: the error as torch printed it,
+    the wrapper named). A wrapper line with nothing after it is shown: there is nothing better."""
+    lines = [line.strip() for line in (message or "").splitlines() if line.strip()]
+    if wrapper == "join":
+        return " ".join(lines[:2]) if len(lines) > 1 and lines[0].endswith("raised:") else "".join(lines[:1])
+    while len(lines) > 1 and lines[0].endswith("raised:"):
+        lines.pop(0)
+    return lines[0] if lines else ""
 
 
 class RecordKey(NamedTuple):
@@ -151,10 +161,7 @@ class Record(Strict):
 
     def headline(self) -> str:
         """The message's first informative line (a backend wrapper's "backend='inductor' raised:" is skipped)."""
-        lines = [line.strip() for line in (self.message or "").splitlines() if line.strip()]
-        while len(lines) > 1 and lines[0].endswith("raised:"):
-            lines.pop(0)
-        return lines[0] if lines else ""
+        return message_headline(self.message)
 
 
 class Sitting(Strict):

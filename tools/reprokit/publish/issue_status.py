@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
+from reprokit.model.releases import release_key
 from reprokit.model.untrusted_text import md_cell
 from reprokit.model.verdict import Role, Verdict
 from reprokit.publish.markdown import table
-from reprokit.store.views import release_order
 
 ISSUE_NUMBER = re.compile(r"^https://github\.com/pytorch/pytorch/issues/(\d+)$")
 
@@ -199,7 +199,7 @@ def render(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]],
         f"{len({s.case.case.id for s in rows_of})} cases made from public pytorch/pytorch issues, each a repro written "
         "for this corpus from the issue's description. Per case and target: the releases on which the repro "
         "reproduces the issue's failure (its oracle in case.yaml), out of the recorded releases "
-        f"({', '.join(sorted(recorded, key=release_order))}). A case that does not reproduce says only that this repro "
+        f"({', '.join(sorted(recorded, key=release_key))}). A case that does not reproduce says only that this repro "
         "did not fail as the issue describes on that release. An issue's state is as read from GitHub on the date "
         "beside it ([`issue-states.yaml`](../issue-states.yaml), refreshed by the issue-states workflow); "
         "`reprokit tracker` drafts the comment each flagged issue needs.", "",

@@ -90,6 +90,19 @@ def case_user() -> tuple[int, int] | None:
         return 65534, 65534
 
 
+def write_readable_script(path: Path, text: str = "", copy_of: Path | None = None) -> Path:
+    """Write `text` (or copy the file `copy_of`) to `path`, readable by the case's user: a runner as root drops the
+    child to another uid (case_user), which must read the script and pass through its folder, never write either.
+    The folder must exist."""
+    path.parent.chmod(0o755)
+    if copy_of is not None:
+        shutil.copyfile(copy_of, path)
+    else:
+        path.write_text(text, encoding="utf-8")
+    path.chmod(0o644)
+    return path
+
+
 def _user_name() -> str:
     """The name torch's getpass.getuser() finds in the child (which gets no USER/LOGNAME): the passwd entry's."""
     uid = (case_user() or (os.getuid(),))[0]

@@ -14,20 +14,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from packaging.version import InvalidVersion, Version
-
 from reprokit.model.corpus import CaseDir, content_hash
 from reprokit.model.records import Record, RunHeader
+from reprokit.model.releases import release_key
 from reprokit.model.verdict import Tally, Verdict, decisive, is_change, tally
 from reprokit.store.machines import across_builds, machine_of, release_of
 from reprokit.store.store import Loaded
-
-
-def release_order(release: str) -> tuple:
-    try:
-        return (1, Version(release))
-    except InvalidVersion:
-        return (0, release)
 
 
 @dataclass(frozen=True)
@@ -112,7 +104,7 @@ def releases(loaded: Loaded, target: str, suite: str) -> dict[str, list[Record]]
     for (release, key), found in builds.items():  # builds of one release on two machines that disagree
         if len({r.torch for r in found}) > 1:
             grouped[release][key] = across_builds(grouped[release][key], found, loaded.runs)
-    return {rel: [rec for _, rec in sorted(grouped[rel].items())] for rel in sorted(grouped, key=release_order)}
+    return {rel: [rec for _, rec in sorted(grouped[rel].items())] for rel in sorted(grouped, key=release_key)}
 
 
 def build_split(loaded: Loaded, target: str, suite: str) -> dict[tuple[str, str], list[Record]]:
@@ -186,7 +178,7 @@ def since_or_fixed(every: dict[str, list[Record]], current_release: str) -> dict
     release of the reproducing stretch that ends at the current one), 'fixed in 2.12.1' when it reproduced before and
     no longer does; nothing when there is one release or no change. Only recorded releases count, and only decisive
     verdicts (a machine-dependent or flaky one is no release's change: verdict.is_change)."""
-    order = [rel for rel in every if release_order(rel) <= release_order(current_release)]
+    order = [rel for rel in every if release_key(rel) <= release_key(current_release)]
     verdicts: dict[str, list[tuple[str, Verdict | None]]] = defaultdict(list)  # None: not decisive
     for rel in order:
         for rec in every[rel]:
@@ -221,7 +213,7 @@ def history_rows(loaded: Loaded, cases: list[str], torch: str | None) -> list[Re
     rows = [r for r in loaded.records
             if (not cases or any(fnmatch.fnmatchcase(r.case, g) for g in cases))
             and (not torch or torch in (r.torch, release_of(r.torch)))]
-    return sorted(rows, key=lambda r: (r.case, r.variant, r.dtype, r.target, release_order(release_of(r.torch)), r.torch,
+    return sorted(rows, key=lambda r: (r.case, r.variant, r.dtype, r.target, release_key(release_of(r.torch)), r.torch,
                                        r.device))
 
 

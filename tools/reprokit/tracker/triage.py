@@ -25,6 +25,7 @@ from pathlib import Path
 from reprokit.model.matrix import Matrix
 from reprokit.model.schema import InputError
 from reprokit.run import torch_envs
+from reprokit.run.child_setup import write_readable_script
 from reprokit.store.views import release_of
 from reprokit.tracker.issue import exit_evidence, issue_json, release_dates, thread_reading
 from reprokit.tracker.issue.issue_json import Issue
@@ -40,7 +41,7 @@ from reprokit.tracker.judging import (
 )
 from reprokit.tracker.judging.issue_lifecycle import Step, Triage
 from reprokit.tracker.judging.triage_releases import Offered, order
-from reprokit.tracker.judging.triage_standing import STILL, Ran, observed_line, render
+from reprokit.tracker.judging.triage_standing import STILL, TriageRun, observed_line, render
 from reprokit.tracker.text.user_paths import as_user_sees
 
 GH_FIELDS = "number,title,body,state,stateReason,closedAt,createdAt,labels,comments,url"
@@ -51,7 +52,7 @@ TIMEOUT = 300.0
 class Triaged:
     issue: Issue
     triage: Triage
-    runs: list[Ran]
+    runs: list[TriageRun]
     draft: Path | None
 
     @property
@@ -90,7 +91,7 @@ class Request:
     timeout: float = TIMEOUT
 
 
-def _flaky(issue: Issue, ref: str, tries: list[Ran]) -> Triaged:
+def _flaky(issue: Issue, ref: str, tries: list[TriageRun]) -> Triaged:
     return Triaged(issue, issue_lifecycle.reported(
         f"flaky on torch {ref}: three runs of the script disagree (" + "; ".join(observed_line(r.obs) for r in tries)
         + "): no signature to judge against"), tries, None)
@@ -98,11 +99,7 @@ def _flaky(issue: Issue, ref: str, tries: list[Ran]) -> Triaged:
 
 def _write_script(folder: Path, text: str) -> Path:
     folder.mkdir(parents=True)
-    folder.chmod(0o755)
-    script = folder / "repro.py"
-    script.write_text(text, encoding="utf-8")
-    script.chmod(0o644)
-    return script
+    return write_readable_script(folder / "repro.py", text)
 
 
 def reported_release(issue: Issue) -> str | None:
@@ -137,7 +134,7 @@ def _reference(issue: Issue, request: Request, plan: triage_releases.Plan, repor
         which = "the newest release when the issue was opened" if by_date else "the release the issue reports"
         return None, True, Triaged(issue, issue_lifecycle.reported(
             f"not judged: torch {reported}, {which}, {failed.why}; no other release stands in for one that exists: "
-            "run triage again once it installs"), [Ran(failed.release, None, failed.why)], None)
+            "run triage again once it installs"), [TriageRun(failed.release, None, failed.why)], None)
     available = sorted((r for r, o in offered.items() if o.python), key=order)
     if request.releases or (reported in available):
         ref = triage_releases.reference(reported, available)
@@ -159,8 +156,8 @@ def _source(request: Request) -> tuple[str, str | None]:
     return target.family, (target.pins.index_url if target.family != "cpu" else None)
 
 
-def _bisect(t: Triage, runs: list[Ran], runner: triage_runs.Runner, request: Request, offered: dict[str, Offered],
-            log) -> list[Ran]:
+def _bisect(t: Triage, runs: list[TriageRun], runner: triage_runs.Runner, request: Request,
+            offered: dict[str, Offered], log) -> list[TriageRun]:
     """--since: the recorded releases between the last run that failed as observed and the newest, halved until the
     first that does not."""
     history = [str(v) for v in request.matrix.targets[request.target].pins.history]
@@ -215,7 +212,7 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
         return ended
     if ref is None:
         return Triaged(issue, issue_lifecycle.reported("no torch release could be installed here"),
-                       [Ran(o.release, None, o.why) for o in offered.values()], None)
+                       [TriageRun(o.release, None, o.why) for o in offered.values()], None)
     python_of = {r: o.python for r, o in offered.items() if o.python}
     chosen, tries = triage_runs.reference_runs(ref, python_of[ref], runner, log)
     if chosen is None:
@@ -232,7 +229,7 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
         for release in [r for r in _named(plan, offered) if order(r) > order(ref)] if not request.here else []:
             o = offered.get(release) or triage_releases.offer(release, request.timeout, log, *_source(request))
             offered[o.release] = o
-            runs.append(runner.ran(o.release, o.python) if o.python else Ran(o.release, None, o.why))
+            runs.append(runner.ran(o.release, o.python) if o.python else TriageRun(o.release, None, o.why))
             python_of.update({o.release: o.python} if o.python else {})
         newest = runs[-1]
         fixes: dict[str, str] = {}

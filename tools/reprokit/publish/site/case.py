@@ -14,10 +14,10 @@ from pathlib import Path
 from reprokit.model.case import Case
 from reprokit.model.corpus import DEVICE_STRING, CaseDir
 from reprokit.model.records import Record
+from reprokit.model.releases import release_key
 from reprokit.model.verdict import Role, Verdict
 from reprokit.publish.issue_status import CaseStanding, issue_links
 from reprokit.store.last_runs import LastRun
-from reprokit.store.views import release_order
 
 # A case folder's files published as plain files beside its page; nothing a browser would run as a page (html, svg).
 PUBLISHED_SUFFIXES = (".py", ".yaml", ".yml", ".txt", ".md")
@@ -121,7 +121,7 @@ def reproduce_with(cd: CaseDir, histories: list[TargetHistory], records: dict[st
                    machines: dict[str, str]) -> Reproduce | None:
     """The newest release (over every target and machine) on which the repro reproduced, else the newest on which it
     ran; None where it never ran. `records`: target -> release -> the case's records."""
-    ran = [(release_order(rel), rel, h, v) for h in histories for rel, v in h.standing.verdicts if v.ran]
+    ran = [(release_key(rel), rel, h, v) for h in histories for rel, v in h.standing.verdicts if v.ran]
     if not ran:
         return None
     _, release, history, verdict = max([r for r in ran if r[3] is Verdict.REPRODUCES] or ran, key=lambda r: r[0])

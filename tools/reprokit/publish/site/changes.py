@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from packaging.version import InvalidVersion, Version
 
 from reprokit.model.records import Record
+from reprokit.model.releases import release_key
 from reprokit.model.verdict import Verdict, is_change
 from reprokit.publish.render import Published
 from reprokit.publish.site.grid import cell_anchor, grid_file
 from reprokit.publish.site.rows import Cell, slug
-from reprokit.store.views import release_order
 
 FIXED = {(Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE), (Verdict.FIX_BROKEN, Verdict.FIX_WORKS)}
 REGRESSED = {(after, before) for before, after in FIXED}
@@ -88,7 +88,7 @@ def is_nightly(release: str) -> bool:
 def release_changes(p: Published) -> list[ReleaseChanges]:
     """Every release recorded on any target, oldest first, with its changes against each target's previous one."""
     cases = {c.case.id for c in p.cases}
-    every = sorted({rel for history in p.histories.values() for rel in history}, key=lambda r: (release_order(r), r))
+    every = sorted({rel for history in p.histories.values() for rel in history}, key=lambda r: (release_key(r), r))
     out = []
     for release in every:
         compared, first_on, changes = [], [], []

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
+from reprokit.model.releases import release_key
 from reprokit.model.untrusted_text import one_line
 from reprokit.model.verdict import Verdict
 from reprokit.publish.pages.report import recorded_before_change
 from reprokit.publish.render import Published
-from reprokit.store.views import release_order
 
 MACHINE_DEPENDENT = "machine-dependent"  # the word of a verdict another machine did not share (never one machine's)
 VERDICT_RANK = {**{v: f"{n}" for n, v in enumerate(Verdict)}, MACHINE_DEPENDENT: f"{len(Verdict)}"}  # legend order
@@ -165,7 +165,7 @@ def per_build(splits: dict[tuple[str, str], list[Record]], release: str,
 def record_filters(every: list[Row]) -> list[tuple[str, str, list[str]]]:
     """(data attribute, label, values) of each filter of matrix.html, values in a stable order (releases by
     version: 2.8.0 before 2.10.0)."""
-    releases = sorted({r.release for r in every}, key=lambda rel: (release_order(rel), rel))
+    releases = sorted({r.release for r in every}, key=lambda rel: (release_key(rel), rel))
     return [("category", "category", sorted({r.category for r in every})),
             ("source", "source", sorted({r.source for r in every})),
             ("target", "target", list(dict.fromkeys(r.target for r in every))),

@@ -36,6 +36,7 @@ import jinja2
 
 from reprokit.model.matrix import Matrix
 from reprokit.model.records import Record
+from reprokit.model.releases import release_key
 from reprokit.model.untrusted_text import bidi_safe, xml_text
 from reprokit.model.verdict import Verdict
 from reprokit.publish import glossary, issue_status
@@ -72,7 +73,7 @@ from reprokit.publish.site.summaries import (
     unrecorded_targets,
 )
 from reprokit.store.store import Loaded, Store
-from reprokit.store.views import current_identities, history_rows, release_order
+from reprokit.store.views import current_identities, history_rows
 
 STATIC = ("site.css", "site.js", "compare.js", "favicon.svg")
 
@@ -200,7 +201,7 @@ def upstream_page(env: jinja2.Environment, common: dict, p: Published, every: St
     return env.get_template("upstream.html.j2").render(
         **common, standings=found, filters=filters, case_count=len({s.case.case.id for s in found}),
         issues={s.case.case.id: issue_status.issue_links(s.case) for s in found},
-        recorded=sorted({rel for every in p.histories.values() for rel in every}, key=release_order),
+        recorded=sorted({rel for every in p.histories.values() for rel in every}, key=release_key),
         closed_flagged=len({s.case.case.id for s in flagged if s.case.case.issue_state == "closed"}),
         open_flagged=len({s.case.case.id for s in flagged if s.case.case.issue_state != "closed"}))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reprokit.model.issue_states import StandingKind
-from reprokit.store.views import release_order
+from reprokit.model.releases import release_key
 from reprokit.tracker.text.bug_text import OWN_WORDS, fence
 from reprokit.tracker.text.release_summary import BAD, GOOD, ReleaseHistory
 
@@ -72,7 +72,7 @@ def no_longer_line(histories: dict[str, ReleaseHistory]) -> str:
 def release_table(histories: dict[str, ReleaseHistory]) -> list[str]:
     """Every recorded release (rows) per target (columns)."""
     cells = {(rel, t): f"{v.symbol} {v}" for t, h in histories.items() for rel, v in [*h.releases, *h.nightly]}
-    rels = sorted({rel for rel, _ in cells}, key=release_order)
+    rels = sorted({rel for rel, _ in cells}, key=release_key)
     targets = list(histories)
     return [f"| torch | {' | '.join(targets)} |", "|---" * (len(targets) + 1) + "|",
             *[f"| {rel} | " + " | ".join(cells.get((rel, t), "—") for t in targets) + " |" for rel in rels]]

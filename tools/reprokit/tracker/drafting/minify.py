@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.model.schema import InputError
+from reprokit.run.child_setup import write_readable_script
 from reprokit.run.execute import Observation, observe
 from reprokit.run.untrusted_files import UntrustedFile, read_untrusted
 
@@ -89,11 +90,9 @@ def run_minifier(script: Path, env_extra: dict[str, str], level: str, timeout: f
 def _run_launcher(launcher: Path, debug: Path, env_extra: dict[str, str], timeout: float, python: str) -> Observation:
     """The launcher, contained, run from its own folder: it writes the minified repro.py into the current folder."""
     with tempfile.TemporaryDirectory(prefix="reprokit-launcher-") as tmp:
-        wrapper = Path(tmp) / "run_launcher.py"
-        wrapper.write_text(f"import os, runpy\nos.chdir({str(launcher.parent)!r})\n"
-                           f"runpy.run_path({str(launcher)!r}, run_name='__main__')\n", encoding="utf-8")
-        Path(tmp).chmod(0o755)
-        wrapper.chmod(0o644)
+        wrapper = write_readable_script(Path(tmp) / "run_launcher.py",
+                                        f"import os, runpy\nos.chdir({str(launcher.parent)!r})\n"
+                                        f"runpy.run_path({str(launcher)!r}, run_name='__main__')\n")
         return observe(wrapper, env=dict(os.environ), timeout=timeout, writable=(debug,), python=python,
                        extra_env={**env_extra, "TORCH_COMPILE_DEBUG_DIR": str(debug)})
 

@@ -43,7 +43,7 @@ ASKS_FOR_ERROR = re.compile(r"\bshould (?:raise|throw|error(?: out)?|warn|reject
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ThreadRuling:
     """A maintainer's word that the behaviour is not a bug, or the issue's closing as not planned."""
 
     author: str
@@ -71,7 +71,7 @@ def _verdict_sentence(text: str) -> str | None:
     return None
 
 
-def maintainer_verdict(issue: Issue) -> Verdict | None:
+def maintainer_verdict(issue: Issue) -> ThreadRuling | None:
     """The last maintainer verdict that no later maintainer comment or linked fix contradicts."""
     standing = None
     for i, comment in enumerate(issue.comments):
@@ -81,14 +81,14 @@ def maintainer_verdict(issue: Issue) -> Verdict | None:
         overruled = any((c.association in MAINTAINERS and CONTRADICTS.search(prose(c.body)))
                         or LINKED_FIX.search(c.body) for c in later)
         if not overruled:
-            standing = Verdict(comment.author, comment.created, said)
+            standing = ThreadRuling(comment.author, comment.created, said)
     return standing
 
 
-def closure(issue: Issue) -> Verdict | None:
+def closure(issue: Issue) -> ThreadRuling | None:
     """Why the issue's own context says there is nothing to post, or None."""
     if issue.closed and issue.state_reason in ("NOT_PLANNED", "DUPLICATE"):
-        return Verdict("", issue.closed_at, f"closed as {issue.state_reason.lower().replace('_', ' ')}"
+        return ThreadRuling("", issue.closed_at, f"closed as {issue.state_reason.lower().replace('_', ' ')}"
                                             + (f" on {issue.closed_at[:10]}" if issue.closed_at else ""))
     return maintainer_verdict(issue)
 

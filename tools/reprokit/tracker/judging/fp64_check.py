@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from reprokit.run.child_setup import write_readable_script
+
 LOW_PRECISION = re.compile(r"\btorch\.(bfloat16|float16|half)\b|\.(bfloat16|half)\(\)")
 COMPARISON_FAILED = re.compile(r"Tensor-likes are not (close|equal)|Mismatched elements|allclose|torch\.equal")
 MAX_ELEMENTS = 1 << 20  # of each compared tensor: larger ones are not captured
@@ -106,7 +108,7 @@ print("REPROKIT-FP64 " + json.dumps(out))
 
 
 @dataclass(frozen=True)
-class Judged:
+class Fp64Judgement:
     """The fp64 reference's word on a low-precision mismatch."""
 
     judged: bool
@@ -154,7 +156,7 @@ def in_float64(script: str) -> str:
     return _after_future_imports(script, PRELUDE + REFERENCE % low)
 
 
-def verdict(stdout: str) -> Judged:
+def verdict(stdout: str) -> Fp64Judgement:
     line = next((ln for ln in reversed(stdout.splitlines()) if ln.startswith("REPROKIT-FP64 ")), None)
     try:
         data = json.loads(line.split(" ", 1)[1]) if line else {}
@@ -162,15 +164,13 @@ def verdict(stdout: str) -> Judged:
         data = {}
     if not isinstance(data, dict) or not data.get("judged"):
         why = data.get("why") if isinstance(data, dict) else None
-        return Judged(False, why=str(why or "the script's comparisons were not captured in all three runs")[:200])
+        return Fp64Judgement(False,
+                             why=str(why or "the script's comparisons were not captured in all three runs")[:200])
     try:
-        return Judged(True, float(data["compiled_error"]), float(data["eager_error"]))
+        return Fp64Judgement(True, float(data["compiled_error"]), float(data["eager_error"]))
     except (KeyError, TypeError, ValueError):
-        return Judged(False, why="the judge printed no errors")
+        return Fp64Judgement(False, why="the judge printed no errors")
 
 
 def judge_script(folder: Path) -> Path:
-    path = folder / "fp64_judge.py"
-    path.write_text(JUDGE, encoding="utf-8")
-    path.chmod(0o644)
-    return path
+    return write_readable_script(folder / "fp64_judge.py", JUDGE)

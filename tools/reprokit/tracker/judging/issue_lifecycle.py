@@ -33,7 +33,7 @@ from reprokit.tracker.judging.triage_standing import (
     NO_LONGER,
     NOT_POSTED,
     STILL,
-    Ran,
+    TriageRun,
     TriageStanding,
     observed_line,
 )
@@ -54,7 +54,9 @@ class Step(str, Enum):
 
 
 @dataclass(frozen=True)
-class Judged:
+class ReleaseJudgement:
+    """One release's run judged against the issue's signature (issue_lifecycle.judge): its outcome, in one line."""
+
     release: str
     outcome: str  # signature.SAME | GOOD | OTHER | NOT_RUN | NOW_RAISES
     line: str
@@ -70,7 +72,7 @@ class Triage:
     signature: Signature | None = None
     accepts: bool = False  # the complaint is that torch accepts what it should refuse
     confirmed: str | None = None  # how the issue's text confirms the signature
-    judged: tuple[Judged, ...] = ()
+    judged: tuple[ReleaseJudgement, ...] = ()
     baseline_run: bool = True  # False: the reported release was not run (--here, or it cannot be installed here)
     exit_says: str = ""  # why the script's exit status is evidence (exit_evidence), where a clean exit is judged
 
@@ -99,7 +101,7 @@ def reported(standing_reason: str, **facts) -> Triage:
     return Triage(Step.NOT_POSTED, TriageStanding(NOT_POSTED, standing_reason), **facts)
 
 
-def _needs_other_torch(ran: Ran) -> str | None:
+def _needs_other_torch(ran: TriageRun) -> str | None:
     text = f"{ran.log}\n{ran.obs.message or ''}" if ran.obs else ""
     for pattern in UNKNOWN_NAME:
         if m := pattern.search(text):
@@ -107,14 +109,14 @@ def _needs_other_torch(ran: Ran) -> str | None:
     return None
 
 
-def _before_compile(ran: Ran) -> bool:
+def _before_compile(ran: TriageRun) -> bool:
     """The script failed in eager code before any graph was compiled (no torch.compile stage, no graph)."""
     obs = ran.obs
     graphs = (obs.dynamo or {}).get("unique_graphs", 0) if isinstance(obs.dynamo, dict) else 0
     return obs.status != RunStatus.PASS and (obs.stage in (None, "runtime")) and not graphs
 
 
-def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release: str | None,
+def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_release: str | None,
             reported_by_date: str = "", *, baseline_run: bool = True, evidence: ExitEvidence = ExitEvidence.RAISES,
             eager: eager_fix.EagerError | None = None) -> Triage:
     """REPORTED -> OBSERVED (or NOT_POSTED): the signature of the run on the reported release (or, where the issue
@@ -160,7 +162,7 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
                             f"{said}: the failure the issue reports did not happen here", signature=found, **facts)
         return Triage(Step.JUDGED, TriageStanding(NO_LONGER, f"on torch {ref.release}: now raises {said}{unrun}",
                                                   (ref.release,)),
-                      signature=found, judged=(Judged(ref.release, NOW_RAISES, said),), **facts)
+                      signature=found, judged=(ReleaseJudgement(ref.release, NOW_RAISES, said),), **facts)
     normal = sig.normalised_text(texts)  # once: both checks read it
     confirmed = sig.confirmed_in(found, texts, normal, without_script(issue)) or \
         sig.printed_in(ref.obs.stdout_tail, texts, normal)
@@ -172,7 +174,7 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
     return Triage(Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed=confirmed, **facts)
 
 
-def _passes(ref: Ran, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str, facts: dict) -> Triage:
+def _passes(ref: TriageRun, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str, facts: dict) -> Triage:
     """The reference run exits 0: the bug itself where the issue asks for an error; a question where the reported
     release was not run and the script's exit status decides; else nothing to say."""
     reported_release, reported_by_date = facts["reported"], facts["reported_by_date"]
@@ -185,7 +187,7 @@ def _passes(ref: Ran, found: Signature, accepts: bool, evidence: ExitEvidence, u
                             "nothing to say", signature=found, **facts)
         return Triage(Step.JUDGED, TriageStanding(DOES_NOT, f"on torch {ref.release}: the script exits 0 where "
                                                             f"{evidence.words()}{unrun}", (ref.release,)),
-                      signature=found, judged=(Judged(ref.release, sig.GOOD, "exits 0"),), exit_says=evidence.words(),
+                      signature=found, judged=(ReleaseJudgement(ref.release, sig.GOOD, "exits 0"),), exit_says=evidence.words(),
                       **facts)
     checks = "" if evidence.decides else f" ({evidence.words()})"
     return reported(f"does not reproduce on {_on_reported(ref.release, reported_release, reported_by_date)}: the "
@@ -207,7 +209,7 @@ def _on_reported(release: str, reported_release: str | None, by_date: str) -> st
     return f"torch {release}, the release the issue reports"
 
 
-def outcome(t: Triage, ran: Ran, eager_fix: bool = False) -> str:
+def outcome(t: Triage, ran: TriageRun, eager_fix: bool = False) -> str:
     """How one release's run compares with the signature (signature.compare), an issue asking for an error and a
     fix that raises eager's error (`eager_fix`) read as the issue means them."""
     got = sig.compare(t.signature, ran.obs, ran.log)
@@ -225,13 +227,14 @@ def _span(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
 
 
-def judge(t: Triage, runs: list[Ran], eager_fixes: dict[str, str] | None = None) -> Triage:
+def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None = None) -> Triage:
     """OBSERVED -> JUDGED: each release run compared with the signature; the standing from the newest release.
     `eager_fixes`: the releases whose run raises the error eager raises where the issue reports a crash, a silent
     acceptance or an internal error (eager_fixed), with how in words: the fix the issue asked for."""
     eager_fixes = eager_fixes or {}
-    judged = tuple(Judged(r.release, o, (f"{observed_line(r.obs)}, {eager_fixes[r.release]}" if o == NOW_RAISES
-                                         and r.release in eager_fixes else r.why or observed_line(r.obs)))
+    judged = tuple(ReleaseJudgement(r.release, o, (f"{observed_line(r.obs)}, {eager_fixes[r.release]}"
+                                                   if o == NOW_RAISES and r.release in eager_fixes
+                                                   else r.why or observed_line(r.obs)))
                    for r in runs for o in [outcome(t, r, r.release in eager_fixes)])
     start = next(i for i, r in enumerate(runs) if r.release == t.observed_on)
     since = [j for j in judged[start:] if j.outcome != sig.NOT_RUN]

@@ -12,11 +12,11 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple
 
-from packaging.version import InvalidVersion, Version
-
 from reprokit.model.matrix import Target
+from reprokit.model.releases import release_key
 from reprokit.model.schema import InputError
 from reprokit.run import torch_envs
 from reprokit.store.views import release_of
@@ -24,14 +24,8 @@ from reprokit.store.views import release_of
 RELEASE = re.compile(r"\d+\.\d+\.\d+")  # an installable release: not a dev build, "main" or a local path
 
 
-def order(release: str) -> tuple:
-    """Oldest first; nightly after every release; what is not a version sorts first."""
-    if release == "nightly":
-        return (1, Version("0"))
-    try:
-        return (0, Version(release))
-    except InvalidVersion:
-        return (0, Version("0"))
+# Oldest first; nightly after every release; what is not a version (an interpreter's path) before every release.
+order = partial(release_key, labels="nightly-last")
 
 
 def newest_stable(target: Target) -> str:

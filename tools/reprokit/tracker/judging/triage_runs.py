@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.model.records import RunStatus
+from reprokit.run.child_setup import write_readable_script
 from reprokit.tracker.judging import fp64_check, signature, upstream_runs
 from reprokit.tracker.judging.eager_fix import EagerError
-from reprokit.tracker.judging.triage_standing import Ran, observed_line
+from reprokit.tracker.judging.triage_standing import TriageRun, observed_line
 from reprokit.tracker.text.traceback_text import headline
 from reprokit.tracker.text.user_paths import as_user_sees
 
@@ -26,9 +27,9 @@ class Runner:
     script: Path
     ours: tuple
 
-    def ran(self, release: str, python: str) -> Ran:
+    def ran(self, release: str, python: str) -> TriageRun:
         obs = upstream_runs.contained(dataclasses.replace(self.setting, python=python), self.script)
-        return Ran(release, obs, "", as_user_sees(obs.stderr_tail, self.script, self.ours))
+        return TriageRun(release, obs, "", as_user_sees(obs.stderr_tail, self.script, self.ours))
 
     def eager_error(self, python: str) -> EagerError | None:
         """What the script raises with torch.compile disabled (TORCH_COMPILE_DISABLE=1): what eager raises."""
@@ -50,7 +51,7 @@ def reference_runs(ref: str, python: str, runner: Runner, log) -> tuple:
     return chosen, tries
 
 
-def agree(a: Ran, b: Ran) -> bool:
+def agree(a: TriageRun, b: TriageRun) -> bool:
     """Two runs of the script on one release did the same: both finished, or both failed alike (signature.compare),
     or neither could run."""
     if 77 in (a.obs.exit_code, b.obs.exit_code):  # the probe's "cannot run here" (no CUDA, ...)
@@ -59,7 +60,7 @@ def agree(a: Ran, b: Ran) -> bool:
     return outcome == signature.SAME or (outcome == signature.GOOD and a.obs.status == RunStatus.PASS)
 
 
-def stable(tries: list[Ran]) -> tuple[Ran | None, Ran | None]:
+def stable(tries: list[TriageRun]) -> tuple[TriageRun | None, TriageRun | None]:
     """The run the signature comes from and the odd one out: two runs that agree decide; of three, the two that
     agree decide and the third is named; three that all disagree decide nothing (None, None)."""
     if len(tries) == 2 or agree(tries[0], tries[1]):
@@ -70,7 +71,7 @@ def stable(tries: list[Ran]) -> tuple[Ran | None, Ran | None]:
     return None, None
 
 
-def fp64(setting: upstream_runs.Setting, folder: Path, script_text: str) -> fp64_check.Judged:
+def fp64(setting: upstream_runs.Setting, folder: Path, script_text: str) -> fp64_check.Fp64Judgement:
     """The three capturing runs and the judge (fp64_check), each contained."""
     variants = {"low": (fp64_check.captured(script_text), {}),
                 "eager": (fp64_check.captured(script_text), {"REPROKIT_BACKEND": "eager"}),
@@ -80,9 +81,7 @@ def fp64(setting: upstream_runs.Setting, folder: Path, script_text: str) -> fp64
         shutil.rmtree(folder / name, ignore_errors=True)
         dirs[name].mkdir(parents=True)
         dirs[name].chmod(0o777)  # the case user writes its captures here, and nowhere else
-        (folder / name).chmod(0o755)
-        (folder / name / "repro.py").write_text(text, encoding="utf-8")
-        (folder / name / "repro.py").chmod(0o644)
+        write_readable_script(folder / name / "repro.py", text)
     with ThreadPoolExecutor(len(variants)) as pool:  # three independent contained runs
         list(pool.map(lambda name: upstream_runs.contained(
             setting, folder / name / "repro.py", {"REPROKIT_CAPTURE": str(dirs[name]), **variants[name][1]},

@@ -29,7 +29,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u206
 
 
 @dataclass(frozen=True)
-class Ran:
+class TriageRun:
     """The issue's script on one torch release: its observation, or why it could not run there."""
 
     release: str
@@ -137,7 +137,7 @@ def _cell(text: str) -> str:
     return code_span(text).replace("|", "\\|")
 
 
-def render(issue, t, runs: list[Ran], versions: str, extra: tuple[str, ...] | list[str] = ()) -> str:
+def render(issue, t, runs: list[TriageRun], versions: str, extra: tuple[str, ...] | list[str] = ()) -> str:
     """The comment: the poster's own words first, then the facts of the runs."""
     rows = ["| torch | `python repro.py` |", "| --- | --- |",
             *[f"| {r.release} | {_cell(r.why or observed_line(r.obs))} |" for r in runs]]

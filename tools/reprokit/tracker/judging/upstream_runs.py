@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.model.corpus import DEVICE_STRING
-from reprokit.run.child_setup import ALLOWED_ENV
+from reprokit.run.child_setup import ALLOWED_ENV, write_readable_script
 from reprokit.run.execute import Observation, observe
 from reprokit.tracker.text.standalone import standalone
 from reprokit.tracker.text.traceback_text import headline
@@ -42,11 +42,7 @@ class Setting:
 def write_standalone(text: str, setting: Setting, folder: Path) -> Path:
     """folder/repro.py: the script with the run's device and dtype written in, readable by the case user."""
     folder.mkdir(parents=True, exist_ok=True)
-    folder.chmod(0o755)
-    script = folder / "repro.py"
-    script.write_text(standalone(text, setting.device, setting.dtype), encoding="utf-8")
-    script.chmod(0o644)
-    return script
+    return write_readable_script(folder / "repro.py", standalone(text, setting.device, setting.dtype))
 
 
 def contained(setting: Setting, script: Path, extra_env: dict[str, str] | None = None,

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
+
+from reprokit.model.records import message_headline
 
 FRAME = re.compile(r'^(?P<prefix>\[rank\d+\]: ?)?  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+)$')
 TRACEBACK = re.compile(r"^(\[rank\d+\]: ?)?Traceback \(most recent call last\):$")
@@ -114,9 +117,5 @@ def raised_at(stderr: str, script: str) -> RaisedAt:
     return RaisedAt(last_frames(stderr), script)
 
 
-def headline(message: str | None) -> str:
-    """The first line of an exception's message; a backend wrapper's `backend='x' raised:` with the error it wraps."""
-    lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
-    if not lines:
-        return ""
-    return f"{lines[0]} {lines[1]}" if lines[0].endswith("raised:") and len(lines) > 1 else lines[0]
+# The first line of an exception's message; a backend wrapper's `backend='x' raised:` with the error it wraps.
+headline = partial(message_headline, wrapper="join")
