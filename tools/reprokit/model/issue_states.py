@@ -42,7 +42,8 @@ class Standing(str, Enum):
     def __str__(self) -> str:
         return self.value
 
-    __format__ = str.__format__
+    # str.__format__ takes format_spec positional-only, Enum declares it by name: the same call at runtime
+    __format__ = str.__format__  # type: ignore[assignment]
 
     @classmethod
     def of_line(cls, line: str) -> Standing:
