@@ -194,9 +194,10 @@ def finish_observation(private: Path, key: str, code: int | None, timed_out: boo
     obs = _classify(code, timed_out, seconds, probes, world_size, *outputs)
     obs.contained = read_held(private)
     obs.copy_out = read_copy_out(private)
+    contained = obs.contained or ""
     for kind, unit in (("memory", " MiB"), ("disk", " MiB"), ("cache", " MiB"), ("pids", "")):  # not torch's behaviour: decides status
-        if f"over {kind} budget" in (obs.contained or ""):
-            size = re.search(rf"{kind} budget (\d+)", obs.contained)
+        if f"over {kind} budget" in contained:
+            size = re.search(rf"{kind} budget (\d+)", contained)
             obs.status, obs.over_budget = "over-budget", f"{kind} {size.group(1) if size else '?'}{unit}"
     if "stopped by SIGSTOP" in (obs.contained or ""):  # the case stopped the sandbox's first process: ended
         obs.status, obs.signal, obs.exit_code = "crash", "SIGSTOP", None

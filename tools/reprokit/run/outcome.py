@@ -63,7 +63,7 @@ def _repro_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
         return Verdict.FAILS_DIFFERENTLY, f"over its {obs.over_budget} budget"
     if skipped := _skipped(obs):
         return skipped
-    chain = next((p.get("chain", []) for p in obs.probes if p.get("exception")), [])
+    chain: list = next((p.get("chain", []) for p in obs.probes if p.get("exception")), [])
     if oracle.kind == "hangs":
         if obs.status == "timeout":
             return Verdict.REPRODUCES, f"still running after {obs.seconds:.0f} s"
