@@ -18,6 +18,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from reprokit.tracker import eager_fix, release_dates
 from reprokit.tracker import signature as sig
@@ -109,6 +110,7 @@ def _needs_other_torch(ran: Ran) -> str | None:
 def _before_compile(ran: Ran) -> bool:
     """The script failed in eager code before any graph was compiled (no torch.compile stage, no graph)."""
     obs = ran.obs
+    assert obs is not None  # a run that did not run never gets here (observe returned; judge skips NOT_RUN)
     graphs = (obs.dynamo or {}).get("unique_graphs", 0) if isinstance(obs.dynamo, dict) else 0
     return obs.status != "pass" and (obs.stage in (None, "runtime")) and not graphs
 
@@ -121,8 +123,8 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
     `ref` is newer (--here, or the reported one cannot be installed): a clean exit, or eager's error where the issue
     reports a crash, is then judged on this run alone. `eager`: the error the script raises with torch.compile
     disabled on `ref`, where that was run."""
-    facts = {"reported": reported_release, "reported_by_date": reported_by_date, "observed_on": ref.release,
-             "accepts": accepts, "baseline_run": baseline_run}
+    facts: dict[str, Any] = {"reported": reported_release, "reported_by_date": reported_by_date,  # Triage's fields
+                             "observed_on": ref.release, "accepts": accepts, "baseline_run": baseline_run}
     if ref.obs is None or ref.obs.exit_code == 77:
         return reported(f"the script could not run on torch {ref.release}, the release the issue is judged on "
                         f"({ref.why or observed_line(ref.obs)})", **facts)
@@ -169,7 +171,8 @@ def observe(issue: Issue, ref: Ran, script: str, accepts: bool, reported_release
     return Triage(Step.OBSERVED, Standing(STILL, ""), signature=found, confirmed=confirmed, **facts)
 
 
-def _passes(ref: Ran, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str, facts: dict) -> Triage:
+def _passes(ref: Ran, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str,
+            facts: dict[str, Any]) -> Triage:
     """The reference run exits 0: the bug itself where the issue asks for an error; a question where the reported
     release was not run and the script's exit status decides; else nothing to say."""
     reported_release, reported_by_date = facts["reported"], facts["reported_by_date"]
@@ -206,6 +209,7 @@ def _on_reported(release: str, reported_release: str | None, by_date: str) -> st
 def outcome(t: Triage, ran: Ran, eager_fix: bool = False) -> str:
     """How one release's run compares with the signature (signature.compare), an issue asking for an error and a
     fix that raises eager's error (`eager_fix`) read as the issue means them."""
+    assert t.signature is not None  # only an observed or judged triage is compared, and both have a signature
     got = sig.compare(t.signature, ran.obs, ran.log)
     if t.accepts and t.signature.kind == sig.PASSES:
         if got == sig.GOOD:
@@ -225,6 +229,7 @@ def judge(t: Triage, runs: list[Ran], eager_fixes: dict[str, str] | None = None)
     """OBSERVED -> JUDGED: each release run compared with the signature; the standing from the newest release.
     `eager_fixes`: the releases whose run raises the error eager raises where the issue reports a crash, a silent
     acceptance or an internal error (eager_fixed), with how in words: the fix the issue asked for."""
+    assert t.signature is not None  # an observed triage has its signature (observe)
     eager_fixes = eager_fixes or {}
     judged = tuple(Judged(r.release, o, (f"{observed_line(r.obs)}, {eager_fixes[r.release]}" if o == NOW_RAISES
                                          and r.release in eager_fixes else r.why or observed_line(r.obs)))
@@ -239,7 +244,7 @@ def judge(t: Triage, runs: list[Ran], eager_fixes: dict[str, str] | None = None)
         return dataclasses.replace(step, standing=Standing(STILL, f"on torch {_span(same)} (newest run: "
                                                                   f"{newest.release}): {said}"))
     if newest.outcome in (sig.GOOD, NOW_RAISES):
-        stretch = []
+        stretch: list[str] = []
         for j in reversed(since):
             if j.outcome != newest.outcome:
                 break
