@@ -184,7 +184,10 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(reuse_venv=True)
 def lint(session: nox.Session) -> None:
-    """Lint with ruff and check the package's import layers (import-linter contracts in pyproject.toml)."""
-    session.install("ruff", "import-linter>=2.1")
+    """Lint with ruff, check the package's import layers (import-linter contracts in pyproject.toml) and its types
+    (mypy, configured in pyproject.toml: the package itself is installed, so that its dependencies' types are read)."""
+    session.install("-e", ".", "ruff", "import-linter>=2.1", "mypy", "types-PyYAML", "types-docker", "types-regex",
+                    "types-tabulate")
     session.run("ruff", "check", "tools", "tests", "sweep", "noxfile.py")
     session.run("lint-imports", env={"PYTHONPATH": str(ROOT / "tools")})
+    session.run("mypy")

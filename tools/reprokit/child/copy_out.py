@@ -16,6 +16,7 @@ import time
 
 _path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "outbox.py")
 _spec = importlib.util.spec_from_file_location("reprokit_child_outbox", _path)
+assert _spec is not None and _spec.loader is not None  # a .py file's location always has a spec and a loader
 outbox = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(outbox)
 CHUNK, LISTED, MAX_HEADER, START = outbox.CHUNK, outbox.LISTED, outbox.MAX_HEADER, outbox.START

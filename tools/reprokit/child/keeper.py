@@ -71,7 +71,8 @@ def report(config: KeeperConfig, held: list, failure: Failure | None = None) -> 
     for kind, key, unit in BUDGETS:
         if f"over {kind} budget" in held:
             size = config.get(key)
-            over = f"{kind} {size >> 20 if unit and size else size or '?'}{unit}"
+            shown = (size >> 20 if unit else size) if isinstance(size, int) and size else "?"
+            over = f"{kind} {shown}{unit}"
     return {"held": list(held), "failure": failure, "over_budget": over}
 
 

@@ -22,10 +22,11 @@ import torch._dynamo  # noqa: F401
 
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py")
 _spec = importlib.util.spec_from_file_location("contain", os.path.join(os.path.dirname(PROBE), "contain.py"))
+assert _spec is not None and _spec.loader is not None  # a .py file's location always has a spec and a loader
 contain = importlib.util.module_from_spec(_spec)  # by path: the zygote runs with PYTHONSAFEPATH, like the probe
 _spec.loader.exec_module(contain)
 _write_lock = threading.Lock()
-_ids = {}
+_ids: dict[int, object] = {}  # child pid -> the id of its request
 
 
 def _write(message):

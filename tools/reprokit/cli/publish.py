@@ -49,7 +49,7 @@ def add_site(sub) -> None:
 
 def cmd_list(args: argparse.Namespace) -> int:
     root = root_of(args)
-    skipped = []
+    skipped: list[str] = []
     for cd in corpus.select(corpus.discover(root / "cases", on_error=skipped.append), args.case):
         print(f"{cd.case.id:40} {cd.case.category:18} {' '.join(cd.variants())}")
     for message in skipped:

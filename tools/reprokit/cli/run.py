@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Literal
 
 from reprokit.cli.common import TARGET_HELP, root_of
 from reprokit.run import lifecycle
@@ -12,7 +13,7 @@ from reprokit.run.request import RunRequest
 
 
 def request_of(args: argparse.Namespace) -> RunRequest:
-    where = "host" if args.host else "container" if args.container else "auto"
+    where: Literal["auto", "host", "container"] = "host" if args.host else "container" if args.container else "auto"
     return RunRequest(
         root=root_of(args), target=args.target, suite=args.suite, cases=args.case, dtypes=args.dtype,
         smoke=args.smoke, shard=args.shard,

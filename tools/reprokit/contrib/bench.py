@@ -30,6 +30,7 @@ from pathlib import Path
 from reprokit.model import corpus
 from reprokit.model.claims import load_claims
 from reprokit.model.matrix import load_matrix
+from reprokit.model.records import Record, RunHeader
 from reprokit.publish import render
 from reprokit.publish.pages import ci_artifacts, index_page, report
 from reprokit.publish.site import website
@@ -69,7 +70,8 @@ def overhead(root: Path, sample: int | None, repeat: int) -> None:
     rows = []
     for n, cd in enumerate(chosen):
         script, case_env = cd.script("repro"), {"REPRO_DEVICE": "cpu", "REPRO_DTYPE": cd.case.requires.dtypes[0]}
-        bare, harness = [], []
+        bare: list[float] = []
+        harness: list[float] = []
         for i in range(repeat):
             pair = ((bare, _bare), (harness, _harness))
             for times, measure in pair if (n + i) % 2 == 0 else reversed(pair):  # neither always goes first
@@ -88,7 +90,7 @@ def overhead(root: Path, sample: int | None, repeat: int) -> None:
           "floor (<= max(5%, 0.3 s))", flush=True)
 
 
-def _main_run(store_dir: Path, target: str = "cpu") -> tuple[list, object]:
+def _main_run(store_dir: Path, target: str = "cpu") -> tuple[list[Record], RunHeader]:
     """The records and header of the CPU view's main run (the run that recorded most of the shown records)."""
     loaded = Store(store_dir).load(target, "cases")
     view = current(loaded, target, "cases", None)
@@ -127,9 +129,9 @@ def placement(store_dir: Path, target: str = "h100") -> None:
           f"{head.wall_seconds / bound:.2f}x of that (goal: <= 1.1x)")
 
 
-def _copies(records: list, n: int) -> list:
+def _copies(records: list[Record], n: int) -> list[Record]:
     """n distinct records made from the recorded ones (each copy gets its own dtype, so its own identity)."""
-    out = []
+    out: list[Record] = []
     while len(out) < n:
         for rec in records:
             out.append(rec.model_copy(update={"dtype": f"{rec.dtype}-{len(out)}"}))
@@ -170,7 +172,9 @@ def store_100k(root: Path, store_dir: Path) -> None:
         start, cpu_start = time.perf_counter(), time.process_time()
         loaded = store.load("cpu", "cases", outputs=False)  # as `reprokit report` does: tails only for the view
         loaded_at, cpu_loaded = time.perf_counter(), time.process_time()
-        view = render.shown(loaded, current(loaded, "cpu", "cases", "2.13.0"), load_claims(root / "claims.yaml", set(cases)))
+        newest = current(loaded, "cpu", "cases", "2.13.0")
+        assert newest is not None  # the store holds the copies merged above
+        view = render.shown(loaded, newest, load_claims(root / "claims.yaml", set(cases)))
         _render(view, cases)
         done, cpu_done = time.perf_counter(), time.process_time()
     print(f"5. store of {len(loaded.records):,} records (4 torch builds): load {loaded_at - start:.2f} s, view and "

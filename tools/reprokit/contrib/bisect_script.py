@@ -49,7 +49,7 @@ def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None
     keep_scratch = False
     on_term = _interrupt_on_sigterm()
     try:
-        root = req_base.root if keep_id else scratch
+        root = scratch if scratch is not None else req_base.root  # a scratch repository unless keep_id
         if scratch is not None:
             shutil.copy(req_base.root / "matrix.yaml", scratch / "matrix.yaml")
             (scratch / "cases").mkdir()

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from typing import overload
 
 from reprokit.model.releases import release_key
 from reprokit.model.verdict import Verdict
@@ -196,11 +197,15 @@ def _words(verdict: Verdict) -> str:
         verdict, str(verdict))
 
 
+@overload
+def _as_seen(value: Seen | Verdict) -> Seen: ...
+@overload
+def _as_seen(value: Seen | Verdict | None) -> Seen | None: ...
 def _as_seen(value: Seen | Verdict | None) -> Seen | None:
     return Seen(value) if isinstance(value, Verdict) else value
 
 
-def search(versions: list[str], recorded: dict[str, Seen | Verdict], run: Probe,
+def search(versions: list[str], recorded: Mapping[str, Seen | Verdict], run: Probe,
            needs_build: Callable[[str], bool] = lambda version: False, max_envs: int | None = None) -> Bisection:
     """The first release whose verdict is the newest release's (a lower-bound binary search): `recorded` answers
     first, `run` the rest. The newest release is probed first, then at most ceil(log2(n)) others. It stops when two

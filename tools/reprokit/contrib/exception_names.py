@@ -63,6 +63,7 @@ def torch_names(dotted: set[str], python: str = sys.executable, root: Path | Non
     if python in _known and _known[python] is None:
         return None
     known = _known.setdefault(python, TorchNames())
+    assert known is not None  # a python known to have no torch has returned above
     missing = sorted(n for n in dotted if n not in known.dotted)
     if known.bare and not missing:
         return known

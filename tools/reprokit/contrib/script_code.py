@@ -112,7 +112,7 @@ def dotted(node: ast.AST) -> str:
 
 
 def _imported(tree: ast.AST) -> set[str]:
-    names = set()
+    names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)

@@ -73,11 +73,12 @@ def script_problems(path: Path) -> list[str]:
         return [f"{path}: an expression is nested too deeply for Python to read it"]
     problems = []
     for node in ast.walk(tree):
-        names = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module]
+        else:
+            continue
         for name in names:
             if name.split(".")[0] == PROJECT_PACKAGE:
                 problems.append(f"{path}:{node.lineno}: imports {name}; case scripts must run with torch alone")
@@ -133,7 +134,8 @@ def compared_class_names(path: Path) -> list[tuple[int, str]]:
 
 def claim_problems(path: Path, claims: Claims, case_dirs: dict[str, Path], matrix: Matrix | None) -> list[str]:
     """The claim rules validate can check without a run (rules 2, 4 and 7 of CONTRIBUTING.md)."""
-    problems, used = [], {}
+    problems: list[str] = []
+    used: dict[tuple[str, str], str] = {}  # (case, variant) -> the claim that tests it
     for i, claim in enumerate(claims.claims):
         where = f"{path}: claims.{i} ({claim.id})"
         variant = "article_fix" if claim.article_fix else "repro"

@@ -8,6 +8,10 @@ import re
 import sys
 import time
 from collections import deque
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.status import Status
 
 STEP = re.compile(r"^Step \d+/\d+ : ")  # the legacy builder's step lines
 
@@ -19,7 +23,7 @@ class BuildLog:
         self.tail: deque[str] = deque(maxlen=8)  # the last lines, for an error message
         self.step = "starting"
         self._started = time.monotonic()
-        self._status = None
+        self._status: Status | None = None
         self._partial = ""
 
     def __enter__(self) -> BuildLog:

@@ -123,6 +123,7 @@ def build(templates: Path, name: str, target: Target, base_image: str | None = N
     try:
         client = docker.from_env()
         found = client.images.get(tag)
+        assert found.id is not None  # the engine's image inspect always has an Id (the stubs allow None)
         log(f"{tag}: up to date (nothing changed), not rebuilt")
         return Image(tag, found.id, found.attrs.get("Size", 0), None)
     except ImageNotFound:
@@ -147,6 +148,7 @@ def build(templates: Path, name: str, target: Target, base_image: str | None = N
                                          f"{' | '.join(shown.tail)}{_unpulled(client, base)}")
                     shown.feed(chunk.get("stream") or chunk.get("status") or "")
         image = client.images.get(tag)
+        assert image.id is not None  # the engine's image inspect always has an Id (the stubs allow None)
         seconds = round(time.monotonic() - started, 1)
         log(f"{tag}: built in {seconds:.0f} s, {image.attrs.get('Size', 0) / 1e9:.2f} GB, {image.id}")
         return Image(tag, image.id, image.attrs.get("Size", 0), seconds)

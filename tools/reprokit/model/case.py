@@ -69,12 +69,12 @@ class ArticleRef(Strict):
 
 class Requires(Strict):
     devices: list[DeviceKind] = ["cpu", "cuda", "rocm", "npu"]
-    min_devices: int = Field(1, ge=1)
-    min_compute_capability: float | None = Field(None, ge=3.0, le=20.0)
+    min_devices: int = Field(default=1, ge=1)
+    min_compute_capability: float | None = Field(default=None, ge=3.0, le=20.0)
     dtypes: list[DType] = ["float32"]
-    world_size: int = Field(1, ge=1, le=64)
+    world_size: int = Field(default=1, ge=1, le=64)
     launcher: Literal["python", "torchrun"] = "python"
-    timeout: int = Field(600, ge=1, le=7200)
+    timeout: int = Field(default=600, ge=1, le=7200)
     torch: str | None = None  # a PEP 440 specifier, e.g. ">=2.6": older releases lack an API the case uses
     # The case measures the machine (bandwidth, peak memory, P2P): it runs alone, with every device of the host.
     exclusive: bool = False

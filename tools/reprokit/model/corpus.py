@@ -191,7 +191,8 @@ def skip_reason(case: Case, target_name: str, target: Target, dtype: str, facts:
 
 # The fields of case.yaml that decide what a run executes and how it is judged: the rest (title, notes, links,
 # category, article, documented, outside_compile, issue facts) is description, and editing it supersedes no record.
-EXECUTED_FIELDS = {"requires": Requires, "expect": Expect, "overrides": None}
+EXECUTED_FIELDS: dict[str, type[Requires] | type[Expect] | None] = {
+    "requires": Requires, "expect": Expect, "overrides": None}
 
 
 def executed_part(case_yaml: bytes) -> bytes:
@@ -203,13 +204,14 @@ def executed_part(case_yaml: bytes) -> bytes:
         return case_yaml
     if not isinstance(data, dict):
         return case_yaml
-    part = {}
+    part: dict[str, object] = {}
     for name, model in EXECUTED_FIELDS.items():
         raw = data.get(name)
         try:
             if name == "overrides":
                 part[name] = {k: Expect.model_validate(v).model_dump(mode="json") for k, v in (raw or {}).items()}
             else:
+                assert model is not None  # only overrides has no model of its own
                 part[name] = model.model_validate(raw if raw is not None else {}).model_dump(mode="json")
         except (ValidationError, AttributeError, TypeError):
             part[name] = raw  # a version today's schema does not read: its own words

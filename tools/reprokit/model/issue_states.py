@@ -41,8 +41,11 @@ class StandingKind(str, Enum):
     DOES_NOT = "does not reproduce"
     NOT_POSTED = "not posted"
 
-    __str__ = str.__str__  # the member prints as its words, in f-strings too
-    __format__ = str.__format__
+    def __str__(self) -> str:
+        return self.value
+
+    # str.__format__ takes format_spec positional-only, Enum declares it by name: the same call at runtime
+    __format__ = str.__format__  # type: ignore[assignment]
 
 
 _RELEASE = re.compile(r"\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc|\.dev)\d+)?(?:\+\w+)?")

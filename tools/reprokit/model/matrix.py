@@ -75,7 +75,7 @@ class Target(Strict):
     pins: TorchPins
     python: PythonVersion = "3.11"  # the Python of the base image: the image's venv is made with python<X.Y>
     dtypes: list[DType]
-    device_count: int = Field(1, ge=1)
+    device_count: int = Field(default=1, ge=1)
     runner_labels: list[Token]
     fp8: bool = False  # the article's FP8 mixed-precision configuration
 

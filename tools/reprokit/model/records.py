@@ -55,7 +55,8 @@ class RunStatus(str, Enum):
     # The member is its value as a str, in f-strings too (a why line says "expected a hang, got fail"); Python 3.11
     # would otherwise format a (str, Enum) member as "RunStatus.FAIL".
     __str__ = str.__str__
-    __format__ = str.__format__
+    # str.__format__ takes format_spec positional-only, Enum declares it by name: the same call at runtime
+    __format__ = str.__format__  # type: ignore[assignment]
 
 
 

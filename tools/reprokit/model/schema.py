@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, StringConstraints, TypeAdapter, ValidationError
@@ -37,8 +37,9 @@ OneLine = Annotated[str, StringConstraints(pattern=r"^[^\n\r]*$", min_length=1)]
 PythonVersion = Annotated[str, StringConstraints(pattern=r"^3\.[0-9]{1,2}$")]  # X.Y, e.g. 3.12
 
 
-def conforms(kind: object, value: str) -> bool:
-    """Whether value passes one of the constrained string types above (Token, CaseId, ...)."""
+def conforms(kind: Any, value: str) -> bool:
+    """Whether value passes one of the constrained string types above (Token, CaseId, ...); Any: an Annotated alias
+    is a type form, not a `type`."""
     try:
         TypeAdapter(kind).validate_python(value)
         return True

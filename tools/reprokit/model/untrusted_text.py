@@ -7,6 +7,7 @@ text makes no image or link."""
 from __future__ import annotations
 
 import re
+from typing import overload
 
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")  # CSI, OSC, two-byte escapes
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every C0/C1 control but tab and newline
@@ -36,8 +37,13 @@ def recordable(text: str | None) -> str:
     return _SURROGATE.sub("\ufffd", plain(text))
 
 
+@overload
+def recordable_value(value: dict) -> dict: ...
+@overload
+def recordable_value(value: object) -> object: ...
 def recordable_value(value: object) -> object:
-    """`recordable` applied to every string inside a JSON value (a probe's report: message, chain, counters)."""
+    """`recordable` applied to every string inside a JSON value (a probe's report: message, chain, counters); a dict
+    stays a dict."""
     if isinstance(value, str):
         return recordable(value)
     if isinstance(value, list):

@@ -27,7 +27,8 @@ class Verdict(str, Enum):
     # The member is its value as a str: str's own methods print it (Enum's value lookup took most of the time of
     # rendering 25,000 records).
     __str__ = str.__str__
-    __format__ = str.__format__
+    # str.__format__ takes format_spec positional-only, Enum declares it by name: the same call at runtime
+    __format__ = str.__format__  # type: ignore[assignment]
 
     @property
     def ran(self) -> bool:

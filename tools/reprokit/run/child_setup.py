@@ -153,7 +153,7 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
     for folder in (workdir, shared_header_dir()):
         for path in [folder, *(folder.rglob("*") if folder == workdir else ())]:
             os.lchown(path, uid, gid)
-    config.update(uid=uid, gid=gid)
+    config["uid"], config["gid"] = uid, gid
     return config
 
 

@@ -114,6 +114,7 @@ class Dispatcher:
                 if self.running:
                     return None
                 ids = self.slots.take(0, exclusive=True) if self.slots else ()
+                assert ids is not None  # nothing runs (above): every slot was given back, the machine is idle
                 self.exclusive_running = True
             else:
                 ids = self.slots.take(device_need(run)) if self.slots else ()

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Collection
 
 from reprokit.model.matrix import Target
 from reprokit.model.schema import InputError
@@ -77,7 +78,7 @@ def device_facts(python: str = sys.executable, timeout: float = 120) -> dict:
     return json.loads(line[len("REPROKIT_FACTS"):]) if line else {}
 
 
-def target_here(targets: dict[str, Target], kinds: list[str], facts: dict) -> str | None:
+def target_here(targets: dict[str, Target], kinds: Collection[str], facts: dict) -> str | None:
     """The first target of one of `kinds` whose hardware this machine is (hardware_mismatch finds nothing)."""
     return next((name for name, t in targets.items()
                  if t.device.kind in kinds and t.device.kind != "cpu" and hardware_mismatch(name, t, facts) is None),

@@ -150,7 +150,8 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
         config = contain_config(python, script, workdir, private, full_env, writable, ranks=world_size)
         full_env.update(REPROKIT_REPORT_DIR=str(private / "reports"))
         key_fd = _key_pipe(key)  # the key on a descriptor: never in an environment a case process could read
-        config.update(key_fd=key_fd, parent=os.getpid(), **sandbox_config())
+        config["key_fd"], config["parent"] = key_fd, os.getpid()
+        config.update(sandbox_config())
         out, err = Capture(tail_bytes), Capture(tail_bytes)
         start = time.monotonic()
         try:

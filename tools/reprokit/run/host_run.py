@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 import uuid
+from typing import Any
 
 from reprokit import __version__
 from reprokit.model import corpus
@@ -63,11 +64,11 @@ def run_here(req: RunRequest, target: Target, log) -> Ran:
         interpreter="warm (forked from a zygote)" if req.warm else "cold", selection=req.cases, shard=req.shard,
         smoke=req.smoke, planned=previous.planned if previous else len(runs), not_started=len(todo),
         sittings=[*(previous.sittings if previous else []), sitting], reprokit=__version__)
-    previous = {r.key: r.verdict for r in loaded.records if (r.torch, r.device) == (torch, device)}
+    previous_verdicts = {r.key: r.verdict for r in loaded.records if (r.torch, r.device) == (torch, device)}
     executed = _execute(req, todo, header, store, RunOptions(
         device_kind=kind, jobs=req.jobs, timeout=req.timeout, python=req.interpreter, ladder=req.ladder,
         cache_dir=req.cache.resolve() if req.cache else None, devices=ids, jobs_per_device=per_device,
-        repeat=req.repeat, previous=previous, durations=_finished_in_time(loaded.records)), log)
+        repeat=req.repeat, previous=previous_verdicts, durations=_finished_in_time(loaded.records)), log)
     loaded.runs[run_id] = executed.header
     loaded.records = merge_in_memory(loaded.records, executed.outcome.records, loaded.runs)
     return Ran(executed.outcome, loaded, [r for r in loaded.records if r.run_id == run_id], mismatch,
@@ -181,7 +182,8 @@ class _stop_on_signals:
     """SIGINT and SIGTERM pull the stopper (in the main thread only; elsewhere signals stay as they are)."""
 
     def __init__(self, stopper: Stopper, log):
-        self.stopper, self.log, self.saved = stopper, log, {}
+        self.stopper, self.log = stopper, log
+        self.saved: dict[signal.Signals, Any] = {}  # each signal's handler before ours
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():

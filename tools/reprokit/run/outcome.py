@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import regex
 
 from reprokit.model.case import Oracle
@@ -64,7 +66,7 @@ def _repro_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
         return Verdict.FAILS_DIFFERENTLY, f"over its {obs.over_budget} budget"
     if skipped := _skipped(obs):
         return skipped
-    chain = next((p.get("chain", []) for p in obs.probes if p.get("exception")), [])
+    chain: list = next((p.get("chain", []) for p in obs.probes if p.get("exception")), [])
     if oracle.kind == "hangs":
         if obs.status == RunStatus.TIMEOUT:
             return Verdict.REPRODUCES, f"still running after {obs.seconds:.0f} s"
@@ -118,7 +120,7 @@ def _fix_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
 LADDER = ("eager", "aot_eager")  # then the case's own backend (inductor by default)
 
 
-def ladder_stage(ladder: dict[str, str]) -> str:
+def ladder_stage(ladder: Mapping[str, str]) -> str:
     """The first backend on the eager -> aot_eager -> inductor ladder that fails names the faulty stage."""
     if ladder["eager"] != RunStatus.PASS:
         return "dynamo"

@@ -25,9 +25,9 @@ def plan(req: RunRequest, target: Target, facts: dict) -> list[corpus.CaseRun]:
         found = corpus.discover(req.root / "cases", on_error=lambda message: print(message, file=sys.stderr))
         runs = corpus.plan(corpus.select(found, req.cases), req.target, target, facts)
     if req.dtypes:
-        chosen = [r for r in runs if r.dtype in req.dtypes]
-        if runs and not chosen:
+        in_dtypes = [r for r in runs if r.dtype in req.dtypes]
+        if runs and not in_dtypes:
             raise InputError(f"--dtype {req.dtypes[0]!r}: no selected run is in that dtype (they are in "
                              f"{', '.join(sorted({r.dtype for r in runs}))})")
-        runs = chosen
+        runs = in_dtypes
     return corpus.shard(runs, req.shard)

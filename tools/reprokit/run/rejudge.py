@@ -18,9 +18,10 @@ from reprokit.run.outcome import fix_verdict, repro_verdict
 
 
 def observation_of(rec: Record) -> Observation:
-    """The observation a record keeps, as the run judged it."""
+    """The observation a record keeps, as the run judged it (a record with a status: refusal asks only of those)."""
     message = rec.message or ""
-    return Observation(status=rec.status or "", exit_code=rec.exit_code, signal=rec.signal, seconds=rec.seconds,
+    assert rec.status is not None  # refusal returned before for a record without one
+    return Observation(status=rec.status, exit_code=rec.exit_code, signal=rec.signal, seconds=rec.seconds,
                        exception=rec.exception, message=rec.message, stage=rec.stage, dynamo=rec.dynamo,
                        stdout_tail=rec.stdout_tail, stderr_tail=rec.stderr_tail, contained=rec.contained,
                        malformed=message.removeprefix("malformed observation: ") if rec.status == RunStatus.CRASH

@@ -51,7 +51,7 @@ class RunRequest(BaseModel):
     torch: str | None = None  # run this torch release in its own environment (torch_envs.py); "nightly" too
     skip_recorded: bool = False  # skip runs recorded for this torch with the same case content (the history)
     torch_index: str | None = None  # the index --torch installs from (e.g. the nightly index); None: the target's
-    repeat: int = Field(1, ge=1, le=50)  # runs of each variant; runs that disagree are recorded as flaky
+    repeat: int = Field(default=1, ge=1, le=50)  # runs of each variant; runs that disagree are recorded as flaky
 
     @property
     def interpreter(self) -> str:

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from reprokit.child import bubblewrap as sandbox_view
 from reprokit.child.keeper import BwrapConfig, KeeperConfig
@@ -62,7 +63,7 @@ def _trial(path: str, program: bytes) -> str:
             cover = sandbox_view.covers([path, *wheel, sys.executable, sys.prefix, sys.base_prefix], *user)
             command = [path, "--dev-bind", "/", "/", *cover, "--die-with-parent", "--", sys.executable,
                        sandbox_view.__file__, str(user[0]), str(user[1]), "--", *command] if cover else command
-        ids = {"user": user[0], "group": user[1], "extra_groups": []} if user and not cover else {}
+        ids: dict[str, Any] = {"user": user[0], "group": user[1], "extra_groups": []} if user and not cover else {}
         trial = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd="/", pass_fds=(read_end,),
                                **ids)
     except (OSError, subprocess.SubprocessError) as err:
@@ -118,4 +119,6 @@ def sandbox_config() -> KeeperConfig:
     if in_container():
         return {"container": True}
     require()
-    return {"bwrap": bubblewrap()[0]}
+    config, _ = bubblewrap()
+    assert config is not None  # require() raised where there is no bubblewrap
+    return {"bwrap": config}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from reprokit import __version__
 from reprokit.model.corpus import DEVICE_STRING, FIX_VARIANTS, CaseRun
-from reprokit.model.records import Record, RunStatus
+from reprokit.model.records import Record, RunStatus, Suite
 from reprokit.model.verdict import Verdict
 from reprokit.run.devices import DeviceSlots, Dispatcher, visible_env
 from reprokit.run.execute import Observation, observe
@@ -49,7 +49,7 @@ class Identity:
     """What every record of one runner invocation shares."""
 
     target: str
-    suite: str
+    suite: Suite
     torch: str
     device: str
     run_id: str

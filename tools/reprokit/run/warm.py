@@ -48,7 +48,9 @@ class WarmPool:
         self._proc = subprocess.Popen([python, str(ZYGOTE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       text=True, bufsize=1, start_new_session=True, cwd=self._dir,
                                       env=child_env(dict(os.environ), self._dir, 1, {}, token=token))
-        ready = self._proc.stdout.readline()
+        assert self._proc.stdin is not None and self._proc.stdout is not None  # both are pipes (PIPE above)
+        self._to_zygote, self._from_zygote = self._proc.stdin, self._proc.stdout
+        ready = self._from_zygote.readline()
         if not ready.strip().startswith('{"ready"'):
             raise InputError(f"{python}: the warm interpreter did not start (cannot import torch?)")
         self._replies: dict[int, queue.Queue] = {}
@@ -57,7 +59,7 @@ class WarmPool:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
-        for line in self._proc.stdout:
+        for line in self._from_zygote:
             message = json.loads(line)
             with self._lock:
                 box = self._replies.get(message.get("id"))
@@ -70,7 +72,8 @@ class WarmPool:
         workdir = Path(tempfile.mkdtemp(prefix="reprokit-warm-"))
         private = Path(tempfile.mkdtemp(prefix="reprokit-report-"))  # outside what the case may write (Landlock)
         key = secrets.token_hex(16)
-        ident, box = next(self._ids), queue.Queue()
+        ident = next(self._ids)
+        box: queue.Queue[dict] = queue.Queue()
         with self._lock:
             self._replies[ident] = box
         try:
@@ -83,8 +86,8 @@ class WarmPool:
                        "stdout": str(private / "stdout.txt"), "stderr": str(private / "stderr.txt")}
             start = time.monotonic()
             with self._lock:
-                self._proc.stdin.write(json.dumps(request) + "\n")
-                self._proc.stdin.flush()
+                self._to_zygote.write(json.dumps(request) + "\n")
+                self._to_zygote.flush()
             pid = box.get(timeout=60)["pid"]
             stopper.started(pid)
             timed_out = False
@@ -107,7 +110,7 @@ class WarmPool:
             shutil.rmtree(private, ignore_errors=True)
 
     def close(self) -> None:
-        self._proc.stdin.close()
+        self._to_zygote.close()
         kill_group(self._proc.pid)
         self._proc.wait()
         shutil.rmtree(self._dir, ignore_errors=True)

@@ -95,7 +95,7 @@ def fill_outputs(records: list[Record], tails: dict[tuple, dict[str, str]]) -> N
 
 def read_outputs(path: Path) -> dict[tuple, dict[str, str]]:
     """(device, case, variant, dtype) -> the tails, from an output file; a malformed line is refused with one line."""
-    found = {}
+    found: dict[tuple, dict[str, str]] = {}
     if not path.exists():
         return found
     with open(path, encoding="utf-8") as fh:

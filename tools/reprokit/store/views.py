@@ -11,6 +11,7 @@ rest as history. Where the current records of two builds of one release disagree
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -217,7 +218,7 @@ def history_rows(loaded: Loaded, cases: list[str], torch: str | None) -> list[Re
                                        r.device))
 
 
-def repro_history(loaded: Loaded, target: str, case_id: str, dtypes: list[str]) -> tuple[str, list[tuple[str, str]]]:
+def repro_history(loaded: Loaded, target: str, case_id: str, dtypes: Sequence[str]) -> tuple[str, list[tuple[str, str]]]:
     """For a bug report: the dtype to show (the first that reproduces on the newest release recorded, else the
     first) and (torch build, verdict) of its repro on every recorded release, oldest first."""
     by_release = {rel: {r.dtype: r for r in recs if r.case == case_id and r.variant == "repro"}

@@ -12,8 +12,10 @@ import dataclasses
 import datetime
 import json
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from reprokit.contrib import case_files
 from reprokit.model import corpus, issue_states
@@ -51,7 +53,8 @@ class Linked:
         return f"https://github.com/{REPO}/issues/{self.number}"
 
     def line(self) -> str:
-        said = {STILL: issue_comment.still_line, NO_LONGER: issue_comment.no_longer_line}
+        said: dict[str, Callable[[dict[str, ReleaseHistory]], str]] = {
+            STILL: issue_comment.still_line, NO_LONGER: issue_comment.no_longer_line}
         if self.held:
             return self.held
         return said[self.kind](self.flagged()) if self.kind else "agrees with the recorded runs"
@@ -127,6 +130,7 @@ def _held(item: Linked, known: issue_states.IssueState | None) -> Linked:
                                                              f"script was not run (`reprokit triage {item.number}`); "
                                                              "no comment")
         return item
+    assert known is not None  # where `triage` (above) came from
     if known.triage_kind != item.kind:  # the standing's kind as data (issue_states reads an older entry's once)
         return dataclasses.replace(item, kind=None, held=f"the issue's own script: {triage}; no comment (the case "
                                                          f"{ours})")
@@ -146,6 +150,7 @@ def _recorded_versions(environment: dict) -> str:
 
 def from_store(item: Linked, data: Corpus) -> CommentEvidence:
     """The comment's evidence from the newest recorded run of the first flagged target (no run is made)."""
+    assert item.kind is not None  # only an item whose runs disagree with the issue gets a comment (drafts)
     target, history = next(iter(item.flagged().items()))
     release = history.decisive()[-1][0]
     loaded = data.loaded[target]
@@ -187,7 +192,7 @@ def import_states(root: Path, source: Path, today: datetime.date | None = None) 
         if state not in ("open", "closed"):
             raise InputError(f"{source}:{i}: state {state!r}: open or closed")
         if number in wanted:
-            read = {"state": state, "checked": today or datetime.date.today()}
+            read: dict[str, Any] = {"state": state, "checked": today or datetime.date.today()}
             before = current.get(number)  # what was judged of the issue (link, triage) stays
             current[number] = before.model_copy(update=read) if before else issue_states.IssueState(**read)
             taken += 1
@@ -223,7 +228,7 @@ def record_link(root: Path, number: int, kind: str, why: str) -> Path | None:
 
 def drafts(data: Corpus, out: Path) -> list[tuple[Linked, Path | None, str | None]]:
     """Every linked issue, in either state; a comment drafted from the store for each whose runs disagree with it."""
-    found = []
+    found: list[tuple[Linked, Path | None, str | None]] = []
     for item in sorted(linked(data), key=lambda i: (i.kind is None, i.number)):
         if item.kind is None:
             (out / f"{item.cd.case.id}-comment.md").unlink(missing_ok=True)  # an earlier draft it no longer needs

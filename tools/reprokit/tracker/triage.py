@@ -130,7 +130,7 @@ def _reference(issue: Issue, request: Request, plan: triage_releases.Plan, repor
             offered.setdefault(o.release, o)
     elif plan.reported:  # by default the reported release first: the newest is built only once it has been run
         offered[plan.reported] = triage_releases.offer(plan.reported, request.timeout, log, *_source(request))
-    if (failed := offered.get(reported)) is not None and failed.transient:
+    if reported is not None and (failed := offered.get(reported)) is not None and failed.transient:
         which = "the newest release when the issue was opened" if by_date else "the release the issue reports"
         return None, True, Triaged(issue, issue_lifecycle.reported(
             f"not judged: torch {reported}, {which}, {failed.why}; no other release stands in for one that exists: "
@@ -226,6 +226,7 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
     t = issue_lifecycle.observe(issue, chosen, text, accepts, reported, by_date, baseline_run=baseline_run,
                                 evidence=evidence, eager=eager)
     if t.step is Step.OBSERVED:  # only then are the later releases worth running (built one at a time, on demand)
+        assert t.signature is not None  # observe gives an observed triage its signature
         for release in [r for r in _named(plan, offered) if order(r) > order(ref)] if not request.here else []:
             o = offered.get(release) or triage_releases.offer(release, request.timeout, log, *_source(request))
             offered[o.release] = o
@@ -244,8 +245,9 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
             python_of.update({r: o.python for r, o in offered.items() if o.python})
         t = issue_lifecycle.judge(t, runs, fixes)
     extra = []
-    if t.step is Step.JUDGED and t.standing.kind == STILL and t.signature.kind == signature.RAISES and \
-            fp64_check.applies(text, t.signature.exception, t.signature.skeleton):  # never "still" unjudged
+    if (t.step is Step.JUDGED and t.standing.kind == STILL  # never "still" unjudged
+            and t.signature is not None and t.signature.kind == signature.RAISES  # (a judged triage has one)
+            and fp64_check.applies(text, t.signature.exception, t.signature.skeleton)):
         same = [j.release for j in t.judged if j.outcome == signature.SAME]
         on = same[-1] if same else ref
         judged = triage_runs.fp64(dataclasses.replace(runner.setting, python=python_of[on]), folder / "fp64", text)

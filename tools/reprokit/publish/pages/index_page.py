@@ -41,7 +41,7 @@ def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions
               "failing) out of those that ran, per category and target.",
               ""]
     categories = sorted({c.case.category for c in cases.values()})
-    by_category = {name: defaultdict(list) for name in views}
+    by_category: dict[str, defaultdict[str, list[Record]]] = {name: defaultdict(list) for name in views}
     for name, view in views.items():
         for r in view.records:
             if r.case in cases:
@@ -65,7 +65,7 @@ def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions
     lines += left_out(views, by_id)
     lines += ["", "## Case x target", "", "![case x target heatmap](heatmap.png)", ""]
     matrix = []
-    repros = {name: defaultdict(list) for name in views}
+    repros: dict[str, defaultdict[str, list[Record]]] = {name: defaultdict(list) for name in views}
     for name, view in views.items():
         for r in view.records:
             if Role.of(r.variant) is Role.REPRO:

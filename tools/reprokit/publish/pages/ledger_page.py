@@ -35,7 +35,8 @@ def holds_since(claim, cases: dict[str, CaseDir], every: dict[str, list[Record]]
 
 def render_ledger(claims: Claims, views: dict[str, View], cases: dict[str, CaseDir],
                   sweeps: dict[str, View], histories: dict[str, dict[str, list[Record]]] | None = None) -> list[str]:
-    rows, per_target = [], {t: Counter() for t in views}
+    rows: list[list[str]] = []
+    per_target: dict[str, Counter[str]] = {t: Counter() for t in views}
     for claim in claims.claims:
         cells = []
         for target, view in views.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from reprokit.model import corpus
@@ -66,12 +67,12 @@ def unrecorded(records: list[Record], cases: dict[str, CaseDir]) -> int:
 
 def confinement_line(records: list[Record]) -> str:
     ran = [r for r in records if r.status]
-    confined = [r for r in ran if r.confined]
+    confined = [r.confined for r in ran if r.confined]  # the Landlock ABI of each confined run
     if not confined:
         line = "Writes of case code were not confined to its own folder in this run (see CONTRIBUTING.md)."
     else:
         line = (f"Writes of case code were confined to its own folder (Landlock ABI "
-                f"{min(r.confined for r in confined)}) in {len(confined)} of {len(ran)} runs.")
+                f"{min(confined)}) in {len(confined)} of {len(ran)} runs.")
     held = Counter(r.contained for r in ran if r.contained)
     if held:  # recorded since contain.py: what kept the run's processes in, e.g. a PID namespace and another user
         line += " Processes were contained by " + "; ".join(
@@ -91,7 +92,7 @@ def split_lines(view: View, splits: dict[tuple[str, str], list[Record]]) -> list
 
 
 def render_target(view: View, cases: dict[str, CaseDir], description: str,
-                  changes: list[tuple[str, str, str, Verdict, Verdict]] = (), since: dict[str, str] | None = None,
+                  changes: Sequence[tuple[str, str, str, Verdict, Verdict]] = (), since: dict[str, str] | None = None,
                   splits: dict[tuple[str, str], list[Record]] | None = None) -> str:
     """Long: the page of one target, a table row per case and dtype, from its current view."""
     lines = [f"# `{view.target}`: {description}", "",
@@ -111,7 +112,8 @@ def render_target(view: View, cases: dict[str, CaseDir], description: str,
                       "started before a run's deadline (or its interrupt)" + (
                           f"; {missing - cut} are of cases added since this target's runs" if missing > cut
                           else "") + ".", ""]
-    single, multi = [], []
+    single: list[list] = []
+    multi: list[list] = []
     earlier, unknown = recorded_before_change(view.records, cases)
     if earlier:
         lines[-1:] = [lines[-1], "", f"† {len(earlier)} rows were recorded with an earlier version of their case (its "

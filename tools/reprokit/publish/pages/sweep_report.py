@@ -85,12 +85,14 @@ def summary_rows(res: View) -> list[list]:
 
 def render_target(res: View, description: str, heatmap: str | None) -> str:
 
-    run = res.header
+    # No header where the store holds the records but not their runs' headers (a store folder imported without its
+    # runs file): the page is rendered, not a smoke run, as the site's summary reads it.
+    smoke = res.header is not None and res.header.smoke
     missing = missing_cells(res)
     lines = [f"# Model sweep on `{res.target}`: {description}", "",
              f"Recorded on {machine_text(res.environment)}.  ",
              *run_lines(res),
-             f"{len(res.records)} cells in all{' (smoke subset)' if run.smoke else ''}.", "",
+             f"{len(res.records)} cells in all{' (smoke subset)' if smoke else ''}.", "",
              *([f"**Incomplete:** {missing} cells of the grid are not recorded (not started before the "
                 "run's deadline, or dropped with `reprokit forget`); they are left out of every rate below.", ""]
                if missing > 0 else []),
@@ -156,8 +158,9 @@ def headline_claim(sweeps: dict[str, View]) -> list[str]:
     for name, res in sweeps.items():
         any_fail, structures = failing(res, "structures-failing")
         torch = res.environment.get("torch", "?")
-        if res.header.smoke or (missing := missing_cells(res)):
-            why = "the smoke subset" if res.header.smoke else f"{missing} of its cells not recorded"
+        smoke = res.header is not None and res.header.smoke
+        if smoke or (missing := missing_cells(res)):
+            why = "the smoke subset" if smoke else f"{missing} of its cells not recorded"
             said.append(f"- `{name}`: not judged ({why}).")
         elif structures:
             said.append(f"- `{name}` (torch {torch}, on {machine_text(res.environment).split(',')[0]}; all "
@@ -178,7 +181,7 @@ def index_section(sweeps: dict[str, View]) -> list[str]:
         rows.append([f"[`{name}`]({name}-sweep.md)", machine_text(res.environment),
                      measured["cells failing (error or inaccurate)"], measured["structures failing at least one cell"],
                      measured.get("FP8 cells failing", "—"), f"{sum(h.wall_seconds for h in res.runs):.0f} s"
-                     + (" (smoke)" if res.header.smoke else "")
+                     + (" (smoke)" if res.header is not None and res.header.smoke else "")
                      + (f" (incomplete: {missing} cells not recorded)" if (missing := missing_cells(res)) else "")])
     return ["## Model-structure sweep", "", *headline_claim(sweeps),
             f"The article's headline: {ARTICLE_FAILURE_RATE:.1%} of {ARTICLE_STRUCTURES} structures fail; "

@@ -86,7 +86,8 @@ def compare(verdicts: dict[str, dict[str, tuple[str, dict[str, str]]]], a: str, 
 def comparison(p: Published) -> Comparison:
     """Every column of every recorded target and the default view: the first target's release before the one its
     report shows, against that one."""
-    columns, verdicts, known = [], {}, {cd.case.id for cd in p.cases}
+    columns, known = [], {cd.case.id for cd in p.cases}
+    verdicts: dict[str, dict[str, tuple[str, dict[str, str]]]] = {}  # as Comparison.verdicts
     for target, every in p.histories.items():
         for release, records in every.items():
             column = Column(f"{target}@{release}", target, release)

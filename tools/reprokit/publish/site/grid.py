@@ -97,19 +97,20 @@ def local_build(build: str) -> str:
     return "+" + build.partition("+")[2] if "+" in build else build
 
 
-def _cell_label(row: Row, several: bool) -> str:
-    """A verdict's label in its cell: its dtype where the cell has several; where builds of the release disagree, the
-    verdict's word and the build's local part."""
-    build = f"{SHORT_WORD[Verdict(row.repro.word)]} {local_build(row.build)}" if row.build else ""
+def _cell_label(row: Row, repro: Cell, several: bool) -> str:
+    """A verdict's label in its cell (`repro`: the row's repro cell): its dtype where the cell has several; where
+    builds of the release disagree, the verdict's word and the build's local part."""
+    build = f"{SHORT_WORD[Verdict(repro.word)]} {local_build(row.build)}" if row.build else ""
     return " ".join(part for part in (row.dtype if several else "", build) if part)
 
 
-def _shown(row: Row) -> Cell:
-    """The repro's cell as the grid shows it: where builds of the release disagree, the machine each build ran on
-    leads its detail (the builds' verdicts may differ by machine, not by build)."""
+def _shown(row: Row, repro: Cell) -> Cell:
+    """The repro's cell (`repro`: the row's, which grid_row has checked is there) as the grid shows it: where builds
+    of the release disagree, the machine each build ran on leads its detail (the builds' verdicts may differ by
+    machine, not by build)."""
     if row.build and row.machine:
-        return replace(row.repro, detail=f"on {row.machine}" + (f"; {row.repro.detail}" if row.repro.detail else ""))
-    return row.repro
+        return replace(repro, detail=f"on {row.machine}" + (f"; {repro.detail}" if repro.detail else ""))
+    return repro
 
 
 def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releases: list[str]) -> GridRow:
@@ -118,17 +119,18 @@ def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releas
     cells: list[GridCell | None] = []
     before: tuple[str, dict[str, str], str] | None = None  # (release, dtype -> verdict, the cell's words)
     for release in releases:
-        recorded = [r for r in by_release.get(release, []) if r.repro]
+        recorded = [(r, r.repro) for r in by_release.get(release, []) if r.repro]  # each row with its repro cell
         if not recorded:
             cells.append(None)
             continue
-        several = len({r.dtype for r in recorded}) > 1
-        now = {r.dtype: r.repro.word for r in recorded if not r.repro.machines}  # machine-dependent: never a change
-        differs = before is not None and any(d in before[1] and before[1][d] != w for d, w in now.items())
-        labels = [_cell_label(r, several) for r in recorded]
-        cell = GridCell(cell_anchor(case_id, target, release), list(zip(labels, [_shown(r) for r in recorded],
-                                                                        strict=True)),
-                        before[0] if differs else "", before[2] if differs else "")
+        several = len({r.dtype for r, _ in recorded}) > 1
+        now = {r.dtype: repro.word for r, repro in recorded if not repro.machines}  # machine-dependent: never a change
+        changed_from = before if before is not None and any(
+            d in before[1] and before[1][d] != w for d, w in now.items()) else None
+        labels = [_cell_label(r, repro, several) for r, repro in recorded]
+        cell = GridCell(cell_anchor(case_id, target, release),
+                        list(zip(labels, [_shown(r, repro) for r, repro in recorded], strict=True)),
+                        changed_from[0] if changed_from else "", changed_from[2] if changed_from else "")
         cells.append(cell)
         before = (release, now, cell.words)
     first = next(iter(by_release.values()))[0]

@@ -34,7 +34,8 @@ def records_by_case(histories: dict[str, dict[str, list[Record]]]) -> dict[str, 
 def standings(p: Published, by_case: dict | None = None) -> Standings:
     """Every case on every recorded target: its standing, or its standing per machine. `by_case`: records_by_case
     of the histories, where the caller has it."""
-    by_case, out = by_case or records_by_case(p.histories), {}
+    by_case = by_case or records_by_case(p.histories)
+    out: Standings = {}
     for cd in p.cases:
         mine = out.setdefault(cd.case.id, {})
         for target in p.histories:

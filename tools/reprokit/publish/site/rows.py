@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import overload
 
 from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
@@ -16,7 +17,7 @@ from reprokit.publish.pages.report import recorded_before_change
 from reprokit.publish.render import Published
 
 MACHINE_DEPENDENT = "machine-dependent"  # the word of a verdict another machine did not share (never one machine's)
-VERDICT_RANK = {**{v: f"{n}" for n, v in enumerate(Verdict)}, MACHINE_DEPENDENT: f"{len(Verdict)}"}  # legend order
+VERDICT_RANK: dict[str, str] = {**{v: f"{n}" for n, v in enumerate(Verdict)}, MACHINE_DEPENDENT: f"{len(Verdict)}"}  # legend order
 SHORT = 160  # characters of a message shown before its expander
 
 
@@ -52,6 +53,15 @@ class Cell:
         """What the verdict filters match: the verdict, or every machine's, and "machine-dependent"."""
         return (*dict.fromkeys(self.by_machine), MACHINE_DEPENDENT) if self.machines else (self.word,)
 
+    @overload
+    @classmethod
+    def of(cls, rec: Record, machines: dict[str, str] | None = None) -> Cell: ...
+    @overload
+    @classmethod
+    def of(cls, rec: None, machines: dict[str, str] | None = None) -> None: ...
+    @overload
+    @classmethod
+    def of(cls, rec: Record | None, machines: dict[str, str] | None = None) -> Cell | None: ...
     @classmethod
     def of(cls, rec: Record | None, machines: dict[str, str] | None = None) -> Cell | None:
         """The record's cell; `machines` (run id -> machine) names the machine of a machine-dependent verdict."""
@@ -64,13 +74,14 @@ class Cell:
             detail = f"{rec.exception.rsplit('.', 1)[-1]}: {rec.headline()}"
         said = ""
         if rec.machine_dependent:
+            others = rec.on_other_machines or {}  # never empty here: machine_dependent is read from it
             mine = (machines or {}).get(rec.run_id, "")
             each = [*([f"{rec.verdict} on {mine}"] if mine else []),
-                    *(f"{verdict} on {machine}" for machine, verdict in sorted(rec.on_other_machines.items()))]
+                    *(f"{verdict} on {machine}" for machine, verdict in sorted(others.items()))]
             said = f"machine-dependent: {'; '.join(each)}, same torch and case content"
             detail = f"{said}. {detail}" if detail else said
             return cls(str(rec.verdict), VERDICT_RANK[MACHINE_DEPENDENT], detail, said,
-                       (str(rec.verdict), *sorted(rec.on_other_machines.values())))
+                       (str(rec.verdict), *sorted(others.values())))
         return cls(str(rec.verdict), VERDICT_RANK[rec.verdict], detail, said)
 
     @property

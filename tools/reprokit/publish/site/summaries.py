@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from reprokit.model.attribution import compile_rate
+from reprokit.model.records import Record
 from reprokit.model.verdict import rate_text, reproduce_rate
 from reprokit.publish.pages import ledger, sweep_report
 from reprokit.publish.pages.run_facts import finished_text, jobs_text, machine_text
@@ -53,7 +54,7 @@ def headline_figures(p: Published) -> list[dict]:
 def category_rates(p: Published) -> list[tuple[str, list[str]]]:
     """Per category and target, repros failing as claimed out of those run (report.render_index's figures)."""
     cases = {c.case.id: c for c in p.cases}
-    by_category = {name: defaultdict(list) for name in p.views}
+    by_category: dict[str, defaultdict[str, list[Record]]] = {name: defaultdict(list) for name in p.views}
     for name, view in p.views.items():
         for r in view.records:
             if r.case in cases:
@@ -65,7 +66,8 @@ def category_rates(p: Published) -> list[tuple[str, list[str]]]:
 def ledger_rows(p: Published) -> tuple[list[dict], dict[str, dict[str, int]]]:
     """Each claim's verdict per target (ledger.judge) and the per-target totals of ledger.html."""
     cases = {c.case.id: c for c in p.cases}
-    out, totals = [], {t: defaultdict(int) for t in p.views}
+    out: list[dict] = []
+    totals: dict[str, defaultdict[str, int]] = {t: defaultdict(int) for t in p.views}
     for claim in p.claims.claims if p.claims else []:
         cells = []
         for target, view in p.views.items():

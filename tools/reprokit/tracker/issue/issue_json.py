@@ -97,10 +97,11 @@ def parse(data: object) -> Issue:
     if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
         raise InputError("issue JSON: number is not a positive integer")
     labels = [lb.get("name") for lb in data.get("labels") or [] if isinstance(lb, dict)]
-    comments = []
+    comments: list[Comment] = []
     for c in data.get("comments") or []:
         if isinstance(c, dict):
-            author = c.get("author") if isinstance(c.get("author"), dict) else {}
+            author = c.get("author")
+            author = author if isinstance(author, dict) else {}
             comments.append(Comment(str(author.get("login") or "?")[:100],
                                     str(c.get("authorAssociation") or "NONE")[:40],
                                     _text(c, "body", where=f"comments[{len(comments)}]."),

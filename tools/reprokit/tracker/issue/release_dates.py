@@ -56,3 +56,26 @@ def published_after(release: str, day: str) -> bool:
         return f"{m.group(1)}-{m.group(2)}-{m.group(3)}" > day
     on = published().get(release.split("+")[0], "")
     return bool(on) and on > day
+
+
+def source_words(reported: str | None, by_date: str = "") -> str:
+    """Where the release a triage ran as the reported one comes from, in words."""
+    if by_date and reported:
+        return f"the issue names no release; {reported} was the newest when it was opened, on {by_date}"
+    return f"the issue names {reported or 'no release'}"
+
+
+def reported_words(reported_release: str | None, by_date: str) -> str:
+    """The reported release in words, with the day that picked it where the issue names none."""
+    if reported_release and by_date:
+        return f"{reported_release} (the newest release when it was opened, {by_date})"
+    return reported_release or "release"
+
+
+def on_reported(release: str, reported_release: str | None, by_date: str) -> str:
+    """Which release the run was, in words: the reported one, the newest at the issue's date, or a stand-in."""
+    if release != reported_release:
+        return f"torch {release}, standing in for {source_words(reported_release, by_date)}"
+    if by_date:
+        return f"torch {release}, the newest release when the issue was opened ({by_date})"
+    return f"torch {release}, the release the issue reports"

@@ -18,11 +18,13 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from reprokit.model.records import RunStatus
 from reprokit.tracker.issue import release_dates
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.issue.issue_json import Issue, cut_before_error, without_script
+from reprokit.tracker.issue.release_dates import on_reported, reported_words, source_words
 from reprokit.tracker.judging import eager_fix
 from reprokit.tracker.judging import signature as sig
 from reprokit.tracker.judging.not_a_bug import UNKNOWN_NAME
@@ -90,12 +92,6 @@ class Triage:
         return f"{said} [signature on torch {self.observed_on}: {self.signature.line()}]" if self.signature else said
 
 
-def source_words(reported: str | None, by_date: str = "") -> str:
-    if by_date and reported:
-        return f"the issue names no release; {reported} was the newest when it was opened, on {by_date}"
-    return f"the issue names {reported or 'no release'}"
-
-
 def reported(standing_reason: str, **facts) -> Triage:
     """REPORTED -> NOT_POSTED before anything runs (or with nothing to judge)."""
     return Triage(Step.NOT_POSTED, TriageStanding(NOT_POSTED, standing_reason), **facts)
@@ -112,6 +108,7 @@ def _needs_other_torch(ran: TriageRun) -> str | None:
 def _before_compile(ran: TriageRun) -> bool:
     """The script failed in eager code before any graph was compiled (no torch.compile stage, no graph)."""
     obs = ran.obs
+    assert obs is not None  # a run that did not run never gets here (observe returned; judge skips NOT_RUN)
     graphs = (obs.dynamo or {}).get("unique_graphs", 0) if isinstance(obs.dynamo, dict) else 0
     return obs.status != RunStatus.PASS and (obs.stage in (None, "runtime")) and not graphs
 
@@ -124,8 +121,8 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
     `ref` is newer (--here, or the reported one cannot be installed): a clean exit, or eager's error where the issue
     reports a crash, is then judged on this run alone. `eager`: the error the script raises with torch.compile
     disabled on `ref`, where that was run."""
-    facts = {"reported": reported_release, "reported_by_date": reported_by_date, "observed_on": ref.release,
-             "accepts": accepts, "baseline_run": baseline_run}
+    facts: dict[str, Any] = {"reported": reported_release, "reported_by_date": reported_by_date,  # Triage's fields
+                             "observed_on": ref.release, "accepts": accepts, "baseline_run": baseline_run}
     if ref.obs is None or ref.obs.exit_code == 77:
         return reported(f"the script could not run on torch {ref.release}, the release the issue is judged on "
                         f"({ref.why or observed_line(ref.obs)})", **facts)
@@ -140,7 +137,7 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
                             f"({observed_line(ref.obs)})", **facts)
     found = sig.of(ref.obs, ref.log)
     texts = [issue.title, issue.body, *(c.body for c in issue.comments)]
-    unrun = "" if baseline_run else f" (the reported {_reported_words(reported_release, reported_by_date)} was " \
+    unrun = "" if baseline_run else f" (the reported {reported_words(reported_release, reported_by_date)} was " \
                                     "not run here)"
     if found.kind == sig.PASSES:
         return _passes(ref, found, accepts, evidence, unrun, facts)
@@ -158,7 +155,7 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
     if eager is not None and fixed:
         said = f"{observed_line(ref.obs)}, {fixed}"
         if baseline_run:
-            return reported(f"on {_on_reported(ref.release, reported_release, reported_by_date)} the script raises "
+            return reported(f"on {on_reported(ref.release, reported_release, reported_by_date)} the script raises "
                             f"{said}: the failure the issue reports did not happen here", signature=found, **facts)
         return Triage(Step.JUDGED, TriageStanding(NO_LONGER, f"on torch {ref.release}: now raises {said}{unrun}",
                                                   (ref.release,)),
@@ -174,7 +171,8 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
     return Triage(Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed=confirmed, **facts)
 
 
-def _passes(ref: TriageRun, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str, facts: dict) -> Triage:
+def _passes(ref: TriageRun, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str,
+            facts: dict[str, Any]) -> Triage:
     """The reference run exits 0: the bug itself where the issue asks for an error; a question where the reported
     release was not run and the script's exit status decides; else nothing to say."""
     reported_release, reported_by_date = facts["reported"], facts["reported_by_date"]
@@ -190,28 +188,14 @@ def _passes(ref: TriageRun, found: Signature, accepts: bool, evidence: ExitEvide
                       signature=found, judged=(ReleaseJudgement(ref.release, sig.GOOD, "exits 0"),), exit_says=evidence.words(),
                       **facts)
     checks = "" if evidence.decides else f" ({evidence.words()})"
-    return reported(f"does not reproduce on {_on_reported(ref.release, reported_release, reported_by_date)}: the "
+    return reported(f"does not reproduce on {on_reported(ref.release, reported_release, reported_by_date)}: the "
                     f"script exits 0{checks}; nothing to say", signature=found, **facts)
-
-
-def _reported_words(reported_release: str | None, by_date: str) -> str:
-    if reported_release and by_date:
-        return f"{reported_release} (the newest release when it was opened, {by_date})"
-    return reported_release or "release"
-
-
-def _on_reported(release: str, reported_release: str | None, by_date: str) -> str:
-    """Which release the run was, in words: the reported one, the newest at the issue's date, or a stand-in."""
-    if release != reported_release:
-        return f"torch {release}, standing in for {source_words(reported_release, by_date)}"
-    if by_date:
-        return f"torch {release}, the newest release when the issue was opened ({by_date})"
-    return f"torch {release}, the release the issue reports"
 
 
 def outcome(t: Triage, ran: TriageRun, eager_fix: bool = False) -> str:
     """How one release's run compares with the signature (signature.compare), an issue asking for an error and a
     fix that raises eager's error (`eager_fix`) read as the issue means them."""
+    assert t.signature is not None  # only an observed or judged triage is compared, and both have a signature
     got = sig.compare(t.signature, ran.obs, ran.log)
     if t.accepts and t.signature.kind == sig.PASSES:
         if got == sig.GOOD:
@@ -231,6 +215,7 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     """OBSERVED -> JUDGED: each release run compared with the signature; the standing from the newest release.
     `eager_fixes`: the releases whose run raises the error eager raises where the issue reports a crash, a silent
     acceptance or an internal error (eager_fixed), with how in words: the fix the issue asked for."""
+    assert t.signature is not None  # an observed triage has its signature (observe)
     eager_fixes = eager_fixes or {}
     judged = tuple(ReleaseJudgement(r.release, o, (f"{observed_line(r.obs)}, {eager_fixes[r.release]}"
                                                    if o == NOW_RAISES and r.release in eager_fixes
@@ -246,7 +231,7 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
         return dataclasses.replace(step, standing=TriageStanding(STILL, f"on torch {_span(same)} (newest run: "
                                                                         f"{newest.release}): {said}", tuple(same)))
     if newest.outcome in (sig.GOOD, NOW_RAISES):
-        stretch = []
+        stretch: list[str] = []
         for j in reversed(since):
             if j.outcome != newest.outcome:
                 break

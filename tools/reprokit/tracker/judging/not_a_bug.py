@@ -115,8 +115,10 @@ def own_code(obs: Observation, raised: RaisedAt, compiles: bool) -> Screened | N
     if obs.exception != "AssertionError":
         return Screened("invalid usage", f"{obs.exception}: {_headline(obs)} is raised in the script's own code "
                                          f"({raised.where()}), with no torch frame in its traceback")
-    code = raised.innermost.code if raised.innermost else ""
-    if compiles and (RESULT_CHECK.search(code) or "/torch/testing/" in raised.innermost.file):
+    inner = raised.innermost
+    assert inner is not None  # raised_by_script: the script's own frame is the innermost
+    code = inner.code
+    if compiles and (RESULT_CHECK.search(code) or "/torch/testing/" in inner.file):
         return None  # compiled against eager: a wrong result of torch.compile is a bug (the ablation says where)
     if compiles:
         return Screened("own expectation", f"torch raised nothing: the failure is the script's own assertion "

@@ -54,6 +54,7 @@ def reference_runs(ref: str, python: str, runner: Runner, log) -> tuple:
 def agree(a: TriageRun, b: TriageRun) -> bool:
     """Two runs of the script on one release did the same: both finished, or both failed alike (signature.compare),
     or neither could run."""
+    assert a.obs is not None and b.obs is not None  # runs of Runner.ran: each has its observation
     if 77 in (a.obs.exit_code, b.obs.exit_code):  # the probe's "cannot run here" (no CUDA, ...)
         return a.obs.exit_code == b.obs.exit_code
     outcome = signature.compare(signature.of(a.obs, a.log), b.obs, b.log)

@@ -89,7 +89,9 @@ class ReleaseHistory:
             others = sorted({str(v) for _, v in self.releases if v not in (BAD, GOOD)})
             return (f"{word} on {known[0][0]}..{newest} ({len(known)} of {len(self.releases)} recorded releases; "
                     f"the others: {', '.join(others)})" + self._nightly())
-        before, _, first = self.last_change()
+        change = self.last_change()
+        assert change is not None  # not every verdict is the newest (above): the last one that differs is a change
+        before, _, first = change
         if now == BAD:
             return f"regressed in {first}, {before} works (newest recorded: {newest})" + self._nightly()
         return f"fixed in {first}, {before} fails (newest recorded: {newest})" + self._nightly()

@@ -25,10 +25,10 @@ def _variable_read(node: ast.AST) -> str | None:
     return None
 
 
-def _replacements(tree: ast.Module, values: dict[str, str]) -> list[tuple[ast.AST, str]]:
+def _replacements(tree: ast.Module, values: dict[str, str]) -> list[tuple[ast.expr, str]]:
     """(node, source text that replaces it), outermost first: a dtype read inside getattr(torch, ...) takes the
     whole getattr call."""
-    found: list[tuple[ast.AST, str]] = []
+    found: list[tuple[ast.expr, str]] = []
     inside: set[int] = set()
     for node in ast.walk(tree):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
@@ -38,7 +38,7 @@ def _replacements(tree: ast.Module, values: dict[str, str]) -> list[tuple[ast.AS
             inside.add(id(node.args[1]))
     for node in ast.walk(tree):
         name = _variable_read(node)
-        if name and id(node) not in inside:
+        if name and id(node) not in inside and isinstance(node, ast.expr):  # (a read is a call or a subscript)
             found.append((node, json.dumps(values[name])))
     return found
 
@@ -57,13 +57,14 @@ def standalone(text: str, device: str, dtype: str) -> str:
     if tree is None:
         raise InputError("repro.py does not parse: it cannot be made a standalone script")
     data, starts = text.encode("utf-8"), _offsets(text)
-    spans = []
+    spans: list[tuple[int, int, bytes]] = []
     for node, new in _replacements(tree, {"REPRO_DEVICE": device, "REPRO_DTYPE": dtype}):
+        assert node.end_lineno is not None and node.end_col_offset is not None  # ast.parse sets every span
         begin = starts[node.lineno - 1] + node.col_offset
         end = starts[node.end_lineno - 1] + node.end_col_offset
         spans.append((begin, end, new.encode("utf-8")))
-    for begin, end, new in sorted(spans, reverse=True):
-        data = data[:begin] + new + data[end:]
+    for begin, end, replacement in sorted(spans, reverse=True):
+        data = data[:begin] + replacement + data[end:]
     out = _without_unused_os(_without_variable_notes(data.decode("utf-8")))
     left = parse(out)
     if left is None or any(v in s for s in code_strings(left) for v in REPRO_VARIABLES):
@@ -77,9 +78,10 @@ def _without_variable_notes(text: str) -> str:
     parenthesis naming one is cut, a line still naming one is dropped (unless it holds the quotes)."""
     tree = parse(text)
     doc = ast.get_docstring(tree, clean=False) if tree else None
-    if not doc or not any(v in doc for v in REPRO_VARIABLES):
+    if tree is None or not doc or not any(v in doc for v in REPRO_VARIABLES):
         return text
     node = tree.body[0]
+    assert node.end_lineno is not None  # ast.parse sets every span
     out = []
     for i, line in enumerate(text.splitlines(keepends=True)):
         if node.lineno - 1 <= i <= node.end_lineno - 1 and any(v in line for v in REPRO_VARIABLES):

@@ -92,18 +92,19 @@ class RaisedAt:
         """The failing line is the script's (or a torch.testing check it called), with no frame of torch anywhere.
         Its exception may still come from torch's C++ code (an operator called on that line): see raised_by_script."""
         inner = self.innermost
-        return bool(inner) and not self.torch_frames and (
+        return inner is not None and not self.torch_frames and (
             inner.file == self.script or "/torch/testing/" in inner.file)
 
     def raised_by_script(self, exception: str | None) -> bool:
         """Raised by the script's own Python: a `raise` or `assert` statement, a class the script defines, or an
         error Python itself raises on a bad name, key or attribute, with no torch frame in the traceback."""
-        if not self.in_own_code:
+        inner = self.innermost
+        if inner is None or not self.in_own_code:  # (in_own_code has an innermost frame)
             return False
-        code = self.innermost.code
+        code = inner.code
         name = (exception or "").rsplit(".", 1)[-1]
         return (code.startswith(("raise ", "assert ")) or (exception or "").startswith("__main__.")
-                or name in PYTHON_ERRORS or "/torch/testing/" in self.innermost.file)
+                or name in PYTHON_ERRORS or "/torch/testing/" in inner.file)
 
     def where(self) -> str:
         inner = self.innermost
