@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.model.schema import InputError
+from reprokit.model.schema import EnvironmentProblem, InputError
 
 
 def cache_root() -> Path:
@@ -31,7 +31,7 @@ def uv_binary() -> str:
 
         return uv.find_uv_bin()
     except (ImportError, FileNotFoundError):
-        raise InputError("--torch needs uv (pip install uv) to build the release's environment") from None
+        raise EnvironmentProblem("--torch needs uv (pip install uv) to build the release's environment") from None
 
 
 def _inodes(*paths: Path) -> dict[tuple[int, int], tuple[int, int, int]]:

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from reprokit.child import bubblewrap as sandbox_view
-from reprokit.model.schema import InputError
+from reprokit.model.schema import EnvironmentProblem
 from reprokit.run import syscall_filter
 from reprokit.run.child_setup import case_user
 
@@ -109,7 +109,7 @@ def require() -> None:
         return
     found, why = bubblewrap()
     if found is None:
-        raise InputError(REFUSED.format(why=why))
+        raise EnvironmentProblem(REFUSED.format(why=why))
 
 
 def sandbox_config() -> dict:
