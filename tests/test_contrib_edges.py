@@ -194,7 +194,7 @@ def test_a_run_without_torch_proposes_no_oracle_and_stops(empty_repo, tmp_path, 
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(tmp_path / "cache")}
     done = subprocess.run([str(python), "-m", "reprokit", "--root", str(empty_repo), *command, "--from",
                            str(CONTRIB / "data_dependent_branch.py")], env=env, capture_output=True, text=True)
-    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.returncode == 3, done.stdout + done.stderr  # this environment lacks torch: exit 3, not bad input
     assert "torch is not installed in this environment" in done.stderr and "No module named 'torch'" in done.stderr
     assert "Traceback" not in done.stderr and "oracle from that run" not in done.stdout
     assert not any((empty_repo / "cases").iterdir()) and not (tmp_path / "cache" / "envs").exists()
@@ -205,7 +205,7 @@ def test_a_script_that_fails_at_its_own_imports_proposes_no_oracle(empty_repo, t
     script.write_text('"""Needs a package this environment lacks."""\nimport torch\nimport no_such_package_here\n\n'
                       "torch.compile(lambda x: x + 1)(torch.ones(2))\n")
     done = reprokit(empty_repo, "new-case", "missing-import", "--from", str(script))
-    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.returncode == 3, done.stdout + done.stderr
     assert ("the script failed at its import on line 3, before its first own line: ModuleNotFoundError: No module "
             "named 'no_such_package_here'") in done.stderr
     assert not any((empty_repo / "cases").iterdir())

@@ -8,33 +8,22 @@ import sys
 from pathlib import Path
 
 from reprokit.cli.common import OUT_HELP, TARGET_HELP, case_of, root_of, store_of
-from reprokit.contrib import autofix, case_target, new_case, validate
-from reprokit.model.case import AREAS
-from reprokit.model.schema import CATEGORIES, InputError
-from reprokit.run.request import load_root_matrix, target_of
-from reprokit.store.store import Store
-from reprokit.store.views import current
-from reprokit.tracker import upstream
-from reprokit.tracker.drafting import minify
+from reprokit.model.choices import AREAS, CATEGORIES
 
 
 def cmd_new_case(args: argparse.Namespace) -> int:
+    from reprokit.contrib.new_case import Provenance
+    from reprokit.contrib.new_case_command import scaffold
+
     root = root_of(args)
-    oracle = new_case.oracle_from_flags(args.raises, args.match, args.stdout, args.stderr, args.hang,
-                                        args.wrong_result, args.nonzero_exit)
-    if oracle is None and (not args.source or args.no_run):
-        oracle = {"kind": "nonzero-exit"}
-    provenance = new_case.Provenance(source=args.case_source, reported_on=args.reported_on,
-                                     issue_state=args.issue_state, area=args.area, requires_torch=args.requires_torch,
-                                     notes=args.notes,
-                                     devices=tuple(d for d in (args.devices or "").split(",") if d))
-    folder = new_case.create(root / "cases", args.id, source=Path(args.source) if args.source else None,
-                             title=args.title, category=args.category, links=args.link, oracle=oracle,
-                             timeout=args.timeout, fixed=Path(args.fixed) if args.fixed else None,
-                             provenance=provenance, observe_run=not args.no_run)
-    target, why = case_target.target_to_run(load_root_matrix(root).targets, folder)
-    print(f"created {folder.relative_to(root)}/ ({', '.join(sorted(p.name for p in folder.iterdir()))}); next: "
-          f"reprokit run --target {target} --case {args.id}" + (f" ({why})" if why else ""))
+    provenance = Provenance(source=args.case_source, reported_on=args.reported_on, issue_state=args.issue_state,
+                            area=args.area, requires_torch=args.requires_torch, notes=args.notes,
+                            devices=tuple(d for d in (args.devices or "").split(",") if d))
+    print(scaffold(root, args.id, source=args.source, fixed=args.fixed,
+                   oracle_flags=(args.raises, args.match, args.stdout, args.stderr, args.hang, args.wrong_result,
+                                 args.nonzero_exit),
+                   observe_run=not args.no_run, provenance=provenance, title=args.title, category=args.category,
+                   links=args.link, timeout=args.timeout))
     return 0
 
 
@@ -75,6 +64,8 @@ def add_new_case(sub) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from reprokit.contrib import validate
+
     problems = validate.validate(root_of(args))
     for problem in problems:
         print(problem)
@@ -94,6 +85,9 @@ def add_validate(sub) -> None:
 
 
 def cmd_upstream(args: argparse.Namespace) -> int:
+    from reprokit.run.request import load_root_matrix
+    from reprokit.tracker import upstream
+
     root = root_of(args)
     out = Path(args.report_dir).resolve() if args.report_dir else root / "reports" / "upstream"
     filed = upstream.draft(root, store_of(args, root).folder, load_root_matrix(root), args.id, args.target, out,
@@ -133,13 +127,9 @@ def add_upstream(sub) -> None:
 
 
 def cmd_autofix(args: argparse.Namespace) -> int:
-    root = root_of(args)
-    target = target_of(load_root_matrix(root), args.target)
-    view = current(Store(Path(args.results).resolve()).load(args.target, "cases"), args.target, "cases",
-                   target.pins.torch)
-    if view is None:
-        raise InputError(f"{args.results}: no records of target {args.target}")
-    for line in autofix.propose(root, args.target, view, remote=args.remote, push=args.push):
+    from reprokit.contrib import autofix
+
+    for line in autofix.propose_recorded(root_of(args), args.target, args.results, remote=args.remote, push=args.push):
         print(line)
     return 0
 
@@ -154,11 +144,10 @@ def add_autofix(sub) -> None:
 
 
 def cmd_minify(args: argparse.Namespace) -> int:
+    from reprokit.tracker.drafting import minify
+
     root = root_of(args)
-    cd = case_of(root, args.id)
-    loaded = store_of(args, root).load(args.target, "cases")
-    stage = next((r.stage for r in loaded.records if r.case == args.id and r.variant == "repro"), None)
-    path = minify.minify(cd, stage)
+    path = minify.minify_as_recorded(case_of(root, args.id), store_of(args, root).load(args.target, "cases"))
     print(f"wrote {path.relative_to(root)} and {path.with_name('MINIFIED.md').relative_to(root)}")
     return 0
 

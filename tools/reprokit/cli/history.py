@@ -3,33 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 from reprokit.cli.common import OUT_HELP, TARGET_HELP, root_of, store_of
-from reprokit.contrib import bisect_case, bisect_script, bisection, new_case
-from reprokit.model import corpus
-from reprokit.model.schema import InputError
-from reprokit.run import rejudge
-from reprokit.run.request import RunRequest, load_root_matrix, target_of
-from reprokit.store import expected, importer, rehash
-from reprokit.store.views import HISTORY_FIELDS, current, history_rows
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    root = root_of(args)
-    rows = history_rows(store_of(args, root).load(args.target, args.suite), args.case, args.torch)
-    fields = HISTORY_FIELDS
-    if args.json:
-        print(json.dumps([{f: str(getattr(r, f)) for f in fields} | {"run_id": r.run_id} for r in rows], indent=1))
-        return 0
-    from tabulate import tabulate
+    from reprokit.store.views import history_text
 
-    print(tabulate([[str(getattr(r, f)) for f in fields] for r in rows], headers=list(fields), tablefmt="simple"))
-    print(f"{len(rows)} records")
+    root = root_of(args)
+    print(history_text(store_of(args, root).load(args.target, args.suite), args.case, args.torch, args.json))
     return 0
 
 
@@ -45,43 +30,16 @@ def add_history(sub) -> None:
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
-    root = root_of(args)
-    target = target_of(load_root_matrix(root), args.target)
-    versions = bisection.candidates(args.versions, target.pins.history, between=not args.no_between)
-    also_between = tuple(v for v in target.pins.history if v not in versions)
-    if len(versions) < 2:
-        raise InputError(f"matrix.yaml: targets.{args.target}.pins.history: needs two releases or more to bisect "
-                         "(or pass --versions)")
-    if not args.id and not args.source:
-        raise InputError("bisect: give a case ID or --from SCRIPT")
-    req = RunRequest(root=root, target=args.target, where="host", render=False, jobs=args.jobs,
+    from reprokit.contrib.bisect_command import BisectAsk, bisect
+    from reprokit.run.request import RunRequest
+
+    req = RunRequest(root=root_of(args), target=args.target, where="host", render=False, jobs=args.jobs,
                      out=Path(args.out).resolve() if args.out else None, torch_index=args.torch_index,
                      wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None, force=args.force,
                      timeout=args.timeout)
-    log = lambda line: print(line, flush=True)  # noqa: E731
-    try:
-        if args.source:
-            oracle = new_case.oracle_from_flags(args.raises, args.match, args.stdout, args.stderr, args.hang,
-                                                args.wrong_result, args.nonzero_exit)
-            done = bisect_script.bisect_from(req, Path(args.source).resolve(), versions, oracle, args.timeout,
-                                             keep_id=(args.id or bisect_script.case_id_for(Path(args.source)))
-                                             if args.keep else None, log=log, max_envs=args.max_envs)
-            found = done.found
-        else:
-            found = bisect_case.bisect_case(req, args.id, versions, log=log, max_envs=args.max_envs)
-    except bisection.BisectionInterrupted as stop:
-        print(f"bisect: interrupted while running torch {stop}; what finished is in the store, run it again to go on")
-        return 130
-    if args.source:
-        print("\n".join(done.table()))
-        print(f"kept as cases/{done.case_id}/" if done.kept else "not kept (--keep makes it a case)")
-        if done.scratch:
-            print(f"undecided: the scratch repository with what each run printed is kept in {done.scratch} "
-                  f"(`reprokit --root {done.scratch} history --case {done.case_id}`)")
-    print(f"{args.id or args.source} on {args.target}: {found.summary(also_between)}")
-    print(f"runs made: {len(found.ran)} ({', '.join(found.ran) or 'none: all recorded'}); environments built: "
-          f"{len(found.built)}")
-    return 1 if found.answer(also_between).kind == "undecided" else 0  # a script's caller must not read it as found
+    oracle_flags = (args.raises, args.match, args.stdout, args.stderr, args.hang, args.wrong_result, args.nonzero_exit)
+    return bisect(req, BisectAsk(args.id, args.source, args.versions, not args.no_between, oracle_flags, args.keep,
+                                 args.timeout, args.max_envs), log=lambda line: print(line, flush=True))
 
 
 def add_bisect(sub) -> None:
@@ -118,6 +76,8 @@ def add_bisect(sub) -> None:
 
 def cmd_versions(args: argparse.Namespace) -> int:
     """A target's history releases, as a GitHub Actions matrix with --json (one job per release)."""
+    from reprokit.run.request import load_root_matrix, target_of
+
     target = target_of(load_root_matrix(root_of(args)), args.target)
     print(json.dumps({"torch": target.pins.history}) if args.json else "\n".join(target.pins.history))
     return 0
@@ -132,13 +92,9 @@ def add_versions(sub) -> None:
 
 def cmd_changed_cases(args: argparse.Namespace) -> int:
     """Case ids whose folder differs from BASE (git), one per line: a pull request runs them on every release."""
-    root = root_of(args)
-    proc = subprocess.run(["git", "diff", "--name-only", f"{args.base}...HEAD", "--", "cases/"], cwd=root,
-                          capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise InputError(f"git diff {args.base}...HEAD: {(proc.stderr.strip().splitlines() or ['failed'])[-1]}")
-    present = {c.case.id for c in corpus.discover(root / "cases")}
-    ids = sorted({Path(p).parts[1] for p in proc.stdout.splitlines() if len(Path(p).parts) > 2} & present)
+    from reprokit.model import corpus
+
+    ids = corpus.changed_since(root_of(args), args.base)
     print(" ".join(f"--case={i}" for i in ids) if args.as_args else "\n".join(ids))
     return 0
 
@@ -152,13 +108,11 @@ def add_changed_cases(sub) -> None:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Merge results recorded elsewhere (a store folder, or a results.json of the layout before the store)."""
+    from reprokit.run import rejudge
+
     root = root_of(args)
-    store = store_of(args, root)
-    for source in args.source:
-        records, runs, refused = importer.import_into(store, Path(source), root, judge=rejudge.refusal)
-        for line in refused:
-            print(line, file=sys.stderr)
-        print(f"imported {records} records of {runs} run(s) from {source} into {store.folder}")
+    refused = rejudge.import_sources(store_of(args, root), args.source, root,
+                                     say=print, warn=lambda line: print(line, file=sys.stderr))
     return 1 if refused else 0
 
 
@@ -171,14 +125,14 @@ def add_import(sub) -> None:
 
 def cmd_accept(args: argparse.Namespace) -> int:
     """Accept a target's recorded verdicts of its pinned release (e.g. results brought back) as its expected state."""
+    from reprokit.run.request import load_root_matrix, target_of
+    from reprokit.store import expected
+
     root = root_of(args)
-    target = target_of(load_root_matrix(root), args.target)
-    view = current(store_of(args, root).load(args.target, args.suite), args.target, args.suite, target.pins.torch)
-    if view is None or view.off_pin:
-        raise InputError(f"{args.target}: no records of the pinned torch {target.pins.torch} to accept")
-    path = expected.expected_path(root, args.target, args.suite)
-    expected.save(path, {**expected.load(path), **{r.key: r.verdict for r in view.records}})
-    print(f"accepted {len(view.records)} recorded verdicts into {path.relative_to(root)}")
+    pin = target_of(load_root_matrix(root), args.target).pins.torch
+    count, path = expected.accept_recorded(root, store_of(args, root).load(args.target, args.suite), args.target,
+                                           args.suite, pin)
+    print(f"accepted {count} recorded verdicts into {path.relative_to(root)}")
     return 0
 
 
@@ -192,12 +146,7 @@ def add_accept(sub) -> None:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     """Drop recorded runs of one torch (e.g. made with a harness since fixed); `run --resume` runs them again."""
-    root = root_of(args)
-    dropped = store_of(args, root).forget(args.target, args.suite, args.torch,
-                                        lambda r: not any(fnmatch.fnmatchcase(r.key, g) for g in args.key))
-    if not dropped:
-        raise InputError(f"results/{args.target}/{args.suite}/{args.torch}.jsonl: no record matches {args.key[0]!r} "
-                         "(keys look like case/variant@dtype)")
+    dropped = store_of(args, root_of(args)).forget_keys(args.target, args.suite, args.torch, args.key)
     print(f"dropped {dropped} records; `reprokit run --target {args.target} --suite {args.suite} --resume` runs "
           "them again")
     return 0
@@ -215,6 +164,8 @@ def add_forget(sub) -> None:
 
 def cmd_rehash(args: argparse.Namespace) -> int:
     """Give records of a whole-folder case_hash their version's run identity, from git history (once per store)."""
+    from reprokit.store import rehash
+
     counts = rehash.rehash(root_of(args))
     print(", ".join(f"{n} {what}" for what, n in sorted(counts.items())) or "no record has a case_hash")
     return 0

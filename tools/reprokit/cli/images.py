@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
 from pathlib import Path
 
 from reprokit.cli.common import TARGET_HELP, root_of
-from reprokit.images import dockerfiles, wheelhouse
-from reprokit.run.request import load_root_matrix, target_of
 
 
 def cmd_images(args: argparse.Namespace) -> int:
+    from reprokit.images import dockerfiles
+    from reprokit.run.request import load_root_matrix
+
     root = root_of(args)
     for path in dockerfiles.write_all(root / "images", Path(args.out or root / "images" / "rendered"),
                                  load_root_matrix(root).targets):
@@ -26,6 +26,9 @@ def add_images(sub) -> None:
 
 
 def cmd_image(args: argparse.Namespace) -> int:
+    from reprokit.images import dockerfiles
+    from reprokit.run.request import load_root_matrix, target_of
+
     root = root_of(args)
     target = target_of(load_root_matrix(root), args.target)
     image = dockerfiles.build(root / "images", args.target, target, args.base_image,
@@ -51,23 +54,13 @@ def add_image(sub) -> None:
 
 def cmd_wheelhouse(args: argparse.Namespace) -> int:
     """Download every package a target's image installs, for `--wheelhouse` builds on air-gapped machines."""
+    from reprokit.images import wheel_download
+    from reprokit.run.request import load_root_matrix, target_of
+
     root = root_of(args)
     target = target_of(load_root_matrix(root), args.target)
-    dest, python = Path(args.dest).resolve(), dockerfiles.python_of(target, args.base_python)
-    index = args.torch_index or target.pins.index_url
-    if not args.torch_index and index and not wheelhouse.index_reachable(index):
-        print(f"{index} is not reachable from here: torch comes from this machine's pip configuration", flush=True)
-        index = None
-    for command in wheelhouse.download_commands(dockerfiles.torch_packages(target), dockerfiles.packages(target), dest, python,
-                                                index):
-        print(" ".join(command), flush=True)
-        code = subprocess.run(command, check=False).returncode
-        if code:
-            return code
-    wheelhouse.check(dest, args.target, target)
-    print(f"{dest}: the wheels of {args.target}'s image (torch {target.pins.torch}, Python {python}); "
-          f"build with --wheelhouse {dest}" + (f" --base-python {python}" if args.base_python else ""))
-    return 0
+    return wheel_download.download(Path(args.dest).resolve(), args.target, target, args.base_python, args.torch_index,
+                                   log=lambda line: print(line, flush=True))
 
 
 def add_wheelhouse(sub) -> None:

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
 from reprokit.cli.common import reports_of, root_of, store_of
-from reprokit.model import corpus
-from reprokit.publish.site import website
-from reprokit.run import lifecycle
-from reprokit.run.request import load_root_matrix
-from reprokit.store.store import Store
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from reprokit.run import lifecycle
+    from reprokit.run.request import load_root_matrix
+
     root = root_of(args)
     for path in lifecycle.render_reports(root, reports_of(args, root), load_root_matrix(root), store_of(args, root)):
         print(f"wrote {path}")
@@ -30,6 +27,10 @@ def add_report(sub) -> None:
 
 
 def cmd_site(args: argparse.Namespace) -> int:
+    from reprokit.publish.site import website
+    from reprokit.run.request import load_root_matrix
+    from reprokit.store.store import Store
+
     root = root_of(args)
     written = website.build(root, Path(args.out).resolve(), load_root_matrix(root),
                             Store(Path(args.results or root / "results").resolve()), site_url=args.site_url)
@@ -48,10 +49,11 @@ def add_site(sub) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    root = root_of(args)
-    skipped: list[str] = []
-    for cd in corpus.select(corpus.discover(root / "cases", on_error=skipped.append), args.case):
-        print(f"{cd.case.id:40} {cd.case.category:18} {' '.join(cd.variants())}")
+    from reprokit.model import corpus
+
+    lines, skipped = corpus.listing(root_of(args) / "cases", args.case)
+    for line in lines:
+        print(line)
     for message in skipped:
         print(message, file=sys.stderr)
     return 2 if skipped else 0
@@ -64,14 +66,11 @@ def add_list(sub) -> None:
 
 
 def cmd_targets(args: argparse.Namespace) -> int:
-    matrix = load_root_matrix(root_of(args))
-    chosen = {n: t for n, t in matrix.targets.items() if n not in args.exclude}
-    if args.json:
-        print(json.dumps({"include": [{"target": n, "family": t.family, "runs-on": t.runner_labels}
-                                      for n, t in chosen.items()]}))
-    else:
-        for name, t in chosen.items():
-            print(f"{name:12} {t.family:7} {t.description}")
+    from reprokit.model.matrix import targets_listing
+    from reprokit.run.request import load_root_matrix
+
+    for line in targets_listing(load_root_matrix(root_of(args)), args.exclude, args.json):
+        print(line)
     return 0
 
 

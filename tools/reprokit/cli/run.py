@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from reprokit.cli.common import TARGET_HELP, root_of
-from reprokit.run import lifecycle
-from reprokit.run.request import RunRequest
+
+if TYPE_CHECKING:
+    from reprokit.run.request import RunRequest
 
 
 def request_of(args: argparse.Namespace) -> RunRequest:
+    from reprokit.run.request import RunRequest
+
     where: Literal["auto", "host", "container"] = "host" if args.host else "container" if args.container else "auto"
     return RunRequest(
         root=root_of(args), target=args.target, suite=args.suite, cases=args.case, dtypes=args.dtype,
@@ -74,6 +77,8 @@ def _run_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from reprokit.run import lifecycle
+
     return lifecycle.run(request_of(args), log=lambda line: print(line, flush=True)).exit_code
 
 
@@ -84,6 +89,8 @@ def add_run(sub) -> None:
 
 
 def cmd_where(args: argparse.Namespace) -> int:
+    from reprokit.run import lifecycle
+
     print(lifecycle.placement(request_of(args)))
     return 0
 
@@ -95,6 +102,8 @@ def add_where(sub) -> None:
 
 
 def cmd_run_request(args: argparse.Namespace) -> int:
+    from reprokit.run import lifecycle
+
     return lifecycle.run_request_json(args.request).exit_code
 
 

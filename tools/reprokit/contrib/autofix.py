@@ -12,10 +12,13 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from reprokit.model.schema import InputError
 from reprokit.model.untrusted_text import fenced, md_cell
 from reprokit.model.verdict import Verdict, changed
+from reprokit.run.request import load_root_matrix, target_of
 from reprokit.store import expected
-from reprokit.store.views import View
+from reprokit.store.store import Store
+from reprokit.store.views import View, current
 
 
 def _git(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -81,3 +84,13 @@ def propose(root: Path, target: str, results: View, remote: str = "origin", push
         finally:
             _git("worktree", "remove", "--force", str(worktree), cwd=root)
     return done
+
+
+def propose_recorded(root: Path, target: str, results: str, remote: str = "origin", push: bool = False) -> list[str]:
+    """`reprokit autofix`: propose from the records of `results` (a store folder brought back from a run), read as
+    the reports read them (the pinned release if recorded, else the newest); refused where it holds none."""
+    pin = target_of(load_root_matrix(root), target).pins.torch
+    view = current(Store(Path(results).resolve()).load(target, "cases"), target, "cases", pin)
+    if view is None:
+        raise InputError(f"{results}: no records of target {target}")
+    return propose(root, target, view, remote=remote, push=push)

@@ -21,7 +21,7 @@ from reprokit.contrib.observed_failure import AREA_CATEGORY
 from reprokit.contrib.script_code import facts, read_script
 from reprokit.model.case import Oracle, load_case
 from reprokit.model.records import RunStatus
-from reprokit.model.schema import CATEGORIES, ISSUE_URL, CaseId, InputError, conforms
+from reprokit.model.schema import CATEGORIES, ISSUE_URL, CaseId, EnvironmentProblem, InputError, conforms
 from reprokit.model.verdict import Verdict
 from reprokit.run import execute
 from reprokit.run.child_setup import write_readable_script
@@ -188,7 +188,7 @@ def _first_run(source: Path, text: str, oracle: dict | None, timeout: int | None
     A run that never reached the script's own code (torch not installed here) proposes nothing: it stops here."""
     seen = observe(source.resolve(), timeout or 300, log)
     if seen.observation is not None and (why := before_own_code(seen.observation, text, source.resolve().name)):
-        raise InputError(f"--from {source}: {why}; that run says nothing about the bug: install what it imports "
+        raise EnvironmentProblem(f"--from {source}: {why}; that run says nothing about the bug: install what it imports "
                          "here, or give the oracle (--raises/--match, --wrong-result, --hang, ...; to new-case with --no-run)")
     if oracle is None and seen.oracle is not None:
         oracle = seen.oracle

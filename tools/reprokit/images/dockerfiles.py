@@ -21,7 +21,7 @@ import jinja2
 from reprokit.images import wheelhouse as wheels
 from reprokit.images.build_log import BuildLog
 from reprokit.model.matrix import Target
-from reprokit.model.schema import InputError, PythonVersion, Token, conforms
+from reprokit.model.schema import EnvironmentProblem, InputError, PythonVersion, Token, conforms
 
 # The runner's own dependencies (pyproject.toml's) inside every image, pinned, less those only the host uses:
 # reports are rendered outside the container (no plotting library) and Docker is driven from outside it.
@@ -129,7 +129,7 @@ def build(templates: Path, name: str, target: Target, base_image: str | None = N
     except ImageNotFound:
         pass
     except DockerException as err:
-        raise InputError(f"docker: cannot reach the engine ({err}); start it or use --host") from None
+        raise EnvironmentProblem(f"docker: cannot reach the engine ({err}); start it or use --host") from None
     context = Path(tempfile.mkdtemp(prefix="reprokit-image-"))
     started = time.monotonic()
     try:

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 import regex
 from pydantic import Field, StringConstraints, ValidationError, model_validator
 
+from reprokit.model.choices import AREAS
 from reprokit.model.schema import (
     ISSUE_URL,
     CaseId,
@@ -29,13 +30,6 @@ Stance = Literal["fails", "works", "measures"]
 
 # Where a case comes from: a claim of the article, the model sweep, or a public pytorch/pytorch issue.
 Source = Literal["article", "sweep", "upstream"]
-
-
-# The subsystem an upstream issue is about (finer than category, which the reports group by).
-AREAS = (
-    "graph-break", "guards-recompile", "dynamic-shape", "custom-op", "fake-tensor", "aot-autograd", "inductor-cpu",
-    "inductor-cuda", "export", "ddp", "fsdp", "dtensor", "autocast", "hang",
-)
 
 
 Area = Literal[AREAS]  # type: ignore[valid-type]

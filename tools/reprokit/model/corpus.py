@@ -135,6 +135,27 @@ def select(cases: list[CaseDir], patterns: list[str]) -> list[CaseDir]:
     return chosen
 
 
+def listing(cases_dir: Path, patterns: list[str]) -> tuple[list[str], list[str]]:
+    """`reprokit list`: one line per selected case (id, category, variants), and the cases skipped as unreadable."""
+    skipped: list[str] = []
+    lines = [f"{cd.case.id:40} {cd.case.category:18} {' '.join(cd.variants())}"
+             for cd in select(discover(cases_dir, on_error=skipped.append), patterns)]
+    return lines, skipped
+
+
+def changed_since(root: Path, base: str) -> list[str]:
+    """The ids of the cases whose folder differs from git ref `base` and still exists, sorted: what a pull request
+    runs on every release (`reprokit changed-cases`)."""
+    import subprocess
+
+    proc = subprocess.run(["git", "diff", "--name-only", f"{base}...HEAD", "--", "cases/"], cwd=root,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise InputError(f"git diff {base}...HEAD: {(proc.stderr.strip().splitlines() or ['failed'])[-1]}")
+    present = {c.case.id for c in discover(root / "cases")}
+    return sorted({Path(p).parts[1] for p in proc.stdout.splitlines() if len(Path(p).parts) > 2} & present)
+
+
 def shard(runs: list[CaseRun], spec: str | None) -> list[CaseRun]:
     """`i/n`: the i-th of n deterministic slices (1-based), cut by case so a case's variants stay together."""
     if not spec:

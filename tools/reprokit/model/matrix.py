@@ -89,3 +89,15 @@ def load_matrix(path: Path) -> Matrix:
         return Matrix.model_validate(read_yaml(path))
     except ValidationError as err:
         raise InputError(f"{path}: {describe_error(err)}") from None
+
+
+def targets_listing(matrix: Matrix, exclude: list[str], as_json: bool) -> list[str]:
+    """`reprokit targets`: one line per target (name, family, description), or with as_json one line, the GitHub
+    Actions matrix (`include`: target, family, runs-on) that CI fans out over."""
+    import json
+
+    chosen = {n: t for n, t in matrix.targets.items() if n not in exclude}
+    if as_json:
+        return [json.dumps({"include": [{"target": n, "family": t.family, "runs-on": t.runner_labels}
+                                        for n, t in chosen.items()]})]
+    return [f"{name:12} {t.family:7} {t.description}" for name, t in chosen.items()]

@@ -13,11 +13,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, StringConstraints, TypeAdapter, ValidationError
 
-CATEGORIES = (
-    "dynamic-shape", "custom-op", "dtensor", "fusion", "graph-partition", "type-inference",
-    "memory-lifecycle", "backend-fallback", "ddp", "fsdp", "amp", "refactor", "compile-options",
-    "diagnosis", "model-sweep",
-)
+from reprokit.model.choices import CATEGORIES
+
 Category = Literal[CATEGORIES]  # type: ignore[valid-type]
 DType = Literal["float32", "float64", "bfloat16", "float16", "float8_e4m3fn"]
 DeviceKind = Literal["cpu", "cuda", "rocm", "npu"]
@@ -49,6 +46,13 @@ def conforms(kind: Any, value: str) -> bool:
 
 class InputError(Exception):
     """Bad input from a user-edited file: printed as one line, never as a traceback."""
+
+
+class EnvironmentProblem(InputError):
+    """What this machine lacks or failed at, not what was typed: torch not importable, no Docker engine, no usable
+    bubblewrap, no uv or gh, an environment that could not be built (the disk, the network). One line too, with its
+    own exit status (3, where bad input is 2), so that a script or CI job can tell "fix the command" from "fix the
+    machine". A kind of InputError so that every `except InputError` that handles it today still does."""
 
 
 class Strict(BaseModel):

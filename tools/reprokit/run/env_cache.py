@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.model.schema import InputError
+from reprokit.model.schema import EnvironmentProblem, InputError
 
 
 def cache_root() -> Path:
@@ -31,7 +31,7 @@ def uv_binary() -> str:
 
         return uv.find_uv_bin()
     except (ImportError, FileNotFoundError):
-        raise InputError("--torch needs uv (pip install uv) to build the release's environment") from None
+        raise EnvironmentProblem("--torch needs uv (pip install uv) to build the release's environment") from None
 
 
 def _inodes(*paths: Path) -> dict[tuple[int, int], tuple[int, int, int]]:
@@ -152,6 +152,28 @@ def remove(versions: list[str], everything: bool = False) -> Freed:
         subprocess.run([uv_binary(), "cache", "clean", "-q", *packages], capture_output=True, check=False,
                        env={**os.environ, "UV_CACHE_DIR": str(cache_root() / "uv")})
     return Freed(counted, _free_bytes(cache_root()) - before, len(archives))
+
+
+def free(versions: list[str], everything: bool = False) -> str:
+    """`reprokit envs --remove/--clear`: remove, then say in one line what was freed, counted two ways: the files
+    whose last link went, and df's figure (which other writers on the disk move too)."""
+    freed = remove(versions, everything=everything)
+    archives = f" and {freed.archives} archives of uv's cache no environment links any more" if freed.archives else ""
+    return (f"removed {', '.join(versions) if not everything else 'every environment and uv cache'}{archives} "
+            f"under {cache_root()}: freed {human_size(freed.counted)} (files whose last link went); "
+            f"df: {human_size(max(freed.df, 0))} more free (other writers on this disk move that figure too)")
+
+
+def table() -> list[str]:
+    """`reprokit envs`: one line per environment (torch, size, frees), then how to read the two figures."""
+    lines = [f"{'torch':>12}  {'size':>10}  {'frees':>10}"]
+    for row in listing():
+        frees = human_size(row.frees) if row.frees is not None else "-"
+        lines.append(f"{row.name:>12}  {human_size(row.size):>10}  {frees:>10}")
+    lines.append(f"{'':>12}  size: each file counted once, though environments share files (hard links into uv's "
+                 "cache), so the sizes add up to more than the total; frees: what --remove VERSION gives back (the "
+                 f"files no other environment links); --clear frees the total. Under {cache_root()} ($REPROKIT_CACHE)")
+    return lines
 
 
 def _packages_in(archive: Path) -> list[str]:

@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Collection
 
 from reprokit.model.matrix import Target
-from reprokit.model.schema import InputError
+from reprokit.model.schema import EnvironmentProblem
 
 # Runs in the case interpreter: the runner itself never imports torch.
 _FACTS = r'''
@@ -94,11 +94,11 @@ def collect(python: str = sys.executable, timeout: float = 300) -> dict:
             proc = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=timeout,
                                   stdin=subprocess.DEVNULL, cwd=neutral, env={**os.environ, "PYTHONSAFEPATH": "1"})
     except (OSError, subprocess.TimeoutExpired) as err:
-        raise InputError(f"{python}: could not read the environment ({err})") from None
+        raise EnvironmentProblem(f"{python}: could not read the environment ({err})") from None
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("REPROKIT_FACTS")), None)
     if line is None:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise InputError(f"{python}: cannot import torch to read the environment ({last})")
+        raise EnvironmentProblem(f"{python}: cannot import torch to read the environment ({last})")
     return json.loads(line[len("REPROKIT_FACTS"):])
 
 

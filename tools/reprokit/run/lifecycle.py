@@ -14,7 +14,7 @@ from typing import Literal
 from reprokit.images import container
 from reprokit.model.matrix import Matrix, Target
 from reprokit.model.records import Record
-from reprokit.model.schema import InputError
+from reprokit.model.schema import EnvironmentProblem, InputError
 from reprokit.publish import render
 from reprokit.publish.pages import run_summary
 from reprokit.run.container_run import run_in_container
@@ -61,7 +61,7 @@ def placement(req: RunRequest) -> Literal["host", "container"]:
     if req.where == "auto":
         return "container" if container.docker_running() else "host"
     if req.where == "container" and not container.docker_running():  # CI asks for it: never fall back to the host
-        raise InputError("--container: no Docker engine answers here (start it, or run --host for cases you have read)")
+        raise EnvironmentProblem("--container: no Docker engine answers here (start it, or run --host for cases you have read)")
     return req.where
 
 

@@ -69,3 +69,18 @@ def refusal(rec: Record, case_yaml: str | None) -> str | None:
     if judged != rec.verdict:
         return f"verdict {rec.verdict.value} does not follow from its observation, which is judged {judged.value} ({why})"
     return None
+
+
+def import_sources(store, sources: list[str], root: Path, say=print, warn=print) -> list[str]:
+    """`reprokit import`: each source (a path as given, which the lines repeat) merged into `store` in turn, its records re-judged (refusal): warn gets each
+    refused record, say what each source gave. Returns the refusals of the last source, which the command's exit
+    status has always read."""
+    from reprokit.store import importer
+
+    refused: list[str] = []
+    for source in sources:
+        records, runs, refused = importer.import_into(store, Path(source), root, judge=refusal)
+        for line in refused:
+            warn(line)
+        say(f"imported {records} records of {runs} run(s) from {source} into {store.folder}")
+    return refused

@@ -21,7 +21,7 @@ from typing import Any
 
 from reprokit.child import bubblewrap as sandbox_view
 from reprokit.child.keeper import BwrapConfig, KeeperConfig
-from reprokit.model.schema import InputError
+from reprokit.model.schema import EnvironmentProblem
 from reprokit.run import syscall_filter
 from reprokit.run.child_setup import case_user
 
@@ -111,7 +111,7 @@ def require() -> None:
         return
     found, why = bubblewrap()
     if found is None:
-        raise InputError(REFUSED.format(why=why))
+        raise EnvironmentProblem(REFUSED.format(why=why))
 
 
 def sandbox_config() -> KeeperConfig:

@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 
 from reprokit.images.wheelhouse import index_reachable
-from reprokit.model.schema import InputError
+from reprokit.model.schema import EnvironmentProblem, InputError
 from reprokit.run.env_cache import cache_root, cache_size, disk_usage, human_size, uv_binary
 
 NIGHTLY_INDEX = "https://download.pytorch.org/whl/nightly/cpu"
@@ -104,7 +104,7 @@ class NotPublished(InputError):
     """The index here has no build of the release for this Python and platform: no later attempt installs it."""
 
 
-class BuildFailed(InputError):
+class BuildFailed(EnvironmentProblem):
     """The release exists but its environment could not be built now (the disk, the network, the index): another
     attempt may succeed, so nothing may stand in for it silently."""
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from reprokit.child import ZYGOTE
-from reprokit.model.schema import InputError
+from reprokit.model.schema import EnvironmentProblem
 from reprokit.run.child_setup import child_env, contain_config
 from reprokit.run.execute import Observation, finish_observation
 from reprokit.run.process_groups import Interrupted, Stopper, kill_group
@@ -52,7 +52,7 @@ class WarmPool:
         self._to_zygote, self._from_zygote = self._proc.stdin, self._proc.stdout
         ready = self._from_zygote.readline()
         if not ready.strip().startswith('{"ready"'):
-            raise InputError(f"{python}: the warm interpreter did not start (cannot import torch?)")
+            raise EnvironmentProblem(f"{python}: the warm interpreter did not start (cannot import torch?)")
         self._replies: dict[int, queue.Queue] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)

@@ -19,7 +19,8 @@ import yaml
 from reprokit.model.records import Record
 from reprokit.model.schema import InputError
 from reprokit.model.verdict import Verdict, changed
-from reprokit.store.views import release_of
+from reprokit.store.store import Loaded
+from reprokit.store.views import current, release_of
 
 HEADER = "# Committed expected verdicts: a run fails when any differs. Accept a change with --update-expected.\n"
 
@@ -95,6 +96,17 @@ def accept(path: Path, observed: dict[str, Verdict]) -> None:
             at = next((i for i, (k, _) in enumerate(blocks) if k is not None and k > key), len(blocks))
             blocks.insert(at, (key, text))
     path.write_text("".join(text for _, text in blocks), encoding="utf-8")
+
+
+def accept_recorded(root: Path, loaded: Loaded, target: str, suite: str, pin: str) -> tuple[int, Path]:
+    """`reprokit accept`: the target's recorded verdicts of its pinned release (results brought back from another
+    machine) become its expected state, in one write; (how many, the file). Refused where that release has none."""
+    view = current(loaded, target, suite, pin)
+    if view is None or view.off_pin:
+        raise InputError(f"{target}: no records of the pinned torch {pin} to accept")
+    path = expected_path(root, target, suite)
+    save(path, {**load(path), **{r.key: r.verdict for r in view.records}})
+    return len(view.records), path
 
 
 def _blocks(text: str) -> list[tuple[str | None, str]]:

@@ -164,6 +164,17 @@ class Store:
             write_records(path, output_file, kept)
         return len(records) - len(kept)
 
+    def forget_keys(self, target: str, suite: str, torch: str, globs: list[str]) -> int:
+        """`reprokit forget`: drop the records whose key matches one of the globs; refused where none does (a
+        mistyped key would otherwise look done)."""
+        import fnmatch
+
+        dropped = self.forget(target, suite, torch, lambda r: not any(fnmatch.fnmatchcase(r.key, g) for g in globs))
+        if not dropped:
+            raise InputError(f"results/{target}/{suite}/{torch}.jsonl: no record matches {globs[0]!r} "
+                             "(keys look like case/variant@dtype)")
+        return dropped
+
     # ------------------------------------------------------------ journals of runs in progress
 
     def journal_folder(self, target: str) -> Path:

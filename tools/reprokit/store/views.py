@@ -226,3 +226,19 @@ def repro_history(loaded: Loaded, target: str, case_id: str, dtypes: Sequence[st
     latest = list(by_release.values())[-1] if by_release else {}
     dtype = next((d for d in dtypes if getattr(latest.get(d), "verdict", None) is Verdict.REPRODUCES), dtypes[0])
     return dtype, [(recs[dtype].torch, str(recs[dtype].verdict)) for recs in by_release.values() if dtype in recs]
+
+
+def history_text(loaded: Loaded, cases: list[str], torch: str | None, as_json: bool) -> str:
+    """`reprokit history`'s output: history_rows as a table with a count under it, or as JSON (each record's fields
+    as strings, with its run id) for a script."""
+    import json
+
+    rows = history_rows(loaded, cases, torch)
+    if as_json:
+        return json.dumps([{f: str(getattr(r, f)) for f in HISTORY_FIELDS} | {"run_id": r.run_id} for r in rows],
+                          indent=1)
+    from tabulate import tabulate
+
+    table = tabulate([[str(getattr(r, f)) for f in HISTORY_FIELDS] for r in rows], headers=list(HISTORY_FIELDS),
+                     tablefmt="simple")
+    return f"{table}\n{len(rows)} records"

@@ -22,8 +22,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from reprokit.model.choices import GH_FIELDS, TRIAGE_TIMEOUT
 from reprokit.model.matrix import Matrix
-from reprokit.model.schema import InputError
+from reprokit.model.schema import EnvironmentProblem, InputError
 from reprokit.run import torch_envs
 from reprokit.run.child_setup import write_readable_script
 from reprokit.store.views import release_of
@@ -44,8 +45,7 @@ from reprokit.tracker.judging.triage_releases import Offered, order
 from reprokit.tracker.judging.triage_standing import STILL, TriageRun, observed_line, render
 from reprokit.tracker.text.user_paths import as_user_sees
 
-GH_FIELDS = "number,title,body,state,stateReason,closedAt,createdAt,labels,comments,url"
-TIMEOUT = 300.0
+TIMEOUT = TRIAGE_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -64,12 +64,12 @@ def from_gh(number: int) -> Issue:
     """The issue read with the GitHub CLI (read-only)."""
     gh = shutil.which("gh")
     if gh is None:
-        raise InputError(f"gh is not installed: read the issue elsewhere with `gh issue view {number} --repo "
+        raise EnvironmentProblem(f"gh is not installed: read the issue elsewhere with `gh issue view {number} --repo "
                          f"pytorch/pytorch --json {GH_FIELDS}` and pass the file with --issue-json")
     done = subprocess.run([gh, "issue", "view", str(number), "--repo", "pytorch/pytorch", "--json", GH_FIELDS],
                           capture_output=True, text=True, timeout=120, check=False)
     if done.returncode != 0:
-        raise InputError(f"gh issue view {number}: {(done.stderr.strip().splitlines() or ['failed'])[-1]}")
+        raise EnvironmentProblem(f"gh issue view {number}: {(done.stderr.strip().splitlines() or ['failed'])[-1]}")
     try:
         return issue_json.parse(json.loads(done.stdout))
     except ValueError:

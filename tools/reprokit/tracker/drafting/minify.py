@@ -112,3 +112,10 @@ def minify(cd, stage: str | None, timeout: float = 900, python: str | None = Non
         f"minified the graph after {'AOTAutograd' if after == 'aot' else 'Dynamo'}. Regenerate with `nox -s minify -- "
         f"{cd.case.id}`.\n", encoding="utf-8")
     return target
+
+
+def minify_as_recorded(cd, loaded) -> Path:
+    """`reprokit minify`: the stage the case's repro failed at in its recorded runs (the store's `loaded`) picks
+    the minifier's level (dynamo or aot) with what the minifier's own run shows (level_for)."""
+    stage = next((r.stage for r in loaded.records if r.case == cd.case.id and r.variant == "repro"), None)
+    return minify(cd, stage)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from reprokit.model.matrix import Target
 from reprokit.model.releases import release_key
-from reprokit.model.schema import InputError
+from reprokit.model.schema import EnvironmentProblem, InputError
 from reprokit.run import torch_envs
 from reprokit.store.views import release_of
 
@@ -82,13 +82,13 @@ def version_of(python: str, timeout: float) -> str:
         done = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True,
                               text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        raise InputError(f"{python}: `import torch` did not finish in {timeout:.0f} s (the run's timeout; a busy "
+        raise EnvironmentProblem(f"{python}: `import torch` did not finish in {timeout:.0f} s (the run's timeout; a busy "
                          "machine: give --timeout more)") from None
     except OSError as err:
         raise InputError(f"{python}: cannot be run ({err.strerror})") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise InputError(f"{python}: `import torch` failed ({last[:200]})")
+        raise EnvironmentProblem(f"{python}: `import torch` failed ({last[:200]})")
     return release_of((done.stdout.strip().splitlines() or ["?"])[-1])
 
 
