@@ -272,3 +272,45 @@ def test_a_script_that_fixes_float64_runs_in_it_on_gpu_targets_that_test_no_floa
     (case,) = corpus.discover(repo / "cases")
     (h100,) = corpus.plan([case], "h100", targets["h100"], H200)
     assert h100.skip == "target h100 does not test float64"
+
+
+# h. a wrong-result script that draws random data with no seed is seeded, and says so, instead of refused
+
+UNSEEDED = '''"""sum of a random tensor differs between eager and compiled"""
+import torch
+import numpy as np
+
+x = torch.randn(8, 8)
+noise = np.random.rand(8)
+compiled = torch.compile(lambda t: t.sum())
+assert torch.allclose(compiled(x), x.sum()), "compiled sum differs"
+'''
+
+
+def test_seeding_adds_a_seed_for_each_random_module_the_script_imports_after_its_imports():
+    import ast
+
+    from reprokit.contrib.oracle_checks import first_unseeded_draw
+    from reprokit.contrib.seeding import seeded
+
+    text, calls = seeded(UNSEEDED)
+    assert calls == ["torch.manual_seed(0)", "np.random.seed(0)"]
+    lines = text.splitlines()
+    assert lines[3:5] == [f"{call}  # added by reprokit new-case: the script drew random data with no seed"
+                          for call in calls] and lines[5] == ""
+    assert first_unseeded_draw(ast.parse(text)) is None and text.replace("".join(
+        f"{line}\n" for line in lines[3:5]), "") == UNSEEDED
+    assert seeded("import torch\ntorch.manual_seed(1)\nx = torch.randn(2)\n")[1] == []  # seeds already
+    assert seeded("import torch\nx = torch.ones(2)\n")[1] == []  # draws nothing at random
+
+
+def test_new_case_of_an_unseeded_wrong_result_script_seeds_it_and_says_so(repo, tmp_path):
+    script = tmp_path / "random_sum.py"
+    script.write_text(UNSEEDED)
+    made = run_reprokit(repo, "new-case", "random-sum", "--from", str(script), "--wrong-result")
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "seeded: random_sum.py draws random data with no seed" in made.stdout, made.stdout
+    repro = (repo / "cases" / "random-sum" / "repro.py").read_text()
+    assert "torch.manual_seed(0)" in repro and "np.random.seed(0)" in repro
+    assert script.read_text() == UNSEEDED  # the contributor's own file is left as it was
+    assert run_reprokit(repo, "validate").returncode == 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import datetime
 import os
 import re
@@ -14,11 +13,11 @@ from pathlib import Path
 
 import yaml
 
-from reprokit.contrib import observed_failure, validate
+from reprokit.contrib import observed_failure, seeding, validate
 from reprokit.contrib.case_templates import FIXED_TEMPLATE, REPRO_TEMPLATE, YAML_HEADER
 from reprokit.contrib.first_failure import before_own_code
 from reprokit.contrib.observed_failure import AREA_CATEGORY
-from reprokit.contrib.script_code import facts, read_script
+from reprokit.contrib.script_code import docstring_title, facts, read_script
 from reprokit.model.case import Oracle, load_case
 from reprokit.model.records import RunStatus
 from reprokit.model.schema import CATEGORIES, ISSUE_URL, CaseId, EnvironmentProblem, InputError, conforms
@@ -142,16 +141,6 @@ def infer_requires(text: str) -> dict:
     return facts(text).requires()
 
 
-def docstring_title(text: str) -> str | None:
-    """The first line of the script's module docstring (an issue's title, as the contributor pasted it)."""
-    try:
-        doc = ast.get_docstring(ast.parse(text))
-    except SyntaxError:
-        return None
-    line = (doc or "").strip().splitlines()[0] if (doc or "").strip() else ""
-    return line or None
-
-
 @dataclass(frozen=True)
 class Provenance:
     """Where an upstream case comes from, from the issue page (all optional for article cases)."""
@@ -237,7 +226,8 @@ def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | N
            links: list[str], oracle: dict | None, timeout: int | None, fixed: Path | None = None,
            provenance: Provenance = Provenance(), observe_run: bool = True, log=print) -> Path:
     """Make cases/ID. With --from, the script runs once (contained): without an oracle flag its failure proposes the
-    oracle; either way that run is judged as `run` judges it, and names the title and category when not given."""
+    oracle; either way that run is judged as `run` judges it, and names the title and category when not given. A
+    wrong-result script that draws random data with no seed is seeded (seeding.py), and says so."""
     if not conforms(CaseId, case_id):
         raise InputError(f"ID {case_id!r}: lowercase letters, digits and '-' only, e.g. dynamic-shape-my-bug")
     folder = cases_dir / case_id
@@ -250,9 +240,17 @@ def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | N
     extra = provenance.fields(links)
     requires = _requires(text, provenance, timeout)
     title = title or (docstring_title(text) if text else None)
-    stage = None
+    stage, seeded = None, None
+    if source is not None and text and oracle and oracle["kind"] == "wrong-result":
+        seeded = seeding.seeded_copy(source, text, log)
+        source, text = seeded or (source, text)
     if source is not None and observe_run and requires.get("devices") != ["cuda"]:
         oracle, seen, verdict = _first_run(source, text or "", oracle, timeout, log)
+        if text and not seeded and oracle["kind"] == "wrong-result":
+            seeded = seeding.seeded_copy(source, text, log)
+            if seeded:  # the run proposed wrong-result: the seeded script runs again, and its verdict is kept
+                source, text = seeded
+                oracle, seen, verdict = _first_run(source, text, oracle, timeout, log)
         stage = observed_failure.failing_stage(seen.observation)
         api = observed_failure.failing_api(seen.observation, text or "", source.resolve().name)
         title = title or observed_failure.title(oracle["kind"], verdict is Verdict.REPRODUCES, seen.observation,
@@ -263,7 +261,11 @@ def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | N
     category = category or AREA_CATEGORY.get(provenance.area or "") or "diagnosis"
     data = {"id": case_id, "title": title, "category": category, "requires": requires,
             "expect": {"repro": oracle or {"kind": "nonzero-exit"}}, "links": links, **extra}
-    _write(folder, data, source, fixed, title)
+    try:
+        _write(folder, data, source, fixed, title)
+    finally:
+        if seeded:
+            shutil.rmtree(seeded[0].parent)
     return folder
 
 

@@ -59,6 +59,11 @@ def unseeded_random(script: Path) -> int | None:
         tree = ast.parse(script.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return None
+    return first_unseeded_draw(tree)
+
+
+def first_unseeded_draw(tree: ast.Module) -> int | None:
+    """unseeded_random of a parsed script."""
     names = [(n.lineno, _called(n)) for n in ast.walk(tree) if isinstance(n, ast.Call)]
     if any(name in _SEEDS for _, name in names):
         return None

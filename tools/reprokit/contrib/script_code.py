@@ -192,3 +192,13 @@ def _torch_aliases(tree: ast.AST) -> dict[str, str]:
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torch") and node.level == 0:
             found.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
     return found
+
+
+def docstring_title(text: str) -> str | None:
+    """The first line of the script's module docstring (an issue's title, as the contributor pasted it)."""
+    try:
+        doc = ast.get_docstring(ast.parse(text))
+    except SyntaxError:
+        return None
+    line = (doc or "").strip().splitlines()[0] if (doc or "").strip() else ""
+    return line or None
