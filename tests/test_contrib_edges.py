@@ -257,22 +257,25 @@ def test_an_oracle_that_differs_only_by_escapes_gets_no_note(empty_repo):
 
 
 def test_new_case_proposes_no_case_that_validate_refuses(empty_repo, tmp_path):
-    """An assertion over unseeded random data would be proposed as wrong-result, which validate refuses: new-case
-    says why and writes nothing; seeded, the same script becomes a case validate accepts."""
+    """An assertion over unseeded random data is proposed as wrong-result, which validate refuses unseeded: new-case
+    seeds a script that imports torch by name (and says so), and refuses, writing nothing, one it cannot seed."""
     body = ("def f(x):\n    return torch.nn.functional.gelu(x) * 2\n\n\nx = torch.randn(8, 8)\n"
             'assert torch.equal(torch.compile(f, backend="eager")(x), f(x) + 1), "compiled differs from eager"\n')
     script = tmp_path / "unseeded.py"
     script.write_text("import torch\n\n" + body)
-    refused = reprokit(empty_repo, "new-case", "unseeded", "--from", str(script))
-    assert refused.returncode == 2, refused.stdout + refused.stderr
-    assert f"{script}:7: a wrong-result repro draws random data with no seed" in refused.stderr
-    assert not any((empty_repo / "cases").iterdir())
-    seeded = tmp_path / "seeded.py"
-    seeded.write_text("import torch\n\ntorch.manual_seed(0)\n" + body)
-    made = reprokit(empty_repo, "new-case", "seeded", "--from", str(seeded))
+    made = reprokit(empty_repo, "new-case", "seeded", "--from", str(script))
     assert made.returncode == 0 and "{kind: wrong-result}" in made.stdout, made.stdout + made.stderr
+    assert "seeded: unseeded.py draws random data with no seed" in made.stdout
+    assert "torch.manual_seed(0)" in (empty_repo / "cases" / "seeded" / "repro.py").read_text()
     checked = reprokit(empty_repo, "validate")
     assert checked.returncode == 0, checked.stdout
+    unseedable = tmp_path / "unseedable.py"  # torch's names imported one by one: no module to seed by name
+    unseedable.write_text("from torch import compile, equal, randn\n\nx = randn(8, 8)\n"
+                          'assert equal(compile(lambda t: t * 2, backend="eager")(x), x * 3), "differs"\n')
+    refused = reprokit(empty_repo, "new-case", "unseedable", "--from", str(unseedable))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert f"{unseedable}:3: a wrong-result repro draws random data with no seed" in refused.stderr
+    assert not (empty_repo / "cases" / "unseedable").exists()
 
 
 def test_the_timeout_hint_is_longer_than_the_limit_that_killed_the_run():
