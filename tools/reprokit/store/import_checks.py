@@ -195,8 +195,9 @@ def as_a_run_cuts(rec: Record) -> Record:
         "why": recordable(rec.why)[:MESSAGE_CAP], "exception": recordable(rec.exception)[:300] or rec.exception,
         "stdout_tail": recordable(rec.stdout_tail)[-STDOUT_CAP:], "stderr_tail": recordable(rec.stderr_tail)[-STDERR_CAP:],
         "contained": contained_facts(rec.contained),
-        # the rest of its text, which no run lets a case write but a forged record may: plain, one line, cut
-        **{name: recordable(value).replace("\n", " ")[:300] for name in ("stage", "signal", "status", "confirmed_alone")
+        # the rest of its text, which no run lets a case write but a forged record may: plain, one line, cut (its
+        # status is one of RunStatus's words already: the record was refused on reading otherwise)
+        **{name: recordable(value).replace("\n", " ")[:300] for name in ("stage", "signal", "confirmed_alone")
            if isinstance(value := getattr(rec, name), str)},
         **{name: recordable_value(value) for name in ("dynamo", "ladder", "on_other_machines")
            if (value := getattr(rec, name)) is not None},
