@@ -62,13 +62,16 @@ _HOME_PREFIX = re.compile(r"(?:/root|/home/[^\s\"'`/:]+)(?:/[^\s\"'`/:]+)*?/(lib
 # a folder of the temporary folder: the run's own (/tmp/reprokit-x1y2/inductor/...), a checkout or a carried site there,
 # pyenv's build folder (/tmp/python-build.2026.../Python-3.11.7/Python/ceval.c): kept from the folder below it on
 _TEMPORARY = re.compile(r"(?:(?<=-[IL])|(?<![\w.~/-]))/tmp/[^\s\"'`/:]+/")  # also a compiler's -I/tmp/..
+# A temporary folder inside one already cut (the run's own folder holds a tmp/ of its own, where inductor keeps its
+# per-user cache, e.g. .../tmp/torchinductor_nobody/): cut to the folder below it too.
+_TEMPORARY_WITHIN = re.compile(r"\.\.\./tmp/[^\s\"'`/:]+/")
 
 
 def without_install_paths(text: str) -> str:
     """`text` without the recording machine's install prefix: torch's own files as `.../site-packages/torch/...`, as
     anyone's torch says them (a record holds what torch said, never where this machine keeps it)."""
     text = _HOME_PREFIX.sub(lambda m: f".../{m.group(1)}", _INSTALLED.sub(lambda m: f".../{m.group(1)}/", text))
-    return _TEMPORARY.sub(".../", _HOME_CUT.sub("...", text))
+    return _TEMPORARY_WITHIN.sub(".../", _TEMPORARY.sub(".../", _HOME_CUT.sub("...", text)))
 
 
 # What a run's keeper says held (child/contain.py), word for word: a record's `contained` is these, comma-separated.
