@@ -48,3 +48,18 @@ def empty_repository(folder: Path) -> Path:
     shutil.copy(ROOT / "matrix.yaml", folder / "matrix.yaml")
     (folder / "cases").mkdir()
     return folder
+
+
+def interpreters(folder: Path, n: int) -> list[str]:
+    """n environments of this interpreter's own torch, each its own folder (an interpreter given by path is a
+    release to `run --torch` and to bisect): runs that cost no download."""
+    base = Path(sys.prefix)
+    found = []
+    for i in range(n):
+        env = folder / f"env{i}"
+        (env / "bin").mkdir(parents=True)
+        (env / "bin" / "python").symlink_to(Path(sys.executable))
+        shutil.copy(base / "pyvenv.cfg", env / "pyvenv.cfg")
+        (env / "lib").symlink_to(base / "lib")
+        found.append(str(env / "bin" / "python"))
+    return found

@@ -2,14 +2,13 @@
 undecided bisect stops early and says why, a new case's first run passes, the environment cache counts and frees
 what `du` and `df` see, and new-case writes what the script does (its dtype, its failing stage and API)."""
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from support import empty_repository, run_reprokit, stored
+from support import empty_repository, interpreters, run_reprokit, stored
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,21 +21,6 @@ reprokit = run_reprokit
 @pytest.fixture
 def empty_repo(tmp_path):
     return empty_repository(tmp_path)
-
-
-def interpreters(folder: Path, n: int) -> list[str]:
-    """n environments of this interpreter's own torch, each its own folder (an interpreter given by path is a
-    release to `run --torch` and to bisect): runs that cost no download."""
-    base = Path(sys.prefix)
-    found = []
-    for i in range(n):
-        env = folder / f"env{i}"
-        (env / "bin").mkdir(parents=True)
-        (env / "bin" / "python").symlink_to(Path(sys.executable))
-        shutil.copy(base / "pyvenv.cfg", env / "pyvenv.cfg")
-        (env / "lib").symlink_to(base / "lib")
-        found.append(str(env / "bin" / "python"))
-    return found
 
 
 # 2. a bounded undecided bisect

@@ -2,7 +2,6 @@
 that goes on; a run of one case changes only what that case changes."""
 import argparse
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from reprokit.contrib.bisection import Seen
 from reprokit.model import corpus
 from reprokit.model.matrix import load_matrix
 from reprokit.model.verdict import Verdict
-from support import empty_repository, run_reprokit
+from support import empty_repository, interpreters, run_reprokit
 
 pytestmark = pytest.mark.e2e
 CONTRIB = Path(__file__).parent / "fixtures" / "contrib"
@@ -152,19 +151,6 @@ def test_a_timed_out_release_asks_for_what_finished_runs_took_or_says_the_need_i
     measured = bisection.search(list(finished), {}, finished.get)
     measured.timeout = 1
     assert "run again with --timeout 60 (the runs that finished took up to 40 s)" in measured.answer().retry
-
-
-def interpreters(folder: Path, n: int) -> list[str]:
-    """n environments of this interpreter's own torch, each a release to bisect (no download)."""
-    base, found = Path(sys.prefix), []
-    for i in range(n):
-        env = folder / f"env{i}"
-        (env / "bin").mkdir(parents=True)
-        (env / "bin" / "python").symlink_to(Path(sys.executable))
-        shutil.copy(base / "pyvenv.cfg", env / "pyvenv.cfg")
-        (env / "lib").symlink_to(base / "lib")
-        found.append(str(env / "bin" / "python"))
-    return found
 
 
 def test_the_bisect_answer_is_printed_once_without_the_inner_runs_gate_lines(repo, tmp_path):

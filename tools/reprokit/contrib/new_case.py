@@ -241,27 +241,27 @@ def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | N
     requires = _requires(text, provenance, timeout)
     title = title or (docstring_title(text) if text else None)
     stage, seeded = None, None
-    if source is not None and text and oracle and oracle["kind"] == "wrong-result":
-        seeded = seeding.seeded_copy(source, text, log)
-        source, text = seeded or (source, text)
-    if source is not None and observe_run and requires.get("devices") != ["cuda"]:
-        oracle, seen, verdict = _first_run(source, text or "", oracle, timeout, log)
-        if text and not seeded and oracle["kind"] == "wrong-result":
+    try:  # a seeded copy lives in a temporary folder until the case holds it
+        if source is not None and text and oracle and oracle["kind"] == "wrong-result":
             seeded = seeding.seeded_copy(source, text, log)
-            if seeded:  # the run proposed wrong-result: the seeded script runs again, and its verdict is kept
-                source, text = seeded
-                oracle, seen, verdict = _first_run(source, text, oracle, timeout, log)
-        stage = observed_failure.failing_stage(seen.observation)
-        api = observed_failure.failing_api(seen.observation, text or "", source.resolve().name)
-        title = title or observed_failure.title(oracle["kind"], verdict is Verdict.REPRODUCES, seen.observation,
-                                                seen.exception, seen.message, api, stage, source.stem)
-        category = category or AREA_CATEGORY.get(provenance.area or "") or observed_failure.category(
-            stage, api, text or "", seen.message)
-    title = title or (f"{source.stem}: not run here yet" if source else f"TODO: describe {case_id}")
-    category = category or AREA_CATEGORY.get(provenance.area or "") or "diagnosis"
-    data = {"id": case_id, "title": title, "category": category, "requires": requires,
-            "expect": {"repro": oracle or {"kind": "nonzero-exit"}}, "links": links, **extra}
-    try:
+            source, text = seeded or (source, text)
+        if source is not None and observe_run and requires.get("devices") != ["cuda"]:
+            oracle, seen, verdict = _first_run(source, text or "", oracle, timeout, log)
+            if text and not seeded and oracle["kind"] == "wrong-result":
+                seeded = seeding.seeded_copy(source, text, log)
+                if seeded:  # the run proposed wrong-result: the seeded script runs again, and its verdict is kept
+                    source, text = seeded
+                    oracle, seen, verdict = _first_run(source, text, oracle, timeout, log)
+            stage = observed_failure.failing_stage(seen.observation)
+            api = observed_failure.failing_api(seen.observation, text or "", source.resolve().name)
+            title = title or observed_failure.title(oracle["kind"], verdict is Verdict.REPRODUCES, seen.observation,
+                                                    seen.exception, seen.message, api, stage, source.stem)
+            category = category or AREA_CATEGORY.get(provenance.area or "") or observed_failure.category(
+                stage, api, text or "", seen.message)
+        title = title or (f"{source.stem}: not run here yet" if source else f"TODO: describe {case_id}")
+        category = category or AREA_CATEGORY.get(provenance.area or "") or "diagnosis"
+        data = {"id": case_id, "title": title, "category": category, "requires": requires,
+                "expect": {"repro": oracle or {"kind": "nonzero-exit"}}, "links": links, **extra}
         _write(folder, data, source, fixed, title)
     finally:
         if seeded:
