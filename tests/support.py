@@ -63,3 +63,20 @@ def interpreters(folder: Path, n: int) -> list[str]:
         (env / "lib").symlink_to(base / "lib")
         found.append(str(env / "bin" / "python"))
     return found
+
+
+def uv_layout(cache: Path) -> tuple[Path, Path]:
+    """uv's layout in small: 2.10.0 links its own 48 MB archive and a 16 MB one it shares with 2.11.0; the two
+    archive folders (own, shared)."""
+    archives = cache / "uv" / "archive-v0"
+    own, shared = archives / "own-wheel", archives / "shared-wheel"
+    for folder, size in ((own, 48 << 20), (shared, 16 << 20)):
+        folder.mkdir(parents=True)
+        (folder / "lib.so").write_bytes(os.urandom(size))
+    for version, linked in (("2.10.0", (own, shared)), ("2.11.0", (shared,))):
+        site = cache / "envs" / f"torch-{version}" / "lib"
+        site.mkdir(parents=True)
+        for archive in linked:
+            os.link(archive / "lib.so", site / f"{archive.name}.so")
+        (site.parent / ".complete").write_text(f"torch {version}\n")
+    return own, shared

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support import empty_repository, interpreters, run_reprokit, stored
+from support import empty_repository, interpreters, run_reprokit, stored, uv_layout
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,17 +84,7 @@ def test_cache_sizes_count_each_inode_once_and_remove_frees_what_it_says(tmp_pat
     archive (a library both use); 2.10.0 alone uses another. `envs` reports what `du` does, and `--remove 2.10.0`
     frees its own archive (df sees it) while the shared one stays for 2.11.0."""
     cache = tmp_path / "cache"
-    archives = cache / "uv" / "archive-v0"
-    own, shared = archives / "own-wheel", archives / "shared-wheel"
-    for folder, size in ((own, 48 << 20), (shared, 16 << 20)):
-        folder.mkdir(parents=True)
-        (folder / "lib.so").write_bytes(os.urandom(size))
-    for version, linked in (("2.10.0", (own, shared)), ("2.11.0", (shared,))):
-        site = cache / "envs" / f"torch-{version}" / "lib"
-        site.mkdir(parents=True)
-        for archive in linked:
-            os.link(archive / "lib.so", site / f"{archive.name}.so")
-        (site.parent / ".complete").write_text(f"torch {version}\n")
+    own, shared = uv_layout(cache)
     env = {"REPROKIT_CACHE": str(cache)}
     listed = reprokit(tmp_path, "envs", env=env)
     assert listed.returncode == 0, listed.stderr

@@ -16,7 +16,7 @@ from reprokit.contrib.bisection import Seen
 from reprokit.model import corpus
 from reprokit.model.matrix import load_matrix
 from reprokit.model.verdict import Verdict
-from support import empty_repository, interpreters, run_reprokit
+from support import empty_repository, interpreters, run_reprokit, uv_layout
 
 pytestmark = pytest.mark.e2e
 CONTRIB = Path(__file__).parent / "fixtures" / "contrib"
@@ -183,21 +183,6 @@ def test_a_bisect_stopped_by_sigterm_deletes_its_scratch_repository(repo, tmp_pa
 
 
 # e. envs says what removing each environment frees; the disk estimate is measured from a built environment
-
-def uv_layout(cache: Path) -> None:
-    """uv's layout in small: 2.10.0 links its own 48 MB archive and a 16 MB one it shares with 2.11.0."""
-    archives = cache / "uv" / "archive-v0"
-    own, shared = archives / "own-wheel", archives / "shared-wheel"
-    for folder, size in ((own, 48 << 20), (shared, 16 << 20)):
-        folder.mkdir(parents=True)
-        (folder / "lib.so").write_bytes(os.urandom(size))
-    for version, linked in (("2.10.0", (own, shared)), ("2.11.0", (shared,))):
-        site = cache / "envs" / f"torch-{version}" / "lib"
-        site.mkdir(parents=True)
-        for archive in linked:
-            os.link(archive / "lib.so", site / f"{archive.name}.so")
-        (site.parent / ".complete").write_text(f"torch {version}\n")
-
 
 def test_envs_lists_what_removing_each_environment_frees(tmp_path):
     cache = tmp_path / "cache"
