@@ -24,7 +24,8 @@ def target_rows(p: Published) -> list[dict]:
                     "grid": grid_file(name), "release": view.release, "pin": view.pin, "off_pin": view.off_pin,
                     "builds": view.builds, "history": view.history, "tally": view.counts,
                     "rate": rate_text(*view.rate),
-                    "finished": finished_text(view.header) if view.header else ""})
+                    "finished": finished_text(view.header) if view.header else "",
+                    "history_only": len(p.last_runs.get(name, {}))})
     return out
 
 

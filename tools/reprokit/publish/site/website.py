@@ -49,6 +49,7 @@ from reprokit.publish.site.compare import comparison
 from reprokit.publish.site.data import compressed, results_json, results_schema
 from reprokit.publish.site.feed import FEED_ID, entries, feed_updated, site_address
 from reprokit.publish.site.grid import Grid, grids
+from reprokit.publish.site.hardware_words import hardware_search
 from reprokit.publish.site.machines import Standings, flat, records_by_case, standings
 from reprokit.publish.site.rows import (
     MACHINE_DEPENDENT,
@@ -118,13 +119,14 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
             categories=category_rates(p),
             cases=p.cases, source_of=source_of, article_cases=sum(c.case.article is not None for c in p.cases),
             newest_changes=changed[-1] if changed else None, facts=facts, figures=headline_figures(p),
-            standings=case_standings(p.cases, where), unrecorded=unrecorded,
-            unrecorded_facts={t["name"]: {"hardware": t["hardware"], "grid": t["grid"]} for t in unrecorded},
+            standings=case_standings(p.cases, where, p.last_runs), unrecorded=unrecorded,
+            hardware=hardware_search(p),
             issues={cd.case.id: issue_status.issue_links(cd) for cd in p.cases}, filters=[
                 ("category", "category", sorted({c.case.category for c in p.cases})),
                 ("source", "source", sorted({source_of(c) for c in p.cases}))]),
         "matrix.html": env.get_template("matrix.html.j2").render(
-            **{**common, "skip": ("matrix", "the records")}, rows=every, filters=record_filters(every), facts=facts),
+            **{**common, "skip": ("matrix", "the records")}, rows=every, filters=record_filters(every), facts=facts,
+            hardware=hardware_search(p)),
         "sweeps.html": env.get_template("sweeps.html.j2").render(**common, sweeps=sweep_sections(p)),
         "changes.html": env.get_template("changes.html.j2").render(**common, releases=changed),
         "upstream.html": upstream_page(env, {**common, "facts": facts}, p, where),
@@ -163,6 +165,7 @@ def grid_page(env: jinja2.Environment, common: dict, p: Published, grid: Grid, c
     between = steps(p.histories[grid.target], p.cases)
     return env.get_template("grid.html.j2").render(
         **common, grid=grid, filters=filters, hardware=p.descriptions.get(grid.target, ""),
+        history_rows=sum(r.history for r in grid.rows),
         changes_files={rc.release: rc.file for rc in changed}, rates=rates, trend=trend(rates), steps=between,
         sets_differ=any(s.only_before or s.only_after for s in between.values()),
         several_dtypes=any(len(c.lines) > 1 for r in grid.rows for c in r.cells if c))
