@@ -174,7 +174,7 @@ def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descr
             pages.append((out / f"{name}-history.md",
                           render_history(name, descriptions.get(name, ""), histories[name], view.pin, now())))
         pages += [(out / name / "junit.xml", ci_artifacts.junit_xml(view)),
-                  (out / name / "badge.json", ci_artifacts.badge(view))]
+                  (out / name / "badge.json", ci_artifacts.badge(view, by_id))]
     if views and ci_artifacts.heatmap(views, sorted(by_id), out / "heatmap.png"):
         written.append(out / "heatmap.png")
     issues_page = issue_status.render(cases, histories or {}, splits, machines)

@@ -42,12 +42,13 @@ from reprokit.model.verdict import Verdict
 from reprokit.publish import glossary, issue_status
 from reprokit.publish.pages import ledger, sweep_report
 from reprokit.publish.render import Published, gather
-from reprokit.publish.site.badges import badges
+from reprokit.publish.site.badges import badges, offered
 from reprokit.publish.site.case import case_facts, published_files
 from reprokit.publish.site.changes import release_changes
 from reprokit.publish.site.compare import comparison
 from reprokit.publish.site.data import compressed, results_json, results_schema
 from reprokit.publish.site.feed import FEED_ID, entries, feed_updated, site_address
+from reprokit.publish.site.flag_facts import flag_facts
 from reprokit.publish.site.grid import Grid, grids
 from reprokit.publish.site.hardware_words import hardware_search
 from reprokit.publish.site.machines import Standings, flat, records_by_case, standings
@@ -113,6 +114,8 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
     by_case = records_by_case(p.histories)
     where = standings(p, by_case)  # case -> target -> its standings (per machine where it depends on it)
     unrecorded = unrecorded_targets(p)
+    badge_files = badges(p)
+    common["badges"] = offered(badge_files, site_address(site_url))
     out = {
         "index.html": env.get_template("index.html.j2").render(
             **{**common, "skip": ("cases", "the search and the cases")}, targets_table=target_rows(p),
@@ -150,7 +153,7 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
     for t in unrecorded:
         out[t["grid"]] = env.get_template("unrecorded.html.j2").render(**common, target=t)
     out.update(case_pages(env, {**common, "up": "../", "unrecorded_targets": unrecorded}, p, every, where, by_case))
-    out.update(badges(p))
+    out.update(badge_files)
     for name in STATIC:
         out[name] = resources.files("reprokit.publish").joinpath("templates", "site", name).read_text("utf-8")
     return dict(sorted(out.items()))
@@ -201,8 +204,10 @@ def upstream_page(env: jinja2.Environment, common: dict, p: Published, every: St
                ("state", "issue state", sorted({s.case.case.issue_state or "" for s in found})),
                ("area", "area", sorted({s.case.case.area for s in found if s.case.case.area})),
                ("flag", "flag", ["flagged", "none"])]
+    facts = {cd.case.id: flag_facts(cd, p) for cd in p.cases if cd.case.source == "upstream"}
+    filters.append(("link", "linked as", sorted({f.link for f in facts.values()})))
     return env.get_template("upstream.html.j2").render(
-        **common, standings=found, filters=filters, case_count=len({s.case.case.id for s in found}),
+        **common, standings=found, filters=filters, case_count=len({s.case.case.id for s in found}), flag_facts=facts,
         issues={s.case.case.id: issue_status.issue_links(s.case) for s in found},
         recorded=sorted({rel for every in p.histories.values() for rel in every}, key=release_key),
         closed_flagged=len({s.case.case.id for s in flagged if s.case.case.issue_state == "closed"}),

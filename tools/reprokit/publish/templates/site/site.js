@@ -74,6 +74,14 @@
                               { capture: true, passive: true });
   }
 
+  // A badge's Markdown names the site's address where the build was given it; else this page's own, found here.
+  Array.prototype.forEach.call(document.querySelectorAll("code.badge-markdown"), function (code) {
+    if (/\]\(https?:/.test(code.textContent) || !/^https?:$/.test(window.location.protocol)) { return; }
+    var at = function (name) { return new URL(code.getAttribute("data-" + name), document.baseURI).href; };
+    code.textContent = code.textContent.split("](" + code.getAttribute("data-svg") + ")").join("](" + at("svg") + ")")
+      .split("](" + code.getAttribute("data-grid") + ")").join("](" + at("grid") + ")");
+  });
+
   var table = document.querySelector("table[data-filterable]");
   var form = document.getElementById("filters");
   if (table && table.classList.contains("grid")) { tooltips(table); }
