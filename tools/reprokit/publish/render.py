@@ -108,4 +108,4 @@ def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Pat
     out.mkdir(parents=True, exist_ok=True)
     written = sweep_report.write_reports(out, p.sweeps, p.descriptions)
     return report.write_reports(out, p.views, p.cases, p.descriptions, p.claims, p.sweeps, p.changes, p.since,
-                                p.histories, p.splits, p.machines) + written
+                                p.histories, p.splits, p.machines, p.last_runs) + written
