@@ -195,11 +195,15 @@ def with_history(verdict: str, detail: str, claim: Claim, last_runs: dict[str, L
     run there, store/last_runs.py): the detail says so, and when and on what they last ran, never "no recorded run"."""
     runs = last_runs or {}
     mine = [(case, runs[case]) for case in claim.cases if case in runs]
-    if verdict != NOT_RUN or not mine or not detail.endswith("no recorded run"):
+    if verdict != NOT_RUN or not mine:
         return detail
     told = "; ".join(f"{case} last ran {last.record.recorded_at[:10]} on {where(last)}, torch {last.record.torch}: "
                      f"{last.record.verdict}" for case, last in mine)
-    return detail.removesuffix("no recorded run") + f"no current run, history only: {told}"
+    if detail.endswith("no recorded run"):
+        return detail.removesuffix("no recorded run") + f"no current run, history only: {told}"
+    if detail.endswith("(no current run)"):  # a claim about a compiled graph
+        return detail.removesuffix("(no current run)") + f"(no current run, history only: {told})"
+    return detail
 
 
 def where(last: LastRun) -> str:
