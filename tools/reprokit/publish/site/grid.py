@@ -61,7 +61,6 @@ class Grid:
     releases: list[str]  # the columns, oldest first: every recorded release, and a history run's release
     current: str  # the release the target's reports show
     rows: list[GridRow]
-    recorded: tuple[str, ...] = ()  # the releases with current records (a column beyond them holds history only)
 
     @property
     def verdicts(self) -> list[str]:
@@ -92,11 +91,10 @@ def grids(p: Published, every: list[Row]) -> list[Grid]:
         by_target[row.target].setdefault(row.case, {}).setdefault(row.release, []).append(row)
     out = []
     for target, cases in by_target.items():
-        recorded = list(p.histories[target])
-        releases = sorted({*recorded, *(r.release for by_release in cases.values() for rs in by_release.values()
+        releases = sorted({*p.histories[target], *(r.release for by_release in cases.values() for rs in by_release.values()
                                         for r in rs)}, key=lambda rel: (release_key(rel), rel))
         rows = [grid_row(target, case_id, by_release, releases) for case_id, by_release in sorted(cases.items())]
-        out.append(Grid(target, grid_file(target), releases, p.views[target].release, rows, tuple(recorded)))
+        out.append(Grid(target, grid_file(target), releases, p.views[target].release, rows))
     return out
 
 

@@ -4,9 +4,10 @@
                            machine where its verdict depends on it (site/machines.py, site/standing.py), its issue's
                            state; the headline figures named; every target of matrix.yaml: torch shown, hardware, rates
                            with denominators, or "not recorded" with how to contribute a run
-    grid-<target>.html     a target's cases x recorded torch releases, a permalink per cell, changes marked, the two
-                           rates per release and their trend (site/grid.py, site/standing.py); for a target no run has
-                           recorded, a page that says so
+    grid-<target>.html     a target's cases x recorded torch releases, a permalink per cell, changes marked (one rule:
+                           verdict.is_change), a case whose runs there are all history marked with its last run, the
+                           two rates per release and their trend, the target's badge with its Markdown (site/grid.py,
+                           site/standing.py, site/badges.py); for a target no run has recorded, a page that says so
     compare.html           two recorded columns (target@release) side by side, the cases that differ first
                            (site/compare.py)
     matrix.html            every record: case x target x torch release x dtype (site/rows.py)
@@ -18,11 +19,13 @@
     sweeps.html            the model sweep's failure rates per target
     glossary.html          the verdict words: what each means, what it counts toward (publish/glossary.py)
     results.json           every record as `reprokit history --json` gives it, with its schema (site/data.py)
-    badges/<target>.*      a shields.io endpoint (.json) and the badge drawn (.svg) per target (site/badges.py)
+    badges/<target>.*      a shields.io endpoint (.json) and the badge drawn (.svg) per target (site/badges.py): the
+                           torch.compile failure rate on the release shown, offered on the index and the grids
     *.gz                   beside matrix.html, the grids and results.json: their gzip copies (data.compressed)
     feed.xml               an Atom feed of the verdict changes, dated by release, absolute links (site/feed.py)
 
-Search, filters and sorting (site.js) keep their state in the page's address; without JavaScript every table is
+Search, filters and sorting (site.js; a pasted question's issues, its filler words, hardware words leading to their
+targets: site/hardware_words.py) keep their state in the page's address; without JavaScript every table is
 complete. Pure like report.py: the same store at the same commit (site/stamp.py) gives the same bytes. Everything a
 case or a run wrote is escaped (autoescape, in the Atom feed too; JSON by json.dumps and `tojson`).
 """
