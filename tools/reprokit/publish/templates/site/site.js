@@ -244,7 +244,10 @@
       notes.push("Searched by issue " + p.issues.map(function (i) { return i.trim(); }).join(", ") +
                  (count ? "" : ": no " + unit + " here links it"));
     }
-    if (dropped.length) { notes.push("left out " + quoted(dropped) + ": no " + unit.replace(/s$/, "") + " holds it"); }
+    if (dropped.length) {
+      notes.push("left out " + quoted(dropped) + (p.issues.length ? ": not in the " + unit + " the issue found"
+                 : ": no " + unit.replace(/s$/, "") + " holds it"));
+    }
     if (p.ignored.length && (p.issues.length || dropped.length || !count)) {
       notes.push("ignored the question's filler words " + quoted(p.ignored));
     }
