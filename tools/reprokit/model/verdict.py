@@ -188,8 +188,10 @@ def decisive(rec: HasVerdict) -> bool:
 
 def is_change(before: HasVerdict, after: HasVerdict) -> bool:
     """Whether the same run's verdict changed between two releases: the one test behind every changes page, feed entry,
-    'since'/'fixed in', history line, grid mark and compare row. A machine difference is never a change."""
-    return before.verdict != after.verdict and decisive(before) and decisive(after)
+    'since'/'fixed in', history line, grid mark and compare row. A machine difference is never a change, nor is a skip
+    on either side (a run that newly ran, or no longer ran: nothing was observed on one side)."""
+    return (before.verdict != after.verdict and before.verdict.ran and after.verdict.ran and decisive(before)
+            and decisive(after))
 
 
 def rate_text(hit: int, total: int, digits: int = 1) -> str:

@@ -11,7 +11,8 @@ from pathlib import Path
 from reprokit.model import corpus, issue_states
 from reprokit.model.claims import Claims, load_claims
 from reprokit.model.corpus import CaseDir
-from reprokit.model.matrix import Matrix
+from reprokit.model.issue_states import IssueStates
+from reprokit.model.matrix import Matrix, Target
 from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
 from reprokit.publish.pages import report, sweep_report
@@ -46,12 +47,16 @@ class Published:
     machines: dict[str, str] = field(default_factory=dict)  # run id -> the machine it ran on (store/machines.py)
     # target -> case -> when and on what it last ran there, where all its records there are history (store/last_runs)
     last_runs: dict[str, dict[str, LastRun]] = field(default_factory=dict)
+    targets: dict[str, Target] = field(default_factory=dict)  # matrix.yaml's targets, in its order
+    ran_on: dict[str, list[str]] = field(default_factory=dict)  # target -> the devices its recorded runs saw
+    issue_states: IssueStates = field(default_factory=IssueStates)  # issue-states.yaml: link kinds, triage standings
 
 
 def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
     pins = {name: t.pins.torch for name, t in matrix.targets.items()}
     found = corpus.discover(root / "cases", on_error=lambda why: print(f"reprokit: {why}", file=sys.stderr))
-    cases = issue_states.applied(found, issue_states.load(root))  # the tracker's states; a bad case left out
+    states = issue_states.load(root)
+    cases = issue_states.applied(found, states)  # the tracker's states; a bad case left out
     know_content(loaded, cases)  # from here on, records of a case's earlier content are history, not shown
     claims_file = root / "claims.yaml"
     claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
@@ -73,7 +78,18 @@ def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
         descriptions={n: t.description for n, t in matrix.targets.items()},
         splits={name: build_split(loaded, name, "cases") for name in views},
         machines={run_id: machine_of(header) for run_id, header in sorted(loaded.runs.items())},
-        last_runs={name: last_runs(loaded, name, cases) for name in matrix.targets})
+        last_runs={name: last_runs(loaded, name, cases) for name in matrix.targets},
+        targets=dict(matrix.targets), ran_on=devices_seen(loaded), issue_states=states)
+
+
+def devices_seen(loaded: Loaded) -> dict[str, list[str]]:
+    """Target -> the devices its recorded runs saw, as the run headers name them (the GPU; a CPU target's CPU model)."""
+    seen: dict[str, set[str]] = {}
+    for header in loaded.runs.values():
+        device = header.device if header.device != "cpu" else machine_of(header)
+        if device:
+            seen.setdefault(header.target, set()).add(device)
+    return {target: sorted(devices) for target, devices in sorted(seen.items())}
 
 
 def shown(loaded: Loaded, view: View, claims: Claims | None) -> View:
@@ -92,4 +108,4 @@ def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Pat
     out.mkdir(parents=True, exist_ok=True)
     written = sweep_report.write_reports(out, p.sweeps, p.descriptions)
     return report.write_reports(out, p.views, p.cases, p.descriptions, p.claims, p.sweeps, p.changes, p.since,
-                                p.histories, p.splits, p.machines) + written
+                                p.histories, p.splits, p.machines, p.last_runs) + written

@@ -9,6 +9,7 @@ from collections import defaultdict
 from reprokit.model.records import Record
 from reprokit.model.untrusted_text import identifier, md_cell
 from reprokit.model.verdict import Tally, Verdict
+from reprokit.publish.glossary import BY_MACHINE
 
 
 def cell(text: str | None, width: int = 90) -> str:
@@ -27,7 +28,7 @@ def outcome_text(rec: Record | None, dtype: bool = False) -> str:
     """A verdict cell: symbol and word (with the run's dtype when `dtype`), then what went wrong."""
     if rec is None:
         return "—"
-    text = f"{rec.verdict.symbol} {rec.verdict}" + (f" `{rec.dtype}`" if dtype else "")
+    text = f"{rec.verdict.symbol} {rec.verdict}" + (f" `{rec.dtype}`" if dtype else "") + by_machine(rec)
     if not rec.verdict.ran:
         return f"{text}: {cell(rec.why, 60)}"
     if rec.exception and rec.verdict not in (Verdict.DOES_NOT_REPRODUCE, Verdict.FIX_WORKS):
@@ -36,6 +37,16 @@ def outcome_text(rec: Record | None, dtype: bool = False) -> str:
     elif rec.verdict.needs_attention:
         text += f": {cell(rec.why, 70)}"
     return text
+
+
+def by_machine(rec: Record) -> str:
+    """" (by machine: does-not-reproduce on Intel(R) Xeon(R) Processor)" where another machine gave the same torch and
+    case content another verdict: the mark alone would be one machine's verdict read as the release's."""
+    if not rec.machine_dependent:
+        return ""
+    others = "; ".join(f"{verdict} on {cell(machine, 60)}" for machine, verdict in sorted(
+        (rec.on_other_machines or {}).items()))
+    return f" ({BY_MACHINE}: {others})"
 
 
 def rows_by_case(records: list[Record]) -> dict[tuple[str, str], dict[str, Record]]:

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from reprokit.model.attribution import compile_rate
+from reprokit.model.case import Case
+from reprokit.model.corpus import CaseDir
 from reprokit.model.untrusted_text import xml_text
 from reprokit.model.verdict import Role, Verdict
 from reprokit.publish.changed_files import write_changed
@@ -59,13 +63,22 @@ def _attr(value) -> str:
     return f'"{escape(text, _ATTRIBUTE_ENTITIES) if _NEEDS_ESCAPE.search(text) else text}"'
 
 
-def badge(res: View) -> str:
-    reproducing, ran = res.rate
+BADGE_LABEL = "torch.compile failure rate"
+
+
+def badge(res: View, cases: Mapping[str, CaseDir | Case] | None = None) -> str:
+    """A shields.io endpoint: the torch.compile failure rate of the target's repros (attribution.compile_rate, the
+    report's compile-only figure, never the any-reason count) on the release its report shows, named in the label.
+    `cases`: case id -> its case (or case folder), whose declarations leave a failure out of the rate. Orange where a
+    repro fails in the compile stack, green where none does, red where one of our fixes is broken."""
+    by_id = {i: c.case if isinstance(c, CaseDir) else c for i, c in (cases or {}).items()}
+    failures, ran = compile_rate(res.records, by_id)
     broken = res.counts.fixes_broken
-    color = "red" if broken else ("orange" if reproducing else "brightgreen")
-    message = f"{reproducing}/{ran} reproduce" + (f", {broken} fixes broken" if broken else "")
-    return json.dumps({"schemaVersion": 1, "label": f"torch.compile repros ({res.target})", "message": message,
-                       "color": color}, sort_keys=True) + "\n"
+    color = "red" if broken else ("orange" if failures else "brightgreen")
+    message = (f"{failures / ran:.1%} ({failures}/{ran} repros)" if ran else "no repro ran") + (
+        f", {broken} fix{'es' if broken > 1 else ''} broken" if broken else "")
+    return json.dumps({"schemaVersion": 1, "label": f"{BADGE_LABEL} ({res.target}, torch {res.release})",
+                       "message": message, "color": color}, sort_keys=True) + "\n"
 
 
 def save_grid(grid: list[list[int]], rows: list[str], cols: list[str], colors: list[str], path: Path, *,

@@ -10,10 +10,12 @@ from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
 from reprokit.model.verdict import Role, Verdict, rate_text, reproduce_rate
 from reprokit.publish import issue_status
+from reprokit.publish.glossary import BY_MACHINE
 from reprokit.publish.markdown import table
 from reprokit.publish.pages import sweep_report
 from reprokit.publish.pages.ledger_page import render_ledger
 from reprokit.publish.pages.run_facts import machine_text
+from reprokit.store.last_runs import LastRun
 from reprokit.store.views import View
 
 
@@ -31,7 +33,8 @@ def targets_table(views: dict[str, View], descriptions: dict[str, str]) -> str:
 
 def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions: dict[str, str],
                  claims: Claims | None = None, sweeps: dict[str, View] | None = None,
-                 histories: dict[str, dict[str, list[Record]]] | None = None) -> str:
+                 histories: dict[str, dict[str, list[Record]]] | None = None,
+                 last_runs: dict[str, dict[str, LastRun]] | None = None) -> str:
     lines = ["# Compatibility report", "",
              "Every figure below is rendered from the recorded results linked per target; nothing is edited by hand. "
              "Each target column shows one torch release: its pin in matrix.yaml when recorded, else the newest "
@@ -74,14 +77,16 @@ def render_index(views: dict[str, View], cases: dict[str, CaseDir], descriptions
         cells = []
         for name in views:
             recs = repros[name][case_id]
-            cells.append(" ".join(f"{r.verdict.symbol} `{r.dtype}`" if len(recs) > 1 else r.verdict.symbol
+            cells.append(" ".join((f"{r.verdict.symbol} `{r.dtype}`" if len(recs) > 1 else r.verdict.symbol)
+                                  + (f" {BY_MACHINE}" if r.machine_dependent else "")
                                   for r in sorted(recs, key=lambda r: r.dtype)) or "—")
         matrix.append([f"[`{case_id}`](../cases/{case_id}/)", cases[case_id].case.category, *cells])
     lines.append(table(matrix, ["case", "category", *[f"[{t}]({t}.md)" for t in views]]))
-    lines += ["", "Legend: " + ", ".join(f"{v.symbol} {v}" for v in Verdict) + ".", ""]
+    lines += ["", "Legend: " + ", ".join(f"{v.symbol} {v}" for v in Verdict) + f"; {BY_MACHINE}: another machine gave "
+              "the same torch and case content another verdict (the target's report names each).", ""]
     lines += issue_status.index_section(list(cases.values()), histories or {})
     if claims is not None:
-        lines += render_ledger(claims, views, cases, sweeps or {}, histories)
+        lines += render_ledger(claims, views, cases, sweeps or {}, histories, last_runs)
     lines += sweep_report.index_section(sweeps or {})
     return "\n".join(lines)
 

@@ -25,6 +25,7 @@ from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
 from reprokit.publish.pages import sweep_report
+from reprokit.store.last_runs import LastRun
 from reprokit.store.views import View
 
 CONFIRMED, REFUTED, MIXED, INCONCLUSIVE, NOT_TESTABLE, NOT_RUN, PARTLY_TESTED = (
@@ -187,3 +188,25 @@ def outcome(claim: Claim, cases: dict[str, CaseDir], records: list[Record], *, t
     its tested part's own verdict ("tested part mixed"), so that confirmed -> mixed is a change."""
     verdict, _ = judge(claim, cases, records, None, target=target)
     return f"tested part {_tested(claim, cases, records, None)[0]}" if verdict == PARTLY_TESTED else verdict
+
+
+def with_history(verdict: str, detail: str, claim: Claim, last_runs: dict[str, LastRun] | None) -> str:
+    """A claim no current run tested on a target whose runs of its cases are history (`last_runs`: case -> its last
+    run there, store/last_runs.py): the detail says so, and when and on what they last ran, never "no recorded run"."""
+    runs = last_runs or {}
+    mine = [(case, runs[case]) for case in claim.cases if case in runs]
+    if verdict != NOT_RUN or not mine:
+        return detail
+    told = "; ".join(f"{case} last ran {last.record.recorded_at[:10]} on {where(last)}, torch {last.record.torch}: "
+                     f"{last.record.verdict}" for case, last in mine)
+    if detail.endswith("no recorded run"):
+        return detail.removesuffix("no recorded run") + f"no current run, history only: {told}"
+    if detail.endswith("(no current run)"):  # a claim about a compiled graph
+        return detail.removesuffix("(no current run)") + f"(no current run, history only: {told})"
+    return detail
+
+
+def where(last: LastRun) -> str:
+    """The device a history run saw: "2 × NVIDIA H200", "cpu"."""
+    device = last.record.device
+    return f"{last.devices} × {device}" if last.devices and device != "cpu" else device

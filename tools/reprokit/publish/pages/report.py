@@ -20,6 +20,7 @@ from reprokit.publish.pages.cells import outcome_text, rows_by_case, summary_lin
 from reprokit.publish.pages.history_page import render_history
 from reprokit.publish.pages.index_page import render_index
 from reprokit.publish.pages.run_facts import machine_text, run_lines
+from reprokit.store.last_runs import LastRun
 from reprokit.store.views import View
 
 
@@ -157,7 +158,8 @@ def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descr
                   changes: dict[str, list] | None = None, since: dict[str, dict[str, str]] | None = None,
                   histories: dict[str, dict[str, list[Record]]] | None = None,
                   splits: dict[str, dict[tuple[str, str], list[Record]]] | None = None,
-                  machines: dict[str, str] | None = None) -> list[Path]:
+                  machines: dict[str, str] | None = None,
+                  last_runs: dict[str, dict[str, LastRun]] | None = None) -> list[Path]:
     """Long: every Markdown page and CI artifact of the targets' current views; returns the files that changed (a
     page whose bytes are already there is not written again: changed_files.py)."""
     by_id = {c.case.id: c for c in cases}
@@ -174,12 +176,13 @@ def write_reports(out: Path, views: dict[str, View], cases: list[CaseDir], descr
             pages.append((out / f"{name}-history.md",
                           render_history(name, descriptions.get(name, ""), histories[name], view.pin, now())))
         pages += [(out / name / "junit.xml", ci_artifacts.junit_xml(view)),
-                  (out / name / "badge.json", ci_artifacts.badge(view))]
+                  (out / name / "badge.json", ci_artifacts.badge(view, by_id))]
     if views and ci_artifacts.heatmap(views, sorted(by_id), out / "heatmap.png"):
         written.append(out / "heatmap.png")
     issues_page = issue_status.render(cases, histories or {}, splits, machines)
     if issues_page is not None:
         pages.append((out / "upstream-issues.md", issues_page))
-    pages.append((out / "README.md", render_index(views, by_id, descriptions, claims, sweeps, histories)))
+    pages.append((out / "README.md", render_index(views, by_id, descriptions, claims, sweeps, histories,
+                                                                last_runs)))
     written += [path for path, text in pages if write_changed(path, text)]
     return written

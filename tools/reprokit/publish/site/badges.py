@@ -6,9 +6,10 @@ as a flat badge, for a README that embeds an image without asking shields.io. A 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
-from reprokit.publish.pages.ci_artifacts import badge
+from reprokit.publish.pages.ci_artifacts import BADGE_LABEL, badge
 from reprokit.publish.render import Published
 from reprokit.publish.site.rows import slug
 
@@ -39,10 +40,52 @@ def badges(p: Published) -> dict[str, str]:
     out = {}
     for target in p.descriptions:
         view = p.views.get(target)
-        text = badge(view) if view else json.dumps({"schemaVersion": 1, "label": f"torch.compile repros ({target})",
-                                                   "message": "not recorded", "color": "lightgrey"},
-                                                  sort_keys=True) + "\n"
+        text = badge(view, {c.case.id: c for c in p.cases}) if view else json.dumps(
+            {"schemaVersion": 1, "label": f"{BADGE_LABEL} ({target})", "message": "not recorded",
+             "color": "lightgrey"}, sort_keys=True) + "\n"
         found = json.loads(text)
         out[f"badges/{slug(target)}.json"] = text
         out[f"badges/{slug(target)}.svg"] = svg(found["label"], found["message"], found["color"])
+    return out
+
+
+@dataclass(frozen=True)
+class Badge:
+    """One target's badge as a page offers it: the image, and the Markdown that embeds it linked to the target's grid
+    (`base`: the site's address, which the links start with; site.js makes them absolute where it is not given)."""
+
+    target: str
+    label: str
+    message: str
+    base: str
+
+    @property
+    def svg(self) -> str:
+        return f"badges/{slug(self.target)}.svg"
+
+    @property
+    def endpoint(self) -> str:
+        return f"badges/{slug(self.target)}.json"
+
+    @property
+    def grid(self) -> str:
+        return f"grid-{slug(self.target)}.html"
+
+    @property
+    def alt(self) -> str:
+        return f"{self.label}: {self.message}"
+
+    @property
+    def markdown(self) -> str:
+        return f"[![{self.alt}]({self.base}{self.svg})]({self.base}{self.grid})"
+
+
+def offered(files: dict[str, str], base: str) -> dict[str, Badge]:
+    """Target -> its Badge, from the badges' endpoint files (`badges`' output)."""
+    out = {}
+    for name, text in files.items():
+        if name.endswith(".json"):
+            found = json.loads(text)
+            target = name.removeprefix("badges/").removesuffix(".json")
+            out[target] = Badge(target, found["label"], found["message"], base)
     return out

@@ -8,7 +8,7 @@ otherwise)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.model.case import Case
@@ -95,10 +95,26 @@ class Reproduce:
     dtype: str
     script: str  # the raw script's path relative to the case page
     machine: str = ""  # the machine that run was made on ("" where the store does not know it)
+    ranks: int = 1  # the processes torchrun starts (a case of world_size > 1), 1 for plain python
 
     @property
     def command(self) -> str:
-        return f"REPRO_DEVICE={self.device} REPRO_DTYPE={self.dtype} python repro.py"
+        return local_command(self.device, self.dtype, self.ranks)
+
+
+def local_command(device: str, dtype: str, ranks: int) -> str:
+    """The line that runs the raw script in its case folder as the runner does: plain python, or torchrun with one
+    process per rank."""
+    launch = f"torchrun --standalone --nproc-per-node {ranks}" if ranks > 1 else "python"
+    return f"REPRO_DEVICE={device} REPRO_DTYPE={dtype} {launch} repro.py"
+
+
+def untried_command(case: Case) -> str:
+    """The command for a case no recorded run has run: on the case's own device (a GPU-only case's GPU, never the
+    CPU it cannot run on) and its first dtype."""
+    devices = case.requires.devices
+    device = DEVICE_STRING["cpu" if "cpu" in devices else devices[0]]
+    return local_command(device, case.requires.dtypes[0], case.requires.world_size)
 
 
 @dataclass(frozen=True)
@@ -111,6 +127,8 @@ class CaseFacts:
     # (target, hardware, why) of each target of matrix.yaml with no record of this case: no such hardware has run
     # anything, or this case has not run there yet
     unrecorded: list[tuple[str, str, str]]
+    untried: str = ""  # the command for the case's own device, where no current record of its repro ran
+    last_runs: list[tuple[str, str]] = field(default_factory=list)  # (target, its LastRun's text), history only
 
     @property
     def flags(self) -> list[tuple[str, str]]:
@@ -133,7 +151,7 @@ def reproduce_with(cd: CaseDir, histories: list[TargetHistory], records: dict[st
     device = DEVICE_STRING["cpu" if on_cpu else next((d for d in devices if d != "cpu"), devices[0])]
     dtype = runs[0].dtype if runs else cd.case.requires.dtypes[0]
     return Reproduce(release, history.target, verdict is Verdict.REPRODUCES, device, dtype,
-                     f"{cd.case.id}/repro.py", machine)
+                     f"{cd.case.id}/repro.py", machine, cd.case.requires.world_size)
 
 
 def case_facts(cd: CaseDir, found: dict[str, list[CaseStanding]], records: dict[str, dict[str, list[Record]]],
@@ -148,4 +166,5 @@ def case_facts(cd: CaseDir, found: dict[str, list[CaseStanding]], records: dict[
                      [f"{cd.case.id}/{p.name}" for p in published_files(cd)],
                      [(target, what, history[target].text if target in history
                        else NOT_RUN_HERE if target in recorded else NO_HARDWARE)
-                      for target, what in hardware.items() if target not in found])
+                      for target, what in hardware.items() if target not in found],
+                     untried_command(cd.case), [(t, last.text) for t, last in history.items()])

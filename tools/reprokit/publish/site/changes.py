@@ -1,10 +1,11 @@
 """What changed in each torch release (changes-<release>.html, and the Atom feed): every verdict of a run that differs
-from the target's previous recorded release, fixed and regressed first; a flaky or machine-dependent verdict on
-either side is no change (verdict.is_change).
+from the target's previous recorded release, fixed and regressed first, by the one rule every page asks
+(verdict.is_change): a flaky or machine-dependent verdict on either side is no change, nor is a skip on either side (a
+run that newly ran, or no longer did, observed nothing on one side: counted apart, as the compare view lists it).
 
 A change is *fixed* when the repro stopped reproducing (reproduces -> does-not-reproduce) or a fix started to work
-(fix-broken -> fix-works), *regressed* for the reverse, and *changed* otherwise (a skip, a timeout, a different
-failure): only the two verdicts of a run that say "the bug is there" or "it is not" decide a direction.
+(fix-broken -> fix-works), *regressed* for the reverse, and *changed* otherwise (a timeout, a different failure): only
+the two verdicts of a run that say "the bug is there" or "it is not" decide a direction.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class ReleaseChanges:
     compared: list[tuple[str, str, int]]  # (target, previous release, runs recorded on both)
     first_on: list[str]  # targets on which this is the first recorded release (nothing to compare)
     changes: list[Change]  # fixed, then regressed, then the rest; by target in matrix.yaml's order
+    newly_ran: int = 0  # runs skipped on the previous release that ran on this one: no change
+    no_longer_ran: int = 0  # the reverse
 
     def count(self, kind: str) -> int:
         return sum(c.kind == kind for c in self.changes)
@@ -91,7 +94,7 @@ def release_changes(p: Published) -> list[ReleaseChanges]:
     every = sorted({rel for history in p.histories.values() for rel in history}, key=lambda r: (release_key(r), r))
     out = []
     for release in every:
-        compared, first_on, changes = [], [], []
+        compared, first_on, changes, newly, no_longer = [], [], [], 0, 0
         for target, history in p.histories.items():
             order = list(history)
             if release not in history:
@@ -106,7 +109,11 @@ def release_changes(p: Published) -> list[ReleaseChanges]:
             compared.append((target, previous, sum(r.key in before for r in after)))
             changes += [Change(target, previous, release, before[r.key], r) for r in after
                         if r.key in before and is_change(before[r.key], r)]
+            both = [(before[r.key].verdict, r.verdict) for r in after if r.key in before]
+            newly += sum(not was.ran and now.ran for was, now in both)
+            no_longer += sum(was.ran and not now.ran for was, now in both)
         targets = list(p.histories)
         changes.sort(key=lambda c: (c.order[0], targets.index(c.target), *c.order[1:]))
-        out.append(ReleaseChanges(release, changes_file(release), is_nightly(release), compared, first_on, changes))
+        out.append(ReleaseChanges(release, changes_file(release), is_nightly(release), compared, first_on, changes,
+                                  newly, no_longer))
     return out

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from reprokit.model.verdict import Verdict
+from reprokit.model.releases import release_key
+from reprokit.model.verdict import Verdict, is_change
 from reprokit.publish.glossary import SHORT_WORD
 from reprokit.publish.render import Published
-from reprokit.publish.site.rows import MACHINE_DEPENDENT, VERDICT_RANK, Cell, Row, slug
+from reprokit.publish.site.rows import HISTORY, MACHINE_DEPENDENT, VERDICT_RANK, Cell, Row, slug
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,7 @@ class GridCell:
     # labelled with the torch build too where builds of the release disagree (a line per build)
     previous: str = ""  # the previous release recording the case, where a verdict differs from it ("" otherwise)
     was: str = ""  # the verdicts on that release, as its cell's tip says them
+    history: str = ""  # a run that is no current record (the case's last run on the target): when, on what, why
 
     @property
     def rank(self) -> str:
@@ -37,7 +39,8 @@ class GridCell:
                   if cell.detail]  # the word already says machine-dependent: its detail names each machine's verdict
         details = "; ".join(f"{dtype}: {short}" if dtype else short for dtype, short in shorts)
         changed = f" (was {self.was} on {self.previous})" if self.previous else ""
-        return f"{self.words}{changed}" + (f". {details}" if details else "")
+        history = f" (history: {self.history})" if self.history else ""
+        return f"{self.words}{changed}{history}" + (f". {details}" if details else "")
 
 
 @dataclass(frozen=True)
@@ -48,13 +51,14 @@ class GridRow:
     version: str  # "earlier case version" when a shown record ran another version of the case
     verdicts: str  # "release=verdict ..." for every release and dtype: the verdict filter, on any release
     cells: list[GridCell | None]  # one per release column; None where the release has no record of the case
+    history: bool = False  # the case's only run on the target is history (no current record): the row says so
 
 
 @dataclass(frozen=True)
 class Grid:
     target: str
     file: str  # grid-<target>.html
-    releases: list[str]  # the columns, oldest first
+    releases: list[str]  # the columns, oldest first: every recorded release, and a history run's release
     current: str  # the release the target's reports show
     rows: list[GridRow]
 
@@ -62,8 +66,9 @@ class Grid:
     def verdicts(self) -> list[str]:
         """The verdicts of any release, in the legend's order (the verdict filter's values)."""
         seen = {word: VERDICT_RANK[word if word == MACHINE_DEPENDENT else Verdict(word)] for row in self.rows
-                for grid_cell in row.cells if grid_cell for _, cell in grid_cell.lines for word in cell.words}
-        return sorted(seen, key=seen.__getitem__)
+                for grid_cell in row.cells if grid_cell and not grid_cell.history for _, cell in grid_cell.lines
+                for word in cell.words}
+        return sorted(seen, key=seen.__getitem__) + ([HISTORY] if any(r.history for r in self.rows) else [])
 
 
 def shown_word(cell: Cell) -> str:
@@ -86,7 +91,8 @@ def grids(p: Published, every: list[Row]) -> list[Grid]:
         by_target[row.target].setdefault(row.case, {}).setdefault(row.release, []).append(row)
     out = []
     for target, cases in by_target.items():
-        releases = list(p.histories[target])
+        releases = sorted({*p.histories[target], *(r.release for by_release in cases.values() for rs in by_release.values()
+                                        for r in rs)}, key=lambda rel: (release_key(rel), rel))
         rows = [grid_row(target, case_id, by_release, releases) for case_id, by_release in sorted(cases.items())]
         out.append(Grid(target, grid_file(target), releases, p.views[target].release, rows))
     return out
@@ -113,29 +119,52 @@ def _shown(row: Row, repro: Cell) -> Cell:
     return repro
 
 
+@dataclass
+class _Word:
+    """A grid cell's verdict word as verdict.is_change reads a record (a machine-dependent one never reaches it)."""
+
+    verdict: Verdict
+    variant: str = "repro"
+
+
+def changed_word(before: str, after: str) -> bool:
+    """The one rule for "changed" (verdict.is_change): two verdicts that ran and decide differ; a skip on either side
+    (a run that newly ran, or no longer did) and a flaky verdict are no change."""
+    return is_change(_Word(Verdict(before)), _Word(Verdict(after)))
+
+
 def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releases: list[str]) -> GridRow:
-    """A case's cells, one per release column; a cell is marked where a dtype's verdict differs from the previous
-    release that recorded the case (a machine-dependent verdict is never a change)."""
+    """A case's cells, one per release column; a cell is marked where a dtype's verdict changed from the previous
+    release that recorded the case (changed_word: a machine-dependent verdict, a skip, a flaky verdict are never a
+    change). A history run's cell (a case with no current record on the target) is marked so, and compared with
+    nothing."""
     cells: list[GridCell | None] = []
     before: tuple[str, dict[str, str], str] | None = None  # (release, dtype -> verdict, the cell's words)
     for release in releases:
-        recorded = [(r, r.repro) for r in by_release.get(release, []) if r.repro]  # each row with its repro cell
+        # each row with its repro cell (a history run of a fix alone, where no repro ran: that fix's)
+        recorded = [(r, shown_cell) for r in by_release.get(release, [])
+                    if (shown_cell := r.repro or (r.fixed or r.article_fix if r.history else None)) is not None]
         if not recorded:
             cells.append(None)
             continue
         several = len({r.dtype for r, _ in recorded}) > 1
+        labels = [_cell_label(r, repro, several) for r, repro in recorded]
+        shown = list(zip(labels, [_shown(r, repro) for r, repro in recorded], strict=True))
+        if any(r.history for r, _ in recorded):
+            cells.append(GridCell(cell_anchor(case_id, target, release), shown,
+                                  history=next(r.history for r, _ in recorded if r.history)))
+            continue
         now = {r.dtype: repro.word for r, repro in recorded if not repro.machines}  # machine-dependent: never a change
         changed_from = before if before is not None and any(
-            d in before[1] and before[1][d] != w for d, w in now.items()) else None
-        labels = [_cell_label(r, repro, several) for r, repro in recorded]
-        cell = GridCell(cell_anchor(case_id, target, release),
-                        list(zip(labels, [_shown(r, repro) for r, repro in recorded], strict=True)),
+            d in before[1] and changed_word(before[1][d], w) for d, w in now.items()) else None
+        cell = GridCell(cell_anchor(case_id, target, release), shown,
                         changed_from[0] if changed_from else "", changed_from[2] if changed_from else "")
         cells.append(cell)
         before = (release, now, cell.words)
     first = next(iter(by_release.values()))[0]
     verdicts = " ".join(dict.fromkeys(f"{r.release}={word}" for rs in by_release.values() for r in rs
-                                      if r.repro for word in r.repro.words))
+                                      for word in ([HISTORY] if r.history else r.repro.words if r.repro else [])))
     version = next((r.version for rs in by_release.values() for r in rs if r.version), "")
-    return GridRow(case_id, first.category, first.source, version, verdicts, cells)
+    history = all(r.history for rs in by_release.values() for r in rs)
+    return GridRow(case_id, first.category, first.source, version, verdicts, cells, history)
 

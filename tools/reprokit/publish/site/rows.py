@@ -12,10 +12,12 @@ from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
 from reprokit.model.releases import release_key
 from reprokit.model.untrusted_text import one_line
-from reprokit.model.verdict import Verdict
+from reprokit.model.verdict import Role, Verdict
 from reprokit.publish.pages.report import recorded_before_change
 from reprokit.publish.render import Published
+from reprokit.store.views import release_of
 
+HISTORY = "history"  # the filters' word for a run that is no current record (the case's only run on a target)
 MACHINE_DEPENDENT = "machine-dependent"  # the word of a verdict another machine did not share (never one machine's)
 VERDICT_RANK: dict[str, str] = {**{v: f"{n}" for n, v in enumerate(Verdict)}, MACHINE_DEPENDENT: f"{len(Verdict)}"}  # legend order
 SHORT = 160  # characters of a message shown before its expander
@@ -111,10 +113,14 @@ class Row:
     version: str = ""  # "earlier case version" / "case version unknown": the records are not of the case as it is now
     build: str = ""  # the torch build, where builds of the release disagree on the case's current content (a row each)
     machine: str = ""  # the machine the repro ran on, where its verdict differs by build or by machine
+    # where the target has no current record of the case: when and on what it last ran and why that run is history
+    # (store/last_runs.py); "" for a current record
+    history: str = ""
 
     @property
     def verdicts(self) -> str:
-        return " ".join(dict.fromkeys(w for c in (self.repro, self.fixed, self.article_fix) if c for w in c.words))
+        return " ".join(dict.fromkeys([*(w for c in (self.repro, self.fixed, self.article_fix) if c for w in c.words),
+                                       *([HISTORY] if self.history else [])]))
 
     @property
     def anchor(self) -> str:
@@ -155,9 +161,29 @@ def rows(p: Published) -> list[Row]:
                         "earlier case version" if (case_id, dtype) in earlier
                         else "case version unknown" if (case_id, dtype) in unknown else "", build,
                         p.machines.get(repro.run_id, "") if repro and (build or repro.machine_dependent) else ""))
+    out += last_run_rows(p, cases)
     targets = list(p.histories)
-    return sorted(out, key=lambda r: (r.case, targets.index(r.target), list(p.histories[r.target]).index(r.release),
-                                      r.dtype))
+    return sorted(out, key=lambda r: (r.case, targets.index(r.target), release_key(r.release), r.release, r.dtype))
+
+
+def last_run_rows(p: Published, cases: dict[str, CaseDir]) -> list[Row]:
+    """A row for each case whose runs on a recorded target are all history (store/last_runs.py): its newest run there,
+    marked with when and on what it ran and why it is not current, so that no page shows the case as never run. It
+    counts toward no figure (the rates, changes and comparisons read the current records only)."""
+    out = []
+    for target, runs in p.last_runs.items():
+        if target not in p.histories:
+            continue
+        for case_id, last in runs.items():
+            rec = last.record
+            cell = Cell.of(rec, p.machines)
+            role = Role.of(rec.variant)
+            out.append(Row(
+                case_id, cases[case_id].case.category, source_of(cases[case_id]), target, release_of(rec.torch),
+                rec.torch, False, rec.dtype, cell if role is Role.REPRO else None, cell if role is Role.FIX else None,
+                cell if role is Role.ARTICLE_FIX else None, (rec.stage or "") if role is Role.REPRO else "", "",
+                f"{rec.exception}: {rec.headline()}" if rec.exception else "", "", history=last.text))
+    return out
 
 
 def per_build(splits: dict[tuple[str, str], list[Record]], release: str,
@@ -183,5 +209,5 @@ def record_filters(every: list[Row]) -> list[tuple[str, str, list[str]]]:
             ("release", "torch release", ["current", *releases]),
             ("dtype", "dtype", sorted({r.dtype for r in every})),
             ("stage", "stage", sorted({r.stage for r in every if r.stage})),
-            ("verdict", "verdict", [str(v) for v in [*Verdict, MACHINE_DEPENDENT]
+            ("verdict", "verdict", [str(v) for v in [*Verdict, MACHINE_DEPENDENT, HISTORY]
                                     if any(str(v) in r.verdicts.split() for r in every)])]

@@ -19,6 +19,7 @@ from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict, in_rate, rate_text, reproduce_rate
 from reprokit.publish.issue_status import CaseStanding
 from reprokit.publish.site.machines import Standings, flat
+from reprokit.store.last_runs import LastRun
 
 BAD, GOOD = Verdict.REPRODUCES, Verdict.DOES_NOT_REPRODUCE
 WORDS = {BAD: "reproduces", GOOD: "does not reproduce"}
@@ -51,11 +52,19 @@ def standing_line(s: CaseStanding) -> str:
     return line
 
 
-def case_standings(cases: list[CaseDir], found: Standings) -> dict[str, str]:
+def case_standings(cases: list[CaseDir], found: Standings,
+                   last_runs: dict[str, dict[str, LastRun]] | None = None) -> dict[str, str]:
     """Case id -> its standing on every target that recorded its repro, in matrix.yaml's order (per machine where its
-    verdict depends on the machine: site/machines.py), joined by " · "."""
-    return {cd.case.id: " · ".join(f"{s.label}: {standing_line(s)}" for s in flat(found.get(cd.case.id, {})))
-            or "no recorded run yet" for cd in cases}
+    verdict depends on the machine: site/machines.py), joined by " · "; on a target where the case's runs are all
+    history (`last_runs`: target -> case -> its last run there), when and on what it last ran and why that is not
+    current."""
+    out = {}
+    for cd in cases:
+        mine = [f"{s.label}: {standing_line(s)}" for s in flat(found.get(cd.case.id, {}))]
+        mine += [f"{target}: history only, {runs[cd.case.id].text}" for target, runs in (last_runs or {}).items()
+                 if cd.case.id in runs and target not in found.get(cd.case.id, {})]
+        out[cd.case.id] = " · ".join(mine) or "no recorded run yet"
+    return out
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ def target_rows(p: Published) -> list[dict]:
                     "grid": grid_file(name), "release": view.release, "pin": view.pin, "off_pin": view.off_pin,
                     "builds": view.builds, "history": view.history, "tally": view.counts,
                     "rate": rate_text(*view.rate),
-                    "finished": finished_text(view.header) if view.header else ""})
+                    "finished": finished_text(view.header) if view.header else "",
+                    "history_only": len(p.last_runs.get(name, {}))})
     return out
 
 
@@ -72,6 +73,7 @@ def ledger_rows(p: Published) -> tuple[list[dict], dict[str, dict[str, int]]]:
         cells = []
         for target, view in p.views.items():
             verdict, detail = ledger.judge(claim, cases, view.records, p.sweeps.get(target), target=target)
+            detail = ledger.with_history(verdict, detail, claim, p.last_runs.get(target))
             totals[target][verdict] += 1
             cells.append({"target": target, "verdict": verdict, "label": ledger.SYMBOL[verdict],
                           "css": LEDGER_CLASS[verdict], "detail": detail})
@@ -89,6 +91,11 @@ def sweep_sections(p: Published) -> list[dict]:
         out.append({"name": name, "hardware": p.descriptions.get(name, ""), "on": machine_text(res.environment),
                     "release": res.release, "run": res.header, "jobs": jobs_text(res.header) if res.header else "",
                     "finished": finished_text(res.header) if res.header else "", "cells": len(res.records),
+                    # the whole sweep's: every run whose records are shown (sweep_report's wall), not the last sitting
+                    "runs": [{"jobs": jobs_text(h), "wall": h.wall_seconds, "cells": sum(r.run_id == h.run_id
+                                                                                          for r in res.records),
+                              "finished": finished_text(h)} for h in res.runs],
+                    "wall": sum(h.wall_seconds for h in res.runs),
                     "summary": sweep_report.summary_rows(res),
                     "columns": [(c, sweep_report.rate(rs)) for c, rs in sorted(by_column.items())],
                     "failing": sum(r.verdict.compile_failure for r in res.records)})

@@ -4,9 +4,10 @@
                            machine where its verdict depends on it (site/machines.py, site/standing.py), its issue's
                            state; the headline figures named; every target of matrix.yaml: torch shown, hardware, rates
                            with denominators, or "not recorded" with how to contribute a run
-    grid-<target>.html     a target's cases x recorded torch releases, a permalink per cell, changes marked, the two
-                           rates per release and their trend (site/grid.py, site/standing.py); for a target no run has
-                           recorded, a page that says so
+    grid-<target>.html     a target's cases x recorded torch releases, a permalink per cell, changes marked (one rule:
+                           verdict.is_change), a case whose runs there are all history marked with its last run, the
+                           two rates per release and their trend, the target's badge with its Markdown (site/grid.py,
+                           site/standing.py, site/badges.py); for a target no run has recorded, a page that says so
     compare.html           two recorded columns (target@release) side by side, the cases that differ first
                            (site/compare.py)
     matrix.html            every record: case x target x torch release x dtype (site/rows.py)
@@ -18,11 +19,13 @@
     sweeps.html            the model sweep's failure rates per target
     glossary.html          the verdict words: what each means, what it counts toward (publish/glossary.py)
     results.json           every record as `reprokit history --json` gives it, with its schema (site/data.py)
-    badges/<target>.*      a shields.io endpoint (.json) and the badge drawn (.svg) per target (site/badges.py)
+    badges/<target>.*      a shields.io endpoint (.json) and the badge drawn (.svg) per target (site/badges.py): the
+                           torch.compile failure rate on the release shown, offered on the index and the grids
     *.gz                   beside matrix.html, the grids and results.json: their gzip copies (data.compressed)
     feed.xml               an Atom feed of the verdict changes, dated by release, absolute links (site/feed.py)
 
-Search, filters and sorting (site.js) keep their state in the page's address; without JavaScript every table is
+Search, filters and sorting (site.js; a pasted question's issues, its filler words, hardware words leading to their
+targets: site/hardware_words.py) keep their state in the page's address; without JavaScript every table is
 complete. Pure like report.py: the same store at the same commit (site/stamp.py) gives the same bytes. Everything a
 case or a run wrote is escaped (autoescape, in the Atom feed too; JSON by json.dumps and `tojson`).
 """
@@ -42,13 +45,15 @@ from reprokit.model.verdict import Verdict
 from reprokit.publish import glossary, issue_status
 from reprokit.publish.pages import ledger, sweep_report
 from reprokit.publish.render import Published, gather
-from reprokit.publish.site.badges import badges
+from reprokit.publish.site.badges import badges, offered
 from reprokit.publish.site.case import case_facts, published_files
 from reprokit.publish.site.changes import release_changes
 from reprokit.publish.site.compare import comparison
 from reprokit.publish.site.data import compressed, results_json, results_schema
 from reprokit.publish.site.feed import FEED_ID, entries, feed_updated, site_address
+from reprokit.publish.site.flag_facts import flag_facts
 from reprokit.publish.site.grid import Grid, grids
+from reprokit.publish.site.hardware_words import hardware_search
 from reprokit.publish.site.machines import Standings, flat, records_by_case, standings
 from reprokit.publish.site.rows import (
     MACHINE_DEPENDENT,
@@ -112,19 +117,22 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
     by_case = records_by_case(p.histories)
     where = standings(p, by_case)  # case -> target -> its standings (per machine where it depends on it)
     unrecorded = unrecorded_targets(p)
+    badge_files = badges(p)
+    common["badges"] = offered(badge_files, site_address(site_url))
     out = {
         "index.html": env.get_template("index.html.j2").render(
             **{**common, "skip": ("cases", "the search and the cases")}, targets_table=target_rows(p),
             categories=category_rates(p),
             cases=p.cases, source_of=source_of, article_cases=sum(c.case.article is not None for c in p.cases),
             newest_changes=changed[-1] if changed else None, facts=facts, figures=headline_figures(p),
-            standings=case_standings(p.cases, where), unrecorded=unrecorded,
-            unrecorded_facts={t["name"]: {"hardware": t["hardware"], "grid": t["grid"]} for t in unrecorded},
+            standings=case_standings(p.cases, where, p.last_runs), unrecorded=unrecorded,
+            hardware=hardware_search(p),
             issues={cd.case.id: issue_status.issue_links(cd) for cd in p.cases}, filters=[
                 ("category", "category", sorted({c.case.category for c in p.cases})),
                 ("source", "source", sorted({source_of(c) for c in p.cases}))]),
         "matrix.html": env.get_template("matrix.html.j2").render(
-            **{**common, "skip": ("matrix", "the records")}, rows=every, filters=record_filters(every), facts=facts),
+            **{**common, "skip": ("matrix", "the records")}, rows=every, filters=record_filters(every), facts=facts,
+            hardware=hardware_search(p)),
         "sweeps.html": env.get_template("sweeps.html.j2").render(**common, sweeps=sweep_sections(p)),
         "changes.html": env.get_template("changes.html.j2").render(**common, releases=changed),
         "upstream.html": upstream_page(env, {**common, "facts": facts}, p, where),
@@ -148,7 +156,7 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
     for t in unrecorded:
         out[t["grid"]] = env.get_template("unrecorded.html.j2").render(**common, target=t)
     out.update(case_pages(env, {**common, "up": "../", "unrecorded_targets": unrecorded}, p, every, where, by_case))
-    out.update(badges(p))
+    out.update(badge_files)
     for name in STATIC:
         out[name] = resources.files("reprokit.publish").joinpath("templates", "site", name).read_text("utf-8")
     return dict(sorted(out.items()))
@@ -163,6 +171,7 @@ def grid_page(env: jinja2.Environment, common: dict, p: Published, grid: Grid, c
     between = steps(p.histories[grid.target], p.cases)
     return env.get_template("grid.html.j2").render(
         **common, grid=grid, filters=filters, hardware=p.descriptions.get(grid.target, ""),
+        history_rows=sum(r.history for r in grid.rows),
         changes_files={rc.release: rc.file for rc in changed}, rates=rates, trend=trend(rates), steps=between,
         sets_differ=any(s.only_before or s.only_after for s in between.values()),
         several_dtypes=any(len(c.lines) > 1 for r in grid.rows for c in r.cells if c))
@@ -198,8 +207,10 @@ def upstream_page(env: jinja2.Environment, common: dict, p: Published, every: St
                ("state", "issue state", sorted({s.case.case.issue_state or "" for s in found})),
                ("area", "area", sorted({s.case.case.area for s in found if s.case.case.area})),
                ("flag", "flag", ["flagged", "none"])]
+    facts = {cd.case.id: flag_facts(cd, p) for cd in p.cases if cd.case.source == "upstream"}
+    filters.append(("link", "linked as", sorted({f.link for f in facts.values()})))
     return env.get_template("upstream.html.j2").render(
-        **common, standings=found, filters=filters, case_count=len({s.case.case.id for s in found}),
+        **common, standings=found, filters=filters, case_count=len({s.case.case.id for s in found}), flag_facts=facts,
         issues={s.case.case.id: issue_status.issue_links(s.case) for s in found},
         recorded=sorted({rel for every in p.histories.values() for rel in every}, key=release_key),
         closed_flagged=len({s.case.case.id for s in flagged if s.case.case.issue_state == "closed"}),

@@ -5,19 +5,24 @@
 (function () {
   "use strict";
 
-  // An issue as people paste it: its address, owner/repo#N, #N or "issue N". Anything else is searched as text.
-  var ISSUE = [/^(?:https?:\/\/)?(?:www\.)?github\.com\/[\w.-]+\/[\w.-]+\/(?:issues|pull)\/(\d+)\/?(?:[?#].*)?$/,
-               /^(?:[\w.-]+\/[\w.-]+)?#(\d+)$/, /^(?:issue|pr)\s*#?\s*(\d+)$/];
+  // An issue as people paste it, anywhere in the text: its address, owner/repo#N, #N or "issue N". What is left is
+  // words; a question's filler words are no words to find.
+  var ISSUES = /(?:https?:\/\/)?(?:www\.)?github\.com\/[\w.-]+\/[\w.-]+\/(?:issues|pull)\/(\d+)[^\s]*|(?:[\w.-]+\/[\w.-]+)?#(\d+)\b|\b(?:issue|pr|pull request)\s*#?\s*(\d+)\b/gi;
+  var FILLER = ("a about all am an and any are as at be been but by can could did do does for from has have how i if in " +
+    "is it its me my of on or our please show tell that the there this those to was we were what whats when where " +
+    "whether which who why will with would you hardware machine machines still yet now anything something")
+    .split(" ").reduce(function (set, w) { set[w] = true; return set; }, {});
 
-  // An issue as people paste it finds the cases that link it; any other text is words, each of which a row must hold
-  // (in any order).
   function query(text) {
-    var q = text.trim().toLowerCase();
-    for (var i = 0; i < ISSUE.length; i += 1) {
-      var m = q.match(ISSUE[i]);
-      if (m) { return { issue: "#" + m[1] + " ", words: [] }; }
-    }
-    return { words: q.split(/\s+/).filter(Boolean).map(function (w) { return w.replace(/^#/, ""); }).filter(Boolean) };
+    var issues = [];
+    var rest = text.replace(ISSUES, function (all, a, b, c) { issues.push("#" + (a || b || c) + " "); return " "; });
+    var words = [], ignored = [];
+    rest.toLowerCase().split(/[\s,;:!?()"'“”‘’]+/).forEach(function (raw) {
+      var w = raw.replace(/^[#.]+|[.]+$/g, "");
+      if (!w) { return; }
+      if (Object.prototype.hasOwnProperty.call(FILLER, w)) { ignored.push(w); } else { words.push(w); }
+    });
+    return { issues: issues, words: words, ignored: ignored };
   }
 
   function tooltips(table) {
@@ -69,6 +74,14 @@
                               { capture: true, passive: true });
   }
 
+  // A badge's Markdown names the site's address where the build was given it; else this page's own, found here.
+  Array.prototype.forEach.call(document.querySelectorAll("code.badge-markdown"), function (code) {
+    if (/\]\(https?:/.test(code.textContent) || !/^https?:$/.test(window.location.protocol)) { return; }
+    var at = function (name) { return new URL(code.getAttribute("data-" + name), document.baseURI).href; };
+    code.textContent = code.textContent.split("](" + code.getAttribute("data-svg") + ")").join("](" + at("svg") + ")")
+      .split("](" + code.getAttribute("data-grid") + ")").join("](" + at("grid") + ")");
+  });
+
   var table = document.querySelector("table[data-filterable]");
   var form = document.getElementById("filters");
   if (table && table.classList.contains("grid")) { tooltips(table); }
@@ -97,47 +110,102 @@
 
   function defaultOf(select) { return select.getAttribute("data-default") || ""; }
 
-  // Words that name a target of matrix.yaml no run has recorded: the index's note answers them (no case has a verdict
-  // there); a row that mentions one (a case about that hardware) is still found as text.
-  var unrecordedNode = document.getElementById("unrecorded-targets");
-  var unrecorded = unrecordedNode ? JSON.parse(unrecordedNode.textContent) : {};
+  // Words that name hardware (site/hardware_words.py: a target, its family, a model number such as H200, 910b,
+  // MI300 as a prefix of MI300X): each leads to its targets. A recorded target's word finds the rows that name the
+  // target; an unrecorded one's the rows that mention the word, and the note says no such hardware has run the corpus.
+  var hardwareNode = document.getElementById("hardware-words");
+  var hardware = hardwareNode ? JSON.parse(hardwareNode.textContent) : { words: {}, targets: {} };
   var note = document.getElementById("target-note");
+  var searchNote = document.getElementById("search-note");
 
-  function unrecordedIn(q) {
-    return q.words.filter(function (w) { return Object.prototype.hasOwnProperty.call(unrecorded, w); });
+  function targetsOf(word) {
+    if (Object.prototype.hasOwnProperty.call(hardware.words, word)) { return hardware.words[word]; }
+    if (word.length < 3) { return []; }
+    var found = [];
+    Object.keys(hardware.words).forEach(function (w) {
+      if (w.indexOf(word) === 0) {
+        hardware.words[w].forEach(function (t) { if (found.indexOf(t) < 0) { found.push(t); } });
+      }
+    });
+    return found;
   }
 
-  function matches(row, n, q) {
-    if (q.issue && haystack[n].indexOf(q.issue) < 0) { return false; }
-    if (!q.words.every(function (w) { return haystack[n].indexOf(w) >= 0; })) { return false; }
+  // The query as the rows are matched: each word a list of alternatives (a recorded target's word: the word or a
+  // target it names), the issues, the hardware words with their targets.
+  function plan(q) {
+    var named = [], terms = [];
+    q.words.forEach(function (w) {
+      var targets = targetsOf(w);
+      if (targets.length) {
+        named.push({ word: w, targets: targets });
+        var recorded = targets.filter(function (t) { return hardware.targets[t].recorded; });
+        terms.push({ word: w, any: [w].concat(recorded), hardware: true });
+      } else {
+        terms.push({ word: w, any: [w], hardware: false });
+      }
+    });
+    return { issues: q.issues, terms: terms, named: named, ignored: q.ignored };
+  }
+
+  function holds(n, term) {
+    return term.any.some(function (w) { return haystack[n].indexOf(w) >= 0; });
+  }
+
+  function matches(row, n, p, terms) {
+    if (p.issues.length && !p.issues.some(function (i) { return haystack[n].indexOf(i) >= 0; })) { return false; }
+    if (!terms.every(function (t) { return holds(n, t); })) { return false; }
     return selects.every(function (select) {
       var want = select.value;
       if (select === on || !want) { return true; }
+      var have = (row.getAttribute("data-" + select.name) || "").split(" ");
+      if (on && select.name === "verdict" && want === "history") {  // a history run: on whichever release it ran
+        return have.some(function (v) { return v.slice(-8) === "=history"; });
+      }
       if (on && select.name === "verdict") { want = on.value + "=" + want; }
-      return (row.getAttribute("data-" + select.name) || "").split(" ").indexOf(want) >= 0;
+      return have.indexOf(want) >= 0;
     });
   }
 
-  var explained = "";  // the names the note answers now: it is rebuilt only when they change (a click on its link
-  // blurs the search box, whose change event must not replace the link under the pointer)
+  var explained = "";  // what the note answers now: it is rebuilt only when that changes (a click on its link blurs the
+  // search box, whose change event must not replace the link under the pointer)
 
-  function explain(names) {
-    if (!note || names.join(" ") === explained) { return; }
-    explained = names.join(" ");
+  function explain(named) {
+    var names = [];
+    named.forEach(function (h) { h.targets.forEach(function (t) { if (names.indexOf(t) < 0) { names.push(t); } }); });
+    var said = named.map(function (h) { return h.word + ":" + h.targets.join(","); }).join(" ");
+    if (!note || said === explained) { return; }
+    explained = said;
     note.textContent = "";
     names.forEach(function (name, i) {
+      var t = hardware.targets[name];
+      var words = named.filter(function (h) { return h.targets.indexOf(name) >= 0; }).map(function (h) { return h.word; });
       var part = document.createElement("span");
-      part.textContent = (i ? " " : "") + name + " (" + unrecorded[name].hardware + "): not recorded (no such " +
-        "hardware has run it): no case has a verdict there. ";
       var link = document.createElement("a");
-      link.href = unrecorded[name].grid;
-      link.textContent = "How to contribute a run on " + name;
+      link.href = t.grid;
+      if (t.recorded) {
+        part.textContent = (i ? " " : "") + words.join(", ") + " → target " + name + " (" + t.hardware +
+          (t.ran_on.length ? "; its runs were made on " + t.ran_on.join(", ") : "") +
+          "): the " + unit + " recorded there are shown. ";
+        link.textContent = "Its grid: " + name;
+      } else {
+        part.textContent = (i ? " " : "") + name + " (" + t.hardware + "): not recorded (no such hardware has run " +
+          "it): no case has a verdict there. ";
+        link.textContent = "How to contribute a run on " + name;
+      }
       note.appendChild(part);
       note.appendChild(link);
       note.appendChild(document.createTextNode("."));
     });
     note.hidden = names.length === 0;
   }
+
+  function say(text) {
+    if (!searchNote) { return; }
+    searchNote.textContent = text;
+    searchNote.hidden = !text;
+  }
+
+  function quoted(words) { return words.map(function (w) { return "“" + w + "”"; }).join(", "); }
 
   // On a phone's narrow screen a long table shows PAGE matching rows at a time, a button below it the next ones: the
   // whole table is in the page (without JavaScript all of it shows), only the layout of the rows not asked for waits.
@@ -155,11 +223,52 @@
     more.addEventListener("click", function () { limit += PAGE; apply(); });
   }
 
+  // Which rows a query finds, and what the search note says: with an issue, the rows that link it (a word of the
+  // question that none of them holds is left out, and named); without one, a word that no row holds is left out and
+  // named, as long as another word is left to search by; an empty result says why and what to try.
+  function found(p) {
+    var all = original.map(function (row) { return position.get(row); });
+    var base = all.filter(function (n) { return matches(original[n], n, p, []); });
+    var missing = p.terms.filter(function (t) {
+      return !t.hardware && !base.some(function (n) { return holds(n, t); });
+    });
+    var terms = p.terms, dropped = [];
+    if (missing.length && (p.issues.length || missing.length < p.terms.length)) {
+      terms = p.terms.filter(function (t) { return missing.indexOf(t) < 0; });
+      dropped = missing.map(function (t) { return t.word; });
+    }
+    var hits = {};
+    base.forEach(function (n) { if (matches(original[n], n, p, terms)) { hits[n] = true; } });
+    var count = Object.keys(hits).length, notes = [];
+    if (p.issues.length) {
+      notes.push("Searched by issue " + p.issues.map(function (i) { return i.trim(); }).join(", ") +
+                 (count ? "" : ": no " + unit + " here links it"));
+    }
+    if (dropped.length) {
+      notes.push("left out " + quoted(dropped) + (p.issues.length ? ": not in the " + unit + " the issue found"
+                 : ": no " + unit.replace(/s$/, "") + " holds it"));
+    }
+    if (p.ignored.length && (p.issues.length || dropped.length || !count)) {
+      notes.push("ignored the question's filler words " + quoted(p.ignored));
+    }
+    if (!count && p.terms.length + p.issues.length) {
+      var none = p.terms.filter(function (t) { return !base.some(function (n) { return holds(n, t); }); });
+      notes.push((none.length ? "no " + unit.replace(/s$/, "") + " holds " + quoted(none.map(function (t) { return t.word; }))
+                  : "each word is found, but no " + unit.replace(/s$/, "") + " holds all of them") +
+                 (base.length < all.length ? " with the filters chosen" : "") + ". Try fewer words, an issue " +
+                 "number (#N), a case id, a category or a target (" + Object.keys(hardware.targets).join(", ") +
+                 ")" + (base.length < all.length ? ", or clear the filters" : ""));
+    }
+    var text = notes.join("; ");
+    return { hits: hits, note: text ? text.charAt(0).toUpperCase() + text.slice(1) + "." : "" };
+  }
+
   function apply() {
-    var n = 0, visible = 0, q = query(search.value), names = unrecordedIn(q);
-    explain(names);
+    var n = 0, visible = 0, p = plan(query(search.value)), result = found(p);
+    explain(p.named);
+    say(result.note);
     rows.forEach(function (row) {
-      var ok = matches(row, position.get(row), q);
+      var ok = !!result.hits[position.get(row)];
       if (ok) { n += 1; }
       row.hidden = !ok || n > limit;
       if (!row.hidden) { visible += 1; }
