@@ -115,7 +115,8 @@ def _state(pid):
 
 def read_init_report(read_end, held, status, pid_namespace):
     """What the init (or the sandbox's first process) said held (added to `held`), and the case's wait status it
-    relayed ("F" first: a disk budget was full); `status` is the init's own where there is no namespace, or where
+    relayed ("S", "F" before it: stopped, a disk budget full; "C" after it: copy-out left something out for the
+    cache budget); `status` is the init's own where there is no namespace, or where
     nothing was said (a sandbox that never started: bwrap said why on stderr); and whether anything was said."""
     report = b""
     while chunk := os.read(read_end, 4096):
@@ -136,8 +137,8 @@ def read_init_report(read_end, held, status, pid_namespace):
     if tail[:1] == b"F":
         held.append("over disk budget")
         tail = tail[1:]
-    if tail[:1] == b"C":
+    if len(tail) < 4:
+        return 9, True  # no status: the init was killed
+    if tail[4:5] == b"C":  # said after the status: copy-out left something out for the budget
         held.append("over cache budget")
-        tail = tail[1:]
-    return (struct.unpack("i", tail[:4])[0] if len(tail) >= 4 else 9), True  # no status: the init was killed
-
+    return struct.unpack("i", tail[:4])[0], True

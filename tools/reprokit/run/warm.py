@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from reprokit.child import ZYGOTE
+from reprokit.child.folder_tree import remove_tree
 from reprokit.model.schema import EnvironmentProblem
 from reprokit.run.child_setup import child_env, contain_config
 from reprokit.run.execute import Observation, finish_observation
@@ -106,8 +107,11 @@ class WarmPool:
         finally:
             with self._lock:
                 self._replies.pop(ident, None)
-            shutil.rmtree(workdir, ignore_errors=True)
-            shutil.rmtree(private, ignore_errors=True)
+            for folder in (workdir, private):  # a warm case writes its folder itself: any tree, no recursion
+                try:
+                    remove_tree(str(folder))
+                except OSError:
+                    pass
 
     def close(self) -> None:
         self._to_zygote.close()
