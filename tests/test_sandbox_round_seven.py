@@ -46,6 +46,25 @@ def host_files(folder: Path) -> dict[str, int]:
     return {str(p.relative_to(folder)): p.stat().st_size for p in folder.rglob("*") if p.is_file()}
 
 
+def remove_chain(folder: Path) -> None:
+    """Remove a chain of folders named `d` (and the files in them) however deep, as pytest's own clean-up (a
+    recursive walk) cannot: where the code under test left one, the next session would crash in that clean-up."""
+    fds = [os.open(folder, os.O_RDONLY)]
+    try:
+        while True:
+            try:
+                fds.append(os.open("d", os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fds[-1]))
+            except FileNotFoundError:
+                break
+        for inner, outer in zip(reversed(fds[1:]), reversed(fds[:-1]), strict=True):
+            for name in os.listdir(inner):
+                os.unlink(name, dir_fd=inner)
+            os.rmdir("d", dir_fd=outer)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def entries_below(folder: Path) -> int:
     count = 0
     for _top, dirs, names in os.walk(folder):
@@ -257,8 +276,11 @@ def test_an_1100_level_tree_left_on_the_host_is_removed(tmp_path):
         fd = nested
     os.close(fd)
     cache = tmp_path / "cache"
-    obs = run_with_cache(tmp_path, "import os\nopen(os.path.join(os.environ['REPRO_CACHE'], 'k'), 'w').write('k')\n"
-                         "raise SystemExit(3)\n", cache)
+    try:
+        obs = run_with_cache(tmp_path, "import os\nopen(os.path.join(os.environ['REPRO_CACHE'], 'k'), 'w')"
+                             ".write('k')\nraise SystemExit(3)\n", cache)
+    finally:
+        remove_chain(cache)
     assert (obs.status, obs.exit_code) == ("fail", 3), (obs.status, obs.contained, obs.stderr_tail)
     assert sorted(os.listdir(cache)) == ["k"]
 
@@ -275,5 +297,35 @@ def test_removing_a_1100_level_tree_needs_no_recursion(tmp_path):
         os.close(fd)
         fd = nested
     os.close(fd)
-    remove_tree(str(tmp_path / "d"))
-    assert not (tmp_path / "d").exists()
+    try:
+        remove_tree(str(tmp_path / "d"))
+        assert not (tmp_path / "d").exists()
+    finally:
+        remove_chain(tmp_path)
+
+
+# ------------------------------------------------------------------ 4: new-case's seeding, by the tokenizer's lines
+
+@pytest.mark.parametrize("separator", ["\f", "\u2028", "\x85", "\x1c", "\x1d", "\x1e"])
+def test_seeding_lands_after_the_last_import_whatever_str_splitlines_would_count(tmp_path, separator):
+    # before: the seed was inserted by str.splitlines' count, which a form feed (U+2028, U+0085, \x1c-\x1e) before the
+    # last import put off by one: `random.seed(0)` landed above `import random` (NameError)
+    from reprokit.contrib.seeding import seeded
+
+    text = f"# drawn{separator}at random\nimport os\nimport random\nprint(random.random(), os.sep)\n"
+    new, calls = seeded(text)
+    assert calls == ["random.seed(0)"]
+    script = tmp_path / "repro.py"
+    script.write_text(new, encoding="utf-8")
+    runs = [subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60) for _ in "12"]
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout  # seeded: the same draw on every run
+
+
+def test_a_draw_before_the_last_import_is_not_seeded_after_it(tmp_path):
+    # before: the seed went after the last import, below a draw made before it, which stayed unseeded
+    from reprokit.contrib.seeding import seeded, why_not_seeded
+
+    text = "import random\nx = random.random()\nimport os\nprint(x, os.sep)\n"
+    assert seeded(text) == (text, [])
+    assert "before its last import" in why_not_seeded(text)
