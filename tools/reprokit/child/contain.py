@@ -57,12 +57,15 @@ def _sibling(name: str) -> ModuleType:
     return module
 
 
-budgets = _sibling("budgets")
-copy_out = _sibling("copy_out")
-reaper = _sibling("reaper")
-bubblewrap = _sibling("bubblewrap")
-landlock = _sibling("landlock")  # the probe's Landlock rules (confine_writes), applied here too: see _confine
-keeper = _sibling("keeper")  # the config's keys and the report's fields
+if TYPE_CHECKING:  # the same modules, as mypy reads them (loaded by path below, the keeper has no package)
+    from reprokit.child import bubblewrap, budgets, copy_out, keeper, landlock, reaper
+else:
+    budgets = _sibling("budgets")
+    copy_out = _sibling("copy_out")
+    reaper = _sibling("reaper")
+    bubblewrap = _sibling("bubblewrap")
+    landlock = _sibling("landlock")  # the probe's Landlock rules (confine_writes), applied here too: see _confine
+    keeper = _sibling("keeper")  # the config's keys and the report's fields
 
 
 def _confine(config: KeeperConfig, held: list[str]) -> None:
@@ -156,7 +159,9 @@ def launch(config: KeeperConfig, start_case: Callable[[], object]) -> NoReturn:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
             budgets.join_all(groups)
-            drop = root and all(_reachable(p, uid, gid) for p in config["needs"])  # a container's root
+            drop = False
+            if root and uid is not None and gid is not None:  # a container's root
+                drop = all(_reachable(p, uid, gid) for p in config["needs"])
             said = [f"uid {uid}"] if drop else []
             _confine(config, said)
             os.write(write_end, (json.dumps(said) + "\n").encode())
@@ -175,7 +180,7 @@ def launch(config: KeeperConfig, start_case: Callable[[], object]) -> NoReturn:
     reaper.relay(status)
 
 
-def _reachable(path: str, uid: int | None, gid: int | None) -> bool:
+def _reachable(path: str, uid: int, gid: int) -> bool:
     """Every folder above path searchable and path itself readable for uid/gid (a path that does not exist: yes)."""
     parts = os.path.abspath(path).split(os.sep)[1:]
     current = "/"
@@ -254,6 +259,7 @@ def sandboxed(config: KeeperConfig, command: list[str], key: bytes | None) -> No
         budgets.close_all(groups, held)
         keeper.write_report(config, held, "stopped")
         os._exit(128 + signal.SIGSTOP)
+    assert status is not None  # wait_watching gives the wait status unless the sandbox was stopped (above)
     inside: list[str] = []
     status, started = reaper.read_init_report(read_end, inside, status, True)
     copied = spool.deliver(started and not stopped)

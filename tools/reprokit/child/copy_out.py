@@ -34,8 +34,11 @@ def _sibling(name: str) -> ModuleType:
     return module
 
 
-outbox = _sibling("outbox")
-folder_tree = outbox.folder_tree
+if TYPE_CHECKING:  # the same modules, as mypy reads them (loaded by path, the keeper has no package)
+    from reprokit.child import folder_tree, outbox
+else:
+    outbox = _sibling("outbox")
+    folder_tree = outbox.folder_tree
 CHUNK, LISTED, MAX_HEADER, START = outbox.CHUNK, outbox.LISTED, outbox.MAX_HEADER, outbox.START
 MAX_DEPTH, DEEP = outbox.MAX_DEPTH, outbox.DEEP
 
@@ -51,7 +54,8 @@ class Spool:
         self.fd, self.files = read_end, config["cache_files"] or 1 << 62
         self.cap, self.limit = config["cache_budget"], config["copy_out_seconds"]
         self.spool_cap = self.cap + (outbox.LISTED + 2) * outbox.MAX_HEADER + min(self.files, 1 << 20) * 4096
-        self.folders, self.size, self.ended_at = config["budgeted_fds"], 0, None
+        self.folders, self.size = config["budgeted_fds"], 0
+        self.ended_at: float | None = None
         self.file: BinaryIO | None = None
         self.private = os.path.dirname(config["held"])
         self.path = os.path.join(self.private, "outbox")
@@ -330,7 +334,8 @@ def _header(line: bytes, folders: int) -> dict | None:
 
 def _write_file(spool_fd: int, start: int, size: int, parent: int, name: str) -> bool:
     """parent/name from the spool's bytes at `start`; False where the spool holds fewer than `size`."""
-    temporary: str | None = ".rk" + os.urandom(6).hex()  # short: the file's own name may be 255 bytes
+    temporary = ".rk" + os.urandom(6).hex()  # short: the file's own name may be 255 bytes
+    written = False
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent)
     try:
         copied = 0
@@ -352,9 +357,9 @@ def _write_file(spool_fd: int, start: int, size: int, parent: int, name: str) ->
         except FileNotFoundError:
             pass
         os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
-        temporary = None
+        written = True
         return True
     finally:
         os.close(fd)
-        if temporary is not None:
+        if not written:
             os.unlink(temporary, dir_fd=parent)

@@ -16,12 +16,16 @@ import importlib.util
 import json
 import os
 import stat
+from typing import TYPE_CHECKING
 
-_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "folder_tree.py")
-_spec = importlib.util.spec_from_file_location("reprokit_child_folder_tree", _path)
-assert _spec is not None and _spec.loader is not None  # a .py file's location always has a spec and a loader
-folder_tree = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(folder_tree)
+if TYPE_CHECKING:  # the same module, as mypy reads it (loaded by path: inside the sandbox there is no package)
+    from reprokit.child import folder_tree
+else:
+    _path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "folder_tree.py")
+    _spec = importlib.util.spec_from_file_location("reprokit_child_folder_tree", _path)
+    assert _spec is not None and _spec.loader is not None  # a .py file's location always has a spec and a loader
+    folder_tree = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(folder_tree)
 
 CHUNK = 1 << 20
 START = b"reprokit-outbox 2\n"
@@ -41,7 +45,8 @@ def seed(pairs: list[list[str]], files: int) -> None:
             top = os.open(source, folder_tree.DIRECTORY)
         except OSError:
             continue
-        left, made = files, {(): target}
+        left = files
+        made: dict[tuple[str, ...], str] = {(): target}
         try:
             for parts, parent, kind in folder_tree.walk(top):
                 if left <= 0:

@@ -53,7 +53,7 @@ def _seeded(text: str) -> tuple[str, list[str], str | None]:
     if offset is None:
         return text, [], "its lines could not be read as Python's tokenizer reads them"
     new = text[:offset] + "".join(f"{call}{MARK}\n" for call in calls) + text[offset:]
-    if not _lands_between(new, last, len(calls), draw):
+    if not _lands_between(new, last, len(calls)):
         return text, [], f"no line between its last import (line {last}) and its first draw (line {draw}) holds a call"
     return new, calls, None
 
@@ -79,16 +79,16 @@ def _offset_after_line(text: str, line: int) -> int | None:
     return sum(len(piece) for piece in lines[:line])
 
 
-def _lands_between(new: str, last: int, count: int, draw: int) -> bool:
+def _lands_between(new: str, last: int, count: int) -> bool:
     """Whether the parser sees the added calls as the top-level statements of lines last+1..last+count, after every
-    import and before the (moved) first draw."""
+    import (the first draw, below the last import, moved down with what follows)."""
     try:
         body = ast.parse(new).body
     except SyntaxError:
         return False
     added = [n for n in body if isinstance(n, ast.Expr) and last < n.lineno <= last + count]
     imports = [n.end_lineno or n.lineno for n in body if isinstance(n, (ast.Import, ast.ImportFrom))]
-    return len(added) == count and max(imports, default=0) <= last and last + count < draw + count
+    return len(added) == count and max(imports, default=0) <= last
 
 
 def seeded_copy(source: Path, text: str, log) -> tuple[Path, str] | None:

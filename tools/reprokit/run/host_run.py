@@ -63,8 +63,9 @@ def run_here(req: RunRequest, target: Target, log) -> Ran:
         smoke=req.smoke, planned=previous.planned if previous else len(runs), not_started=len(todo),
         sittings=[*(previous.sittings if previous else []), sitting], reprokit=__version__)
     previous_verdicts = {r.key: r.verdict for r in loaded.records if (r.torch, r.device) == (torch, device)}
-    for run in todo if req.cache else ():  # every cache folder checked (no link, the runner's) before any run
-        host_folders.cache_folder(req.cache.resolve(), run.case.id, f"{run.variant}@{run.dtype}")
+    if req.cache:  # every cache folder checked (no link, the runner's, no one else's to write) before any run
+        for run in todo:
+            host_folders.cache_folder(req.cache.resolve(), run.case.id, f"{run.variant}@{run.dtype}")
     executed = _execute(req, todo, header, store, RunOptions(
         device_kind=kind, jobs=req.jobs, timeout=req.timeout, python=req.interpreter, ladder=req.ladder,
         cache_dir=req.cache.resolve() if req.cache else None, devices=ids, jobs_per_device=per_device,
