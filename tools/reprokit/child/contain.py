@@ -58,10 +58,10 @@ def _sibling(name: str) -> ModuleType:
 
 
 if TYPE_CHECKING:  # the same modules, as mypy reads them (loaded by path below, the keeper has no package)
-    from reprokit.child import bubblewrap, budgets, copy_out, keeper, landlock, reaper
+    from reprokit.child import bubblewrap, budgets, keeper, landlock, reaper, spool
 else:
     budgets = _sibling("budgets")
-    copy_out = _sibling("copy_out")
+    spool = _sibling("spool")
     reaper = _sibling("reaper")
     bubblewrap = _sibling("bubblewrap")
     landlock = _sibling("landlock")  # the probe's Landlock rules (confine_writes), applied here too: see _confine
@@ -241,16 +241,16 @@ def sandboxed(config: KeeperConfig, command: list[str], key: bytes | None) -> No
     except OSError:
         pass  # bwrap never started: recorded below
     os.close(filter_write)
-    spool = copy_out.Spool(config, box_read, box_write)
+    spooled = spool.Spool(config, box_read, box_write)
     # the spool waits on its pipe (readiness) between the watcher's checks, so copy-out runs at the disk's speed
 
     def tick() -> None:
-        if spool.overdue():  # copy-out past its own limit: the sandbox ends, the case's status is already said
+        if spooled.overdue():  # copy-out past its own limit: the sandbox ends, the case's status is already said
             reaper.end_all_below()
-        elif not spool.drain(0.2):
+        elif not spooled.drain(0.2):
             time.sleep(0.2)
 
-    waits = spool.file is not None
+    waits = spooled.file is not None
     status, stopped = reaper.wait_watching(child, "sandbox_stage.py", every=0.0 if waits else 0.2,
                                            tick=tick if waits else None)
     if stopped:  # the case stopped the sandbox's first process: the run ends here, recorded as stopped
@@ -262,7 +262,7 @@ def sandboxed(config: KeeperConfig, command: list[str], key: bytes | None) -> No
     assert status is not None  # wait_watching gives the wait status unless the sandbox was stopped (above)
     inside: list[str] = []
     status, started = reaper.read_init_report(read_end, inside, status, True)
-    copied = spool.deliver(started and not stopped)
+    copied = spooled.deliver(started and not stopped)
     _close_host_folders(config)
     if started:  # the first process inside said what held: the sandbox started
         held += bubblewrap.held(config) + ([f"uid {uid}"] if root else []) + inside
