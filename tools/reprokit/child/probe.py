@@ -18,7 +18,7 @@ import os
 import runpy
 import sys
 import traceback
-from types import FrameType, ModuleType
+from types import ModuleType
 from typing import Any, NoReturn
 
 
@@ -213,20 +213,17 @@ def _read_observation(channel: int, pid: int) -> tuple[dict[str, Any] | None, in
     import select
 
     fcntl.fcntl(channel, fcntl.F_SETFL, fcntl.fcntl(channel, fcntl.F_GETFL) | os.O_NONBLOCK)
-    chunks: list[bytes] = []
-    left, eof = OBSERVATION_CAP, False
-    status: int | None = None
-    while status is None:
+    chunks, left, eof = list[bytes](), OBSERVATION_CAP, False
+    while True:
         if not eof and left > 0:
             select.select([channel], [], [], 0.05)
             eof, left = _drain(channel, chunks, left)
         else:
             status = os.waitpid(pid, 0)[1]
             break
-        ended, found = os.waitpid(pid, os.WNOHANG)
+        ended, status = os.waitpid(pid, os.WNOHANG)
         if ended == pid:
-            status = found
-    assert status is not None  # the loop ends only with the process's wait status
+            break
     _drain(channel, chunks, left)  # written before it exited: in the pipe now
     os.close(channel)
     try:
@@ -279,11 +276,8 @@ def main() -> NoReturn:
         _drop_key()
         _run_script(script, write_end)
     os.close(write_end)
-    def forward(signum: int, _frame: FrameType | None) -> None:
-        os.kill(pid, signum)
-
     for name in _FORWARDED:  # torchrun's agent and the keeper signal this process: the script's process gets it
-        signal.signal(getattr(signal, name), forward)
+        signal.signal(getattr(signal, name), lambda signum, _frame: os.kill(pid, signum))
     key = _take_key()  # after the fork: the script's process never held it, not even in memory
     record, status = _read_observation(read_end, pid)
     if record is not None and report is not None:

@@ -63,18 +63,8 @@ def main() -> NoReturn:
     report = config["report_fd"]
     key: bytes | None = os.read(config["key_fd"], 256)
     os.close(config["key_fd"])
-    for path, link in config["skeleton"]:
-        if path is None:
-            continue
-        if link is not None:
-            os.symlink(link, path)
-        else:
-            os.makedirs(path, mode=0o700, exist_ok=True)
-    for fd in config["host_fds"]:  # the host folders' descriptors, for bwrap's binds (which closes them): never
-        try:  # the case's
-            os.close(fd)
-        except OSError:
-            pass
+    _make_skeleton(config["skeleton"])
+    _close_host_folders(config["host_fds"])
     outbox = _sibling("outbox") if config["seeds"] else None
     if outbox:  # before the case: what the host folder held, in the tmpfs the case writes
         outbox.seed(config["seeds"], config["outbox_files"])
@@ -123,6 +113,26 @@ def main() -> NoReturn:
         if cut or _full(*folders):
             os.write(report, b"C")
     os._exit(0)
+
+
+def _make_skeleton(entries: list[list[str | None]]) -> None:
+    """What the runner put in the run's folder (home/, tmp/, a link), made again in the tmpfs that covers it."""
+    for path, link in entries:
+        if path is None:
+            continue
+        if link is not None:
+            os.symlink(link, path)
+        else:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+
+
+def _close_host_folders(fds: list[int]) -> None:
+    """The host folders' descriptors, given for bwrap's binds (which closes them itself): never the case's."""
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def _end_the_others() -> None:

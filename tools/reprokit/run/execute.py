@@ -193,11 +193,16 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
     finally:
         for fd in host_fds:
             os.close(fd)
-        for folder in (workdir, private):  # what a case made there may be any tree (no recursion: folder_tree.py)
-            try:
-                remove_tree(str(folder))
-            except OSError:
-                pass
+        remove_run_folders(workdir, private)
+
+
+def remove_run_folders(*folders: Path) -> None:
+    """A run's own folders, whatever tree a case made there (no recursion: child/folder_tree.py)."""
+    for folder in folders:
+        try:
+            remove_tree(str(folder))
+        except OSError:
+            pass
 
 
 def finish_observation(private: Path, key: str, code: int | None, timed_out: bool, seconds: float, world_size: int,
