@@ -127,6 +127,21 @@ def test_a_cache_folder_left_to_nobody_or_writable_by_others_is_refused(tmp_path
     assert cache_folder(cache, "case", "repro@float32") == cache / "case" / "repro@float32"
 
 
+@ROOT_ONLY
+def test_a_folder_the_run_writes_that_another_user_owns_is_refused_before_the_run(tmp_path):
+    # before: any folder was bound and written, whoever owned it (a folder swapped in by someone who can write a
+    # parent of it is theirs)
+    from reprokit.model.schema import InputError
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    os.chown(cache, 1234, 1234)
+    with pytest.raises(InputError, match="owned by uid 1234, not by this runner"):
+        run_with_cache(tmp_path, "import os\nopen(os.path.join(os.environ['REPRO_CACHE'], 'k'), 'w').write('k')\n",
+                       cache)
+    assert os.listdir(cache) == []
+
+
 def test_a_link_swapped_in_for_the_host_folder_mid_run_is_not_followed_by_copy_out(tmp_path):
     # the keeper writes through the descriptor the runner opened: a link put where the folder was is never followed
     from reprokit.child import copy_out, outbox

@@ -81,17 +81,22 @@ def cache_folder(root: Path, *names: str) -> Path:
 
 def open_folder(path: Path) -> int:
     """A descriptor of the folder `path` (resolved: a link the caller named is the caller's choice), opened part by
-    part from `/` without following any link, so that what is checked is what the keeper writes: a link swapped in
-    afterwards is never followed (the keeper works below this descriptor, and opens nothing below it through a
-    link either). The caller closes it."""
+    part from `/` without following any link, and the runner's own (a folder swapped in by someone who can write a
+    parent is theirs): the keeper binds it and works below it, opening nothing there through a link either, so a
+    link swapped in afterwards is never followed. The caller closes it."""
     fd = os.open("/", FOLDER)
     try:
         for name in path.resolve().parts[1:]:
             nested = os.open(name, FOLDER, dir_fd=fd)
             os.close(fd)
             fd = nested
+        owner = os.fstat(fd).st_uid
     except OSError as err:
         os.close(fd)
         raise InputError(f"{path}: a folder the run writes could not be opened without following a link "
                          f"({err.strerror}): check what stands there and run again") from None
+    if owner != os.geteuid():
+        os.close(fd)
+        raise InputError(f"{path}: a folder the run writes is owned by uid {owner}, not by this runner "
+                         f"(uid {os.geteuid()}): give a folder of your own")
     return fd
