@@ -344,3 +344,16 @@ def test_a_draw_before_the_last_import_is_not_seeded_after_it(tmp_path):
     text = "import random\nx = random.random()\nimport os\nprint(x, os.sep)\n"
     assert seeded(text) == (text, [])
     assert "before its last import" in why_not_seeded(text)
+
+
+def test_new_case_refuses_a_script_whose_draw_comes_before_its_last_import(tmp_path):
+    # before: the case was created with the seed below the draw, and passed `validate`
+    from support import empty_repository, run_reprokit
+
+    repo = empty_repository(tmp_path)
+    script = tmp_path / "draw_first.py"
+    script.write_text("import random\nx = random.random()\nimport os\nassert x < 2, os.sep\n")
+    made = run_reprokit(repo, "new-case", "draw-first", "--from", str(script), "--wrong-result")
+    assert made.returncode == 2 and "not created" in made.stderr, made.stdout + made.stderr
+    assert "not seeded: draw_first.py" in made.stdout and "before its last import" in made.stdout
+    assert not (repo / "cases" / "draw-first").exists()

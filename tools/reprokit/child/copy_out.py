@@ -48,7 +48,7 @@ class Received:
     def __init__(self) -> None:
         self.files, self.bytes, self.more_not_copied = 0, 0, 0
         self.not_copied: list[list[str]] = []
-        self.ended = self.over_budget = self.cut_off = False
+        self.ended = self.over_budget = self.cut_off = self.left_over = False
 
     def refuse(self, path: str, why: str) -> None:
         if len(self.not_copied) < LISTED:
@@ -59,7 +59,7 @@ class Received:
     def as_json(self) -> dict[str, object]:
         return {"files": self.files, "bytes": self.bytes, "not_copied": self.not_copied,
                 "more_not_copied": self.more_not_copied, "ended": self.ended, "over_budget": self.over_budget,
-                "cut_off": self.cut_off}
+                "cut_off": self.cut_off, "left_over": self.left_over}
 
 
 Planned = tuple[int, list[str], int, int]  # (folder index, path parts, offset in the spool, size)
@@ -77,7 +77,7 @@ def receive(spool: str, folders: list[int], cap: int, files: int = 1 << 62, dead
             return done  # the sandbox never reached its copy-out: the host folders stay as they were
         plan = _plan(fh, len(folders), cap, files, done)
         for index, top in enumerate(folders):  # not bound by the deadline: the runner's own limit is the backstop
-            _remove_the_rest(top, {tuple(parts): size for i, parts, _, size in plan if i == index})
+            _remove_the_rest(top, {tuple(parts): size for i, parts, _, size in plan if i == index}, done)
         _write_all(fh.fileno(), plan, folders, done, deadline)
     return done
 
@@ -123,10 +123,10 @@ def _plan(fh: BinaryIO, folders: int, cap: int, files: int, done: Received) -> l
         done.over_budget = True
 
 
-def _remove_the_rest(top: int, wanted: dict[tuple[str, ...], int]) -> None:
+def _remove_the_rest(top: int, wanted: dict[tuple[str, ...], int], done: Received) -> None:
     """Remove from the host folder every entry that is not a file of `wanted` (parts -> size) of the same size, nor a
     folder on the way to one: links, leftovers of earlier runs, trees of any depth, through descriptors and without
-    recursion."""
+    recursion. What could not be removed is named, and marks the copy-out as failed (`left_over`)."""
     on_the_way = {parts[:n] for parts in wanted for n in range(1, len(parts))}
     for parts, parent, kind in folder_tree.walk(top):
         key = tuple(parts)
@@ -140,8 +140,9 @@ def _remove_the_rest(top: int, wanted: dict[tuple[str, ...], int]) -> None:
                 continue
         try:
             folder_tree.remove_entry(parent, parts[-1])  # walk() then finds a removed folder gone and goes on
-        except OSError:
-            pass
+        except OSError as err:
+            done.left_over = True
+            done.refuse("/".join(parts), f"left from before, not removed: {err.strerror or err}")
 
 
 def _write_all(spool_fd: int, plan: list[Planned], folders: list[int], done: Received, deadline: float) -> None:

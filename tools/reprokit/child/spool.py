@@ -48,6 +48,7 @@ class Spool:
         self.spool_cap = self.cap + (outbox.LISTED + 2) * outbox.MAX_HEADER + min(self.files, 1 << 20) * 4096
         self.folders, self.size = config["budgeted_fds"], 0
         self.ended_at: float | None = None
+        self.was_overdue = False
         self.file: BinaryIO | None = None
         self.private = os.path.dirname(config["held"])
         self.path = os.path.join(self.private, "outbox")
@@ -70,7 +71,9 @@ class Spool:
         return (self.ended_at or time.monotonic()) + self.limit
 
     def overdue(self) -> bool:
-        return self.ended_at is not None and time.monotonic() > self.deadline
+        """Whether copy-out is past its limit (then remembered: the stream was cut there, or the sandbox killed)."""
+        self.was_overdue = self.was_overdue or (self.ended_at is not None and time.monotonic() > self.deadline)
+        return self.was_overdue
 
     def drain(self, wait: float = 0.0) -> bool:
         """Spool what the pipe holds, waiting up to `wait` seconds for more; False once the pipe is closed."""
@@ -120,8 +123,9 @@ class Spool:
                 done["seconds"] = round(time.monotonic() - (self.ended_at or time.monotonic()), 3)
                 done["spooled_past_cap"] = self.size > self.spool_cap
                 self._write_private("copy-out.json", json.dumps(done))
-                facts += ["copy-out cut off"] if received.cut_off or self.overdue() else []
+                facts += ["copy-out cut off"] if received.cut_off or (self.was_overdue and not received.ended) else []
                 facts += ["over cache budget"] if received.over_budget else []
+                facts += ["copy-out failed"] if received.left_over else []
         except Exception as err:  # noqa: BLE001 - the keeper must reach its end (kills, budgets, facts)
             self._write_private("copy-out.json", json.dumps({"failed": f"{type(err).__name__}: {err}"[:300]}))
             facts.append("copy-out failed")

@@ -48,13 +48,13 @@ def _seeded(text: str) -> tuple[str, list[str], str | None]:
     if not calls:
         return text, [], None
     if draw <= last:
-        return text, [], f"it draws random data on line {draw}, before its last import (line {last}) ends"
+        return text, [], f"its first draw (line {draw}) comes before its last import (line {last}) ends"
     offset = _offset_after_line(text, last)
     if offset is None:
         return text, [], "its lines could not be read as Python's tokenizer reads them"
     new = text[:offset] + "".join(f"{call}{MARK}\n" for call in calls) + text[offset:]
     if not _lands_between(new, last, len(calls)):
-        return text, [], f"no line between its last import (line {last}) and its first draw (line {draw}) holds a call"
+        return text, [], f"no line between its last import (line {last}) and its first draw (line {draw}) takes a call"
     return new, calls, None
 
 
@@ -96,8 +96,8 @@ def seeded_copy(source: Path, text: str, log) -> tuple[Path, str] | None:
     None where nothing needs seeding or nothing can be (then `validate` refuses it, as before, and says why)."""
     new, calls, why = _seeded(text)
     if why:
-        log(f"not seeded: {source.name} draws random data with no seed, but {why}: seed it yourself (e.g. "
-            f"torch.manual_seed(0) after the imports)")
+        log(f"not seeded: {source.name} draws random data with no seed and {why}: seed it yourself (e.g. "
+            f"torch.manual_seed(0) before the first draw)")
     if not calls:
         return None
     copy = Path(tempfile.mkdtemp(prefix="reprokit-seeded-")) / source.name
