@@ -142,6 +142,18 @@ def test_a_folder_the_run_writes_that_another_user_owns_is_refused_before_the_ru
     assert os.listdir(cache) == []
 
 
+def test_cache_folders_the_runner_makes_are_writable_by_it_only_whatever_its_umask(tmp_path):
+    from reprokit.run.host_folders import cache_folder
+
+    old = os.umask(0o002)  # a laptop's usual umask: group-writable folders, which the check refuses
+    try:
+        made = cache_folder(tmp_path / "fresh", "case", "repro@float32")
+    finally:
+        os.umask(old)
+    for folder in (tmp_path / "fresh", tmp_path / "fresh" / "case", made):
+        assert folder.stat().st_mode & 0o777 == 0o755, folder
+
+
 def test_a_link_swapped_in_for_the_host_folder_mid_run_is_not_followed_by_copy_out(tmp_path):
     # the keeper writes through the descriptor the runner opened: a link put where the folder was is never followed
     from reprokit.child import copy_out, outbox

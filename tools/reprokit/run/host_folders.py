@@ -48,14 +48,18 @@ def _check(path: Path, info: os.stat_result) -> None:
 
 
 def cache_folder(root: Path, *names: str) -> Path:
-    """root/names..., each part from `root` checked (or made, mode 0755, through its parent's descriptor); refused
-    in one line (InputError) where a part is a link, not a folder, not the runner's or writable by others. `root` is
-    the resolved --cache DIR (its parents are the user's choice; it is made where missing)."""
-    root.mkdir(parents=True, exist_ok=True, mode=0o755)
-    _check(root, os.lstat(root))
-    fd = os.open(root, FOLDER)
-    path = root
+    """root/names..., each part from `root` checked (or made, mode 0755 whatever the umask, through its parent's
+    descriptor); refused in one line (InputError) where a part is a link, not a folder, not the runner's or writable
+    by others. `root` is the resolved --cache DIR (its parents are the user's choice; it is made where missing)."""
+    made = not os.path.lexists(root)
+    if not made:
+        _check(root, os.lstat(root))
+    path, fd = root, -1
     try:
+        root.mkdir(parents=True, exist_ok=True, mode=0o755)
+        fd = os.open(root, FOLDER)
+        if made:
+            os.fchmod(fd, 0o755)
         _check(root, os.fstat(fd))
         for name in names:
             path = path / name
@@ -69,13 +73,14 @@ def cache_folder(root: Path, *names: str) -> Path:
             os.close(fd)
             fd = nested
             if made:
-                os.fchmod(fd, 0o755)  # whatever the umask: writable by the runner only
+                os.fchmod(fd, 0o755)
             _check(path, os.fstat(fd))
     except OSError as err:  # swapped between the lstat and the open (ELOOP): refused as the lstat would have
         raise InputError(f"--cache: {path} could not be opened as a folder ({err.strerror}): check what stands "
                          f"there and run again") from None
     finally:
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
     return path
 
 
