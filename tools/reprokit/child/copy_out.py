@@ -193,7 +193,7 @@ def _fresh_folder(parent: int, name: str) -> int:
         made = False
     try:
         fd = os.open(name, folder_tree.DIRECTORY, dir_fd=parent)
-    except (NotADirectoryError, OSError) as err:
+    except OSError as err:
         if made or err.errno not in (errno.ENOTDIR, errno.ELOOP):
             raise
         folder_tree.remove_entry(parent, name)
