@@ -364,7 +364,8 @@ def test_where_no_bubblewrap_can_run_host_mode_refuses_in_one_line(tmp_path):
 
 
 def test_a_sandbox_that_does_not_start_is_never_the_case_s_failure(tmp_path, monkeypatch):
-    monkeypatch.setattr(execute, "sandbox_config", lambda: {"bwrap": {"path": "/bin/false", "version": "0.0"}})
+    monkeypatch.setattr(execute, "sandbox_config", lambda: ({"path": "/bin/false", "version": "0.0", "source": "system",
+                                                                 "seccomp": ""}, False))
     obs = run(case_script(tmp_path, "print('never runs')\n"))
     assert "never runs" not in obs.stdout_tail
     assert (obs.status, obs.malformed) == ("crash", "the run's bubblewrap sandbox did not start"), obs.contained

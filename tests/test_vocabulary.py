@@ -132,7 +132,8 @@ def test_the_runner_decides_by_the_keepers_report_fields_not_its_words(tmp_path)
     from reprokit.child import keeper
 
     held = ["subreaper", "pid namespace", "memory budget 512 MiB", "over memory budget"]
-    config = {"held": str(tmp_path / "held.json"), "memory_budget": 512 << 20, "disk_budget": 1 << 30}
+    config = {"held": str(tmp_path / "held.json"), "memory_budget": 512 << 20, "disk_budget": 1 << 30,
+              "cache_budget": 2 << 30, "pids_budget": 4096}  # the budgets' keys are required (KeeperConfig)
     keeper.write_report(config, held)
     written = json.loads((tmp_path / "held.json").read_text())
     assert written == {"held": held, "failure": None, "over_budget": "memory 512 MiB"}

@@ -18,11 +18,17 @@ on the way to what the run needs (a Python under /root) with a tmpfs holding onl
 too, with no capability. Standard library only; loaded by path, like contain.py.
 """
 
+from __future__ import annotations
+
 import glob
 import json
 import os
 import stat
 import sys
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from reprokit.child.keeper import KeeperConfig, StageConfig
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC = ("passwd", "group", "hosts", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives",
@@ -32,6 +38,7 @@ DEVICES = {"cuda": ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/nvidia-uvm*", "/de
 STAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_stage.py")
 LANDLOCK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.py")  # the stage's and the probe's
 OUTBOX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "outbox.py")  # the stage's: budgeted host folders
+FOLDER_TREE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "folder_tree.py")  # outbox's walk
 STAGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stages.py")  # the probe's
 SEEDS = "/run/reprokit-seed"  # where a budgeted host folder is seen read-only inside, to seed its tmpfs
 
@@ -40,7 +47,7 @@ SYS_CPU = ("/sys/devices/system/cpu", "/sys/devices/system/node")  # torch's CPU
 SYS_HIDDEN = ("/sys/fs/cgroup", "/sys/class/net", "/sys/devices/virtual/net", "/sys/kernel")  # accelerator runs
 
 
-def may(info, uid, gid, bit):
+def may(info: os.stat_result, uid: int, gid: int, bit: int) -> bool:
     """Whether uid/gid (no supplementary groups) has permission `bit` (4 read, 1 search) by the mode bits."""
     if info.st_uid == uid:
         return bool(info.st_mode >> 6 & bit)
@@ -49,19 +56,19 @@ def may(info, uid, gid, bit):
     return bool(info.st_mode & bit)
 
 
-def covers(paths, uid, gid):
+def covers(paths: list[str], uid: int, gid: int) -> list[str]:
     """The outer bwrap's arguments: each folder on the way to `paths` that uid/gid cannot search (/root, mode 700)
     covered by a tmpfs holding only the entries on that way, bound back (links made again); [] where none is."""
-    tree = {}
+    tree: dict[str, dict] = {}
     for path in paths:
         for variant in {os.path.abspath(path), os.path.realpath(path)}:
             node = tree
             for part in variant.split(os.sep)[1:]:
                 if part:
                     node = node.setdefault(part, {})
-    args = []
+    args: list[str] = []
 
-    def walk(folder, node):
+    def walk(folder: str, node: dict[str, dict]) -> None:  # the paths' own folders: a few levels, not a case's tree
         try:
             info = os.stat(folder)
         except OSError:
@@ -87,37 +94,44 @@ def covers(paths, uid, gid):
     return args
 
 
-def _under(path, folders):
+def _under(path: str, folders: list[str]) -> bool:
     return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
-def _read_only(config):
+def _read_only(config: KeeperConfig) -> list[str]:
     """The paths bound read-only besides the system's: the interpreter, its packages, the case folder, the probe."""
     system = [p for p in SYSTEM if os.path.isdir(p) and not os.path.islink(p)]
-    paths = sorted({p for p in config.get("needs", ()) if os.path.exists(p)} | {STAGE, LANDLOCK, OUTBOX, STAGES})
-    writable = [config["workdir"], *config.get("rw", ())]
+    paths = sorted({p for p in config["needs"] if os.path.exists(p)} | {STAGE, LANDLOCK, OUTBOX, FOLDER_TREE, STAGES})
+    writable = [config["workdir"], *config["rw"]]
     return [p for p in paths if not _under(p, system) and not _under(p, writable)]
 
 
-def _mkdirs(workdir):
+def _mkdirs(workdir: str) -> list[list[str | None]]:
     """What the runner put in the run's folder before the run (home/, tmp/, a link to the shared headers), to be made
-    again in the tmpfs that covers it."""
-    found = []
-    for folder, dirs, files in os.walk(workdir):
-        for name in dirs + files:
+    again in the tmpfs that covers it (walked without recursion, like every tree here)."""
+    found: list[list[str | None]] = []
+    pending = [workdir]
+    while pending:
+        folder = pending.pop()
+        for name in sorted(os.listdir(folder)):
             path = os.path.join(folder, name)
-            if os.path.islink(path) or os.path.isdir(path):
-                found.append([path, os.readlink(path) if os.path.islink(path) else None])
-    return found
+            if os.path.islink(path):
+                found.append([path, os.readlink(path)])
+            elif os.path.isdir(path):
+                found.append([path, None])
+                pending.append(path)
+    return sorted(found, key=lambda entry: str(entry[0]))
 
 
-def arguments(config, command, report_fd, key_fd, seccomp_fd, outbox_fd=None):
+def arguments(config: KeeperConfig, command: list[str], report_fd: int, key_fd: int, seccomp_fd: int,
+              outbox_fd: int | None = None) -> list[str]:
     """bwrap's command line for the run; `command` (the probe) runs behind sandbox_stage.py."""
-    budget, workdir = config.get("disk_budget"), config["workdir"]
+    budget, workdir, bwrap = config["disk_budget"], config["workdir"], config["bwrap"]
+    assert bwrap is not None  # only a run inside bubblewrap is given its command line
     size = ["--size", str(budget)] if budget else []
-    args = [config["bwrap"]["path"], "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+    args = [bwrap["path"], "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
             "--new-session", "--hostname", "localhost", "--seccomp", str(seccomp_fd)]
-    if config.get("uid") is not None:
+    if config["uid"] is not None:
         args += ["--uid", str(config["uid"]), "--gid", str(config["gid"])]
     for path in SYSTEM:
         if os.path.islink(path):
@@ -136,46 +150,50 @@ def arguments(config, command, report_fd, key_fd, seccomp_fd, outbox_fd=None):
     args += [*size, "--tmpfs", "/dev/shm", *size, "--tmpfs", "/tmp", *size, "--tmpfs", workdir]
     for path in _read_only(config):
         args += ["--ro-bind", path, path]
-    budgeted = [p for p in config.get("budgeted", ()) if os.path.isdir(p)]
-    for path in config.get("rw", ()):
+    budgeted = config["budgeted"]
+    for path in config["rw"]:
         if os.path.isdir(path) and path not in budgeted:
             args += ["--bind", path, path]
-    cache = ["--size", str(config["cache_budget"])] if config.get("cache_budget") else []
+    cache = ["--size", str(config["cache_budget"])] if config["cache_budget"] else []
     seeds = [[f"{SEEDS}/{n}", path] for n, path in enumerate(budgeted)]
-    for seed, path in seeds:  # the host folder read-only, and the case's writes in a tmpfs of the cache budget
-        args += ["--ro-bind", path, seed, *cache, "--tmpfs", path]
-    stage = {"report_fd": report_fd, "key_fd": key_fd, "skeleton": _mkdirs(workdir), "workdir": workdir,
-             "seeds": seeds, "outbox_fd": outbox_fd, "outbox_cap": config.get("cache_budget") or 0,
-             "outbox_files": config.get("cache_files"),
-             "writable": [p for p in os.environ.get("REPROKIT_WRITABLE", "").split(os.pathsep) if p]
-             + ["/tmp", *config.get("rw", ())], "budget": bool(budget)}
+    for fd, (seed, path) in zip(config["budgeted_fds"], seeds, strict=True):  # the host folder read-only (by the descriptor the
+        args += ["--ro-bind-fd", str(fd), seed, *cache, "--tmpfs", path]  # runner opened: no link followed), and
+    stage: StageConfig = {  # the case's writes in a tmpfs of the cache budget
+        "report_fd": report_fd, "key_fd": key_fd, "skeleton": _mkdirs(workdir), "workdir": workdir, "seeds": seeds,
+        "host_fds": config["budgeted_fds"], "outbox_fd": outbox_fd, "outbox_cap": config["cache_budget"],
+        "outbox_files": config["cache_files"] or 1 << 62,
+        "writable": [p for p in os.environ.get("REPROKIT_WRITABLE", "").split(os.pathsep) if p] + ["/tmp", *config["rw"]],
+        "budget": bool(budget)}
     return args + ["--chdir", workdir, "--", sys.executable, STAGE, json.dumps(stage), "--", *command]
 
 
-def held(config):
+def held(config: KeeperConfig) -> list[str]:
     """What bubblewrap holds for the run, as the record says it."""
-    found = [f"bubblewrap {config['bwrap']['version']}", "no nested user namespaces", "seccomp filter", "pid namespace", "mount namespace", "private /dev/shm",
+    bwrap = config["bwrap"]
+    found = [f"bubblewrap {bwrap['version'] if bwrap else '?'}", "no nested user namespaces", "seccomp filter", "pid namespace", "mount namespace", "private /dev/shm",
              "ipc namespace", "network namespace (loopback only)"]
-    if config.get("disk_budget"):
+    if config["disk_budget"]:
         found.append(f"disk budget {config['disk_budget'] >> 20} MiB")
-    if config.get("budgeted") and config.get("cache_budget"):
+    if config["budgeted"] and config["cache_budget"]:
         found.append(f"cache budget {config['cache_budget'] >> 20} MiB")
     return found
 
 
-def outer(config, uid, gid, inner):
+def outer(config: KeeperConfig, uid: int, gid: int, inner: list[str]) -> list[str] | None:
     """As root: the outer bwrap (covers() only, no namespace but the mount one) that drops to uid/gid and starts
     `inner`; `inner` itself where the case user can reach every path already."""
-    paths = [*_read_only(config), *config.get("rw", ()), config["workdir"], sys.executable, config["bwrap"]["path"],
-             os.path.dirname(os.path.dirname(os.path.dirname(config["bwrap"]["path"])))]  # the wheel's own libs
+    bwrap = config["bwrap"]
+    assert bwrap is not None  # only a run inside bubblewrap has an outer one
+    paths = [*_read_only(config), *config["rw"], config["workdir"], sys.executable, bwrap["path"],
+             os.path.dirname(os.path.dirname(os.path.dirname(bwrap["path"])))]  # the wheel's own libs
     cover = covers(paths, uid, gid)
     if not cover:
         return None
-    return [config["bwrap"]["path"], "--dev-bind", "/", "/", *cover, "--die-with-parent", "--", sys.executable,
+    return [bwrap["path"], "--dev-bind", "/", "/", *cover, "--die-with-parent", "--", sys.executable,
             os.path.abspath(__file__), str(uid), str(gid), "--", *inner]
 
 
-def _drop_and_exec():
+def _drop_and_exec() -> NoReturn:
     """python bubblewrap.py UID GID -- COMMAND...: the outer bwrap's command, as root; COMMAND as uid/gid."""
     uid, gid = int(sys.argv[1]), int(sys.argv[2])
     command = sys.argv[sys.argv.index("--") + 1:]

@@ -2,11 +2,19 @@
 processes and threads it may have at once), and (as root, in its mount namespace) its folder as a size-limited tmpfs.
 Standard library only; loaded by path, like contain.py."""
 
+from __future__ import annotations
+
 import os
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: the case's Python may be older than the runner's
+    from reprokit.child.keeper import KeeperConfig
+
+    Cgroup = tuple[str, str | None]  # (its folder, the file that counts how often its limit was reached)
 
 
-def memory_cgroup(budget):
+def memory_cgroup(budget: int) -> Cgroup | None:
     """A memory cgroup of `budget` bytes below this process's own (v2, else v1), or None where none can be made."""
     if not budget:
         return None
@@ -36,7 +44,7 @@ def memory_cgroup(budget):
     return None
 
 
-def pids_cgroup(limit, memory=None):
+def pids_cgroup(limit: int, memory: Cgroup | None = None) -> Cgroup | None:
     """A pids cgroup of at most `limit` tasks below this process's own (v1 `pids`; in v2 the memory cgroup's own
     folder when its pids.max exists), or None where none can be made."""
     if not limit:
@@ -68,21 +76,21 @@ def pids_cgroup(limit, memory=None):
     return None
 
 
-def run_cgroups(config):
+def run_cgroups(config: KeeperConfig) -> tuple[tuple[Cgroup | None, Cgroup | None], list[str]]:
     """The run's memory and pids cgroups (either None where it cannot be made) and what they hold, as recorded."""
-    memory = memory_cgroup(config.get("memory_budget"))
-    pids = pids_cgroup(config.get("pids_budget"), memory)
+    memory = memory_cgroup(config["memory_budget"])
+    pids = pids_cgroup(config["pids_budget"], memory)
     held = [f"memory budget {config['memory_budget'] >> 20} MiB"] if memory else []
     return (memory, pids), held + ([f"pids budget {config['pids_budget']}"] if pids else [])
 
 
-def join_all(groups):
+def join_all(groups: tuple[Cgroup | None, Cgroup | None]) -> None:
     memory, pids = groups
     join(memory)
     join(pids if pids and (not memory or pids[0] != memory[0]) else None)
 
 
-def close_all(groups, held):
+def close_all(groups: tuple[Cgroup | None, Cgroup | None], held: list[str]) -> None:
     """Whether the run reached a budget (added to `held`); the cgroups removed."""
     memory, pids = groups
     held += ["over memory budget"] if memory and oom_kills(memory) else []
@@ -92,24 +100,26 @@ def close_all(groups, held):
             remove_cgroup(group)
 
 
-def join(cgroup):
+def join(cgroup: Cgroup | None) -> None:
     if cgroup:
         with open(os.path.join(cgroup[0], "cgroup.procs"), "w") as fh:
             fh.write(str(os.getpid()))
 
 
-def oom_kills(cgroup):
+def oom_kills(cgroup: Cgroup) -> int:
     """How many times the cgroup's limit was reached: processes its memory limit killed (memory.events /
     memory.oom_control: oom_kill N), forks its pids limit refused (pids.events: max N)."""
     word = "max " if cgroup[1] == "pids.events" else "oom_kill "
+    if cgroup[1] is None:
+        return 0
     try:
-        with open(os.path.join(*cgroup)) as fh:
+        with open(os.path.join(cgroup[0], cgroup[1])) as fh:
             return sum(int(line.split()[1]) for line in fh if line.startswith(word))
     except (OSError, ValueError, IndexError):
         return 0
 
 
-def remove_cgroup(cgroup):
+def remove_cgroup(cgroup: Cgroup) -> None:
     for _ in range(50):  # the killed processes leave it within milliseconds
         try:
             os.rmdir(cgroup[0])
@@ -118,7 +128,7 @@ def remove_cgroup(cgroup):
             time.sleep(0.02)
 
 
-def remove_left(keeper):
+def remove_left(keeper: int) -> list[str]:
     """For the runner, after a keeper `keeper` ended (a keeper killed at the timeout never removes its own): its
     cgroups, every process left in them killed first. Returns the folders removed."""
     try:
@@ -145,7 +155,7 @@ def remove_left(keeper):
     return removed
 
 
-def _kill_all_in(folder):
+def _kill_all_in(folder: str) -> None:
     import signal
 
     try:
@@ -166,7 +176,7 @@ def _kill_all_in(folder):
             pass
 
 
-def full(*folders):
+def full(*folders: str) -> bool:
     """Whether a budgeted tmpfs is (all but) full: a write there failed for want of room."""
     for folder in folders:
         try:

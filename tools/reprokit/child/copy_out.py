@@ -1,176 +1,210 @@
-"""The keeper's side of copy-out (outbox.py is the sandbox's): the stream of the budgeted host folders is spooled
-into the keeper's private folder as the pipe becomes readable (Spool), and once the sandbox has ended its files are
-written into the host folders (receive()), each a fresh file of the runner's (mode 0644, folders 0755, a short
-temporary name beside it, then renamed over), and what the run did not leave is removed: the host folder is then
-what the run left, within the budget. Each file is copied or recorded as not copied; no file name and no error of
-the host disk stops the others or the keeper. Standard library only; loaded by path, like contain.py.
+"""The keeper's side of copy-out (outbox.py is the sandbox's): once the sandbox has ended, the files of the stream the
+keeper spooled (spool.py) are written into the host folders (receive()) through descriptors the runner opened without following a link: what the
+run did not leave is removed first (leftovers, links, trees of any depth, without recursion), then each file is
+written fresh, the runner's (mode 0644, folders 0755, a short temporary name beside it, then renamed over). The host
+folder is then what the run left, within the budget, even where copy-out is cut off at its time limit. Each file is
+copied or recorded as not copied; no file name and no error of the host disk stops the others. Standard library only;
+loaded by path, like contain.py.
 """
 
+from __future__ import annotations
+
+import errno
 import importlib.util
 import json
 import os
-import select
 import stat
-import tempfile
 import time
+from types import ModuleType
+from typing import TYPE_CHECKING, BinaryIO
 
-_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "outbox.py")
-_spec = importlib.util.spec_from_file_location("reprokit_child_outbox", _path)
-assert _spec is not None and _spec.loader is not None  # a .py file's location always has a spec and a loader
-outbox = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(outbox)
+if TYPE_CHECKING:
+    pass
+
+
+def _sibling(name: str) -> ModuleType:
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"reprokit_child_{name}", path)
+    assert spec is not None and spec.loader is not None  # a .py file's location always has a spec and a loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+if TYPE_CHECKING:  # the same modules, as mypy reads them (loaded by path, the keeper has no package)
+    from reprokit.child import folder_tree, outbox
+else:
+    outbox = _sibling("outbox")
+    folder_tree = outbox.folder_tree
 CHUNK, LISTED, MAX_HEADER, START = outbox.CHUNK, outbox.LISTED, outbox.MAX_HEADER, outbox.START
-
-
-class Spool:
-    """What the sandbox streams out of its budgeted folders (outbox.py), spooled into the keeper's private folder as
-    the pipe becomes readable (the sandbox never waits on the keeper's clock), then written into the host folders
-    once the sandbox has ended. Its first bytes mean the case has ended: the keeper writes the time into "case-ended"
-    (the runner's clock for the case stops there; copy-out is timed apart), and what was copied into "copy-out.json"."""
-
-    def __init__(self, config, read_end, write_end):
-        self.fd, self.files = read_end, config.get("cache_files") or 1 << 62
-        self.cap = config.get("cache_budget") or 0
-        self.spool_cap = self.cap + (outbox.LISTED + 2) * outbox.MAX_HEADER + min(self.files, 1 << 20) * 4096
-        self.folders, self.size, self.file, self.ended_at = config.get("budgeted", ()), 0, None, None
-        if read_end is None:
-            return
-        os.close(write_end)
-        os.set_blocking(read_end, False)
-        try:
-            import fcntl
-
-            fcntl.fcntl(read_end, fcntl.F_SETPIPE_SZ, 1 << 20)  # fewer wake-ups; the default 64 KiB still works
-        except (OSError, AttributeError):
-            pass
-        self.private = os.path.dirname(config["held"])
-        self.path = os.path.join(self.private, "outbox")
-        self.file = open(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                 0o600), "w+b", buffering=0)
-
-    def drain(self, wait=0.0):
-        """Spool what the pipe holds, waiting up to `wait` seconds for more; False once the pipe is closed."""
-        deadline = time.monotonic() + wait
-        while self.file is not None:
-            try:
-                chunk = os.read(self.fd, 1 << 20)
-            except BlockingIOError:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return True
-                select.select([self.fd], [], [], left)
-                continue
-            if not chunk:
-                return False
-            if self.ended_at is None:
-                self.ended_at = time.monotonic()
-                self._write_private("case-ended", repr(self.ended_at))
-            if self.size < self.spool_cap:
-                self._spool(chunk[: self.spool_cap - self.size])
-            self.size += len(chunk)
-        return False
-
-    def _spool(self, data):
-        view = memoryview(data)
-        try:
-            while view:
-                view = view[os.write(self.file.fileno(), view):]
-        except OSError:  # the host disk is full (or a file limit): the spool stops there, the sandbox still drains
-            self.spool_cap = self.size + len(data) - len(view)
-
-    def deliver(self, ended_well):
-        """Write the spooled files into the host folders (where the sandbox started) and say what was copied; never
-        raises: whatever the host disk or a file name does, the keeper goes on to its end."""
-        if self.file is None:
-            return
-        try:
-            while self.drain(1.0):
-                pass
-            if ended_well:
-                done = receive(self.path, self.folders, self.cap, self.files).as_json()
-                done["seconds"] = round(time.monotonic() - (self.ended_at or time.monotonic()), 3)
-                done["spooled_past_cap"] = self.size > self.spool_cap
-                self._write_private("copy-out.json", json.dumps(done))
-        except Exception as err:  # noqa: BLE001 - the keeper must reach its end (kills, budgets, facts)
-            self._write_private("copy-out.json", json.dumps({"failed": f"{type(err).__name__}: {err}"[:300]}))
-        finally:
-            self.file.close()
-            os.close(self.fd)
-
-    def _write_private(self, name, text):
-        try:
-            fd = os.open(os.path.join(self.private, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-                         | os.O_CLOEXEC, 0o600)
-            os.write(fd, text.encode())
-            os.close(fd)
-        except OSError:
-            pass
+MAX_DEPTH, DEEP = outbox.MAX_DEPTH, outbox.DEEP
 
 
 class Received:
-    """What receive() did: files written, their bytes, entries not copied (path, why) and how many more were not."""
+    """What receive() did: files written, their bytes, entries not copied (path, why) and how many more were not;
+    whether the stream's end was read, whether the keeper's own count left something out for the budget, and whether
+    it stopped at its deadline."""
 
-    def __init__(self):
-        self.files, self.bytes, self.not_copied, self.more_not_copied, self.ended = 0, 0, [], 0, False
+    def __init__(self) -> None:
+        self.files, self.bytes, self.more_not_copied = 0, 0, 0
+        self.not_copied: list[list[str]] = []
+        self.ended = self.over_budget = self.cut_off = self.left_over = False
 
-    def refuse(self, path, why):
+    def refuse(self, path: str, why: str) -> None:
         if len(self.not_copied) < LISTED:
             self.not_copied.append([path, why])
         else:
             self.more_not_copied += 1
 
-    def as_json(self):
+    def as_json(self) -> dict[str, object]:
         return {"files": self.files, "bytes": self.bytes, "not_copied": self.not_copied,
-                "more_not_copied": self.more_not_copied, "ended": self.ended}
+                "more_not_copied": self.more_not_copied, "ended": self.ended, "over_budget": self.over_budget,
+                "cut_off": self.cut_off, "left_over": self.left_over}
 
 
-def receive(spool, folders, cap, files=1 << 62):
-    """Write the files of the spool file (send()'s format) into the host folders, then remove from them what the run
-    did not leave; each path checked (relative, no `..`), each file fresh (a short temporary name beside it, then
-    renamed over), the runner's own. A Received."""
-    done, kept = Received(), [set() for _ in folders]
+Planned = tuple[int, list[str], int, int]  # (folder index, path parts, offset in the spool, size)
+
+
+def receive(spool: str, folders: list[int], cap: int, files: int = 1 << 62, deadline: float = float("inf")) -> Received:
+    """Write the files of the spool file (send()'s format) into the host folders (descriptors opened without
+    following a link), each path checked (relative, no `..`, at most MAX_DEPTH folders deep), its folders counted
+    against `files`. What the run did not leave is removed first, so that a copy-out cut off at `deadline` (monotonic)
+    leaves each folder within the budget; then each file is written fresh (a short temporary name beside it, then
+    renamed over), the runner's own, through descriptors. A Received."""
+    done = Received()
     with open(spool, "rb") as fh:
         if fh.readline(len(START)) != START:
             return done  # the sandbox never reached its copy-out: the host folders stay as they were
-        while True:
-            line = fh.readline(MAX_HEADER + 1)
-            if not line.endswith(b"\n"):
-                done.refuse("", "the stream ended early" if len(line) <= MAX_HEADER else "a header over 64 KiB")
-                break
-            header = _header(line, len(folders))
-            if header is None:
-                done.refuse("", "a malformed header: the stream stops there")
-                break
-            if header.get("end"):
-                done.ended = True
-                break
-            if "more_skipped" in header:
-                done.more_not_copied += int(header["more_skipped"])
-                continue
-            index, relative = header["folder"], header["path"]
-            if "skipped" in header:
-                done.refuse(relative, str(header["skipped"]))
-                continue
-            size, start = header["size"], fh.tell()
-            fh.seek(start + size)
-            if size > cap - done.bytes or done.files >= files:
-                done.refuse(relative, "over the cache budget")
-                continue
+        plan = _plan(fh, len(folders), cap, files, done)
+        for index, top in enumerate(folders):  # not bound by the deadline: the runner's own limit is the backstop
+            _remove_the_rest(top, {tuple(parts): size for i, parts, _, size in plan if i == index}, done)
+        _write_all(fh.fileno(), plan, folders, done, deadline)
+    return done
+
+
+def _plan(fh: BinaryIO, folders: int, cap: int, files: int, done: Received) -> list[Planned]:
+    """The files the stream holds that fit the budget (bytes, entries with their folders, depth), read from the
+    headers only; the others recorded as not copied."""
+    plan: list[Planned] = []
+    made: set[tuple[int, tuple[str, ...]]] = set()
+    size_sum = 0
+    while True:
+        line = fh.readline(MAX_HEADER + 1)
+        if not line.endswith(b"\n"):
+            done.refuse("", "the stream ended early" if len(line) <= MAX_HEADER else "a header over 64 KiB")
+            return plan
+        header = _header(line, folders)
+        if header is None:
+            done.refuse("", "a malformed header: the stream stops there")
+            return plan
+        if header.get("end"):
+            done.ended = True
+            return plan
+        if "more_skipped" in header:
+            done.more_not_copied += int(header["more_skipped"])
+            continue
+        index, relative = header["folder"], header["path"]
+        if "skipped" in header:
+            done.refuse(relative, str(header["skipped"]))
+            continue
+        size, start = header["size"], fh.tell()
+        fh.seek(start + size)
+        parts = relative.split("/")
+        chain = {(index, tuple(parts[:n])) for n in range(1, len(parts))} - made
+        if len(parts) - 1 > MAX_DEPTH:
+            done.refuse(relative, DEEP)
+        elif size > cap - size_sum or len(plan) + len(made) + len(chain) >= files:
+            done.refuse(relative, "over the cache budget")
+        else:
+            plan.append((index, parts, start, size))
+            made |= chain
+            size_sum += size
+            continue
+        done.over_budget = True
+
+
+def _remove_the_rest(top: int, wanted: dict[tuple[str, ...], int], done: Received) -> None:
+    """Remove from the host folder every entry that is not a file of `wanted` (parts -> size) of the same size, nor a
+    folder on the way to one: links, leftovers of earlier runs, trees of any depth, through descriptors and without
+    recursion. What could not be removed is named, and marks the copy-out as failed (`left_over`)."""
+    on_the_way = {parts[:n] for parts in wanted for n in range(1, len(parts))}
+    for parts, parent, kind in folder_tree.walk(top):
+        key = tuple(parts)
+        if kind == "folder" and key in on_the_way:
+            continue  # walk() enters it next
+        if kind == "file" and key in wanted:
             try:
-                if _write_file(fh.fileno(), start, size, folders[index], relative.split("/")):
-                    kept[index].add(relative)
+                if os.lstat(parts[-1], dir_fd=parent).st_size == wanted[key]:
+                    continue  # replaced below; until then no bigger than the new one
+            except OSError:
+                continue
+        try:
+            folder_tree.remove_entry(parent, parts[-1])  # walk() then finds a removed folder gone and goes on
+        except OSError as err:
+            done.left_over = True
+            done.refuse("/".join(parts), f"left from before, not removed: {err.strerror or err}")
+
+
+def _write_all(spool_fd: int, plan: list[Planned], folders: list[int], done: Received, deadline: float) -> None:
+    """Write the planned files, keeping the descriptors of the folders above the current file open (the stream comes
+    folder by folder), never more than MAX_DEPTH of them."""
+    chain: list[tuple[str, int]] = []
+    index_open = -1
+    try:
+        for index, parts, start, size in plan:
+            if time.monotonic() > deadline:
+                done.cut_off = True
+                return
+            relative = "/".join(parts)
+            if index != index_open:
+                _close(chain, 0)
+                index_open = index
+            try:
+                kept = 0
+                while kept < len(chain) and kept < len(parts) - 1 and chain[kept][0] == parts[kept]:
+                    kept += 1
+                _close(chain, kept)
+                for name in parts[len(chain):-1]:
+                    chain.append((name, _fresh_folder(chain[-1][1] if chain else folders[index], name)))
+                if _write_file(spool_fd, start, size, chain[-1][1] if chain else folders[index], parts[-1]):
                     done.files += 1
                     done.bytes += size
                 else:
                     done.refuse(relative, "the stream ended early")
             except (OSError, ValueError) as err:  # a name too long, a full disk: this file, never the others
                 done.refuse(relative, getattr(err, "strerror", None) or str(err))
-    for folder, names in zip(folders, kept, strict=True):
-        _remove_the_rest(folder, names)
-    return done
+    finally:
+        _close(chain, 0)
 
 
-def _header(line, folders):
+def _close(chain: list[tuple[str, int]], keep: int) -> None:
+    for _, fd in chain[keep:]:
+        os.close(fd)
+    del chain[keep:]
+
+
+def _fresh_folder(parent: int, name: str) -> int:
+    """parent/name as a real folder of the runner's (mode 0755), opened without following a link: whatever else stands
+    there (a file, a link) is removed, as the run left a folder there."""
+    try:
+        os.mkdir(name, 0o755, dir_fd=parent)
+        made = True
+    except FileExistsError:
+        made = False
+    try:
+        fd = os.open(name, folder_tree.DIRECTORY, dir_fd=parent)
+    except OSError as err:
+        if made or err.errno not in (errno.ENOTDIR, errno.ELOOP):
+            raise
+        folder_tree.remove_entry(parent, name)
+        os.mkdir(name, 0o755, dir_fd=parent)
+        made, fd = True, os.open(name, folder_tree.DIRECTORY, dir_fd=parent)
+    if made:
+        os.fchmod(fd, 0o755)  # whatever the runner's umask: the next run's check wants no group or other write
+    return fd
+
+
+def _header(line: bytes, folders: int) -> dict | None:
     """A header as the keeper trusts it, or None: a known folder, a relative path without `.`/`..`, a size >= 0."""
     try:
         header = json.loads(line)
@@ -191,17 +225,18 @@ def _header(line, folders):
     return header if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
 
 
-def _write_file(spool_fd, start, size, folder, parts):
-    """The file folder/parts... from the spool's bytes at `start`; False where the spool holds fewer than `size`."""
-    parent = _fresh_parents(folder, parts[:-1])
-    fd, temporary = tempfile.mkstemp(prefix=".rk", dir=parent)  # short: the file's own name may be 255 bytes
+def _write_file(spool_fd: int, start: int, size: int, parent: int, name: str) -> bool:
+    """parent/name from the spool's bytes at `start`; False where the spool holds fewer than `size`."""
+    temporary = ".rk" + os.urandom(6).hex()  # short: the file's own name may be 255 bytes
+    written = False
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent)
     try:
         copied = 0
         while copied < size:
             try:
                 done = os.copy_file_range(spool_fd, fd, size - copied, start + copied)
             except OSError as err:
-                if err.errno not in (18, 22, 38, 95):  # EXDEV, EINVAL, ENOSYS, EOPNOTSUPP: copy by hand
+                if err.errno not in (errno.EXDEV, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
                     raise
                 done = len(chunk := os.pread(spool_fd, min(CHUNK, size - copied), start + copied))
                 os.write(fd, chunk)
@@ -209,54 +244,15 @@ def _write_file(spool_fd, start, size, folder, parts):
                 return False
             copied += done
         os.fchmod(fd, 0o644)
-        target = os.path.join(parent, parts[-1])
-        if os.path.isdir(target) and not os.path.islink(target):  # the run made a file where a folder was
-            import shutil
-
-            shutil.rmtree(target)
-        os.replace(temporary, target)
-        temporary = None
+        try:
+            if stat.S_ISDIR(os.lstat(name, dir_fd=parent).st_mode):  # the run made a file where a folder was
+                folder_tree.remove_entry(parent, name)
+        except FileNotFoundError:
+            pass
+        os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
+        written = True
         return True
     finally:
         os.close(fd)
-        if temporary is not None:
-            os.unlink(temporary)
-
-
-def _fresh_parents(folder, parts):
-    """folder/parts... as real folders (mode 0755): whatever else stands on the way (a file, a link the run no
-    longer has) is removed, as the run left a folder there."""
-    current = folder
-    for part in parts:
-        current = os.path.join(current, part)
-        try:
-            info = os.lstat(current)
-        except FileNotFoundError:
-            os.mkdir(current, 0o755)
-            continue
-        if not stat.S_ISDIR(info.st_mode):
-            os.unlink(current)
-            os.mkdir(current, 0o755)
-    return current
-
-
-def _remove_the_rest(folder, kept):
-    """Remove from the host folder every entry that is not a file the run left (`kept`, relative paths), folders
-    left empty included; through descriptors, never following a link."""
-    for top, dirs, names, top_fd in os.fwalk(folder, topdown=False, follow_symlinks=False):
-        relative_top = os.path.relpath(top, folder)
-        for name in names:
-            relative = name if relative_top == "." else f"{relative_top}/{name}"
-            if relative not in kept:
-                try:
-                    os.unlink(name, dir_fd=top_fd)
-                except OSError:
-                    pass
-        for name in dirs:
-            try:
-                if stat.S_ISLNK(os.lstat(name, dir_fd=top_fd).st_mode):
-                    os.unlink(name, dir_fd=top_fd)
-                else:
-                    os.rmdir(name, dir_fd=top_fd)  # only an empty one: a folder holding a kept file stays
-            except OSError:
-                pass
+        if not written:
+            os.unlink(temporary, dir_fd=parent)

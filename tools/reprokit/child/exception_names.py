@@ -6,6 +6,8 @@ and of torch, after importing the modules that define them) and "dotted" (name -
 exception class"). Only modules under `torch` are ever imported. Standard library and torch only, like probe.py.
 """
 
+from __future__ import annotations
+
 import importlib
 import importlib.util
 import json
@@ -18,7 +20,7 @@ TORCH_MODULES = ("torch", "torch._dynamo", "torch._dynamo.exc", "torch._inductor
                  "torch.distributed.tensor", "torch.distributed.fsdp", "torch.utils._sympy.value_ranges")
 
 
-def _dotted(name):
+def _dotted(name: str) -> str:
     parts = name.split(".")
     if parts[0] != "torch" or len(parts) < 2 or not all(p.isidentifier() for p in parts):
         return "missing"  # never looked up: the runner sends only names under torch.
@@ -32,14 +34,14 @@ def _dotted(name):
     return "class" if isinstance(obj, type) and issubclass(obj, BaseException) else "not an exception class"
 
 
-def _forget_the_package():
+def _forget_the_package() -> None:
     """No folder of the search path that holds the package (an editable install's .pth puts the checkout's tools/
     there), no editable-install finder: only torch and the standard library are importable here."""
     sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or ".", "reprokit"))]
     sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
 
 
-def main():
+def main() -> None:
     _forget_the_package()
     names = json.loads(os.environ.get("REPROKIT_DOTTED_NAMES", "[]"))
     try:
@@ -52,7 +54,8 @@ def main():
             importlib.import_module(module)
         except Exception:  # noqa: BLE001 - a module this build lacks (e.g. no distributed) defines nothing to find
             continue
-    bare, todo = set(), [BaseException]
+    bare: set[str] = set()
+    todo: list[type[BaseException]] = [BaseException]
     while todo:
         cls = todo.pop()
         bare.add(cls.__name__)

@@ -23,8 +23,10 @@ class BwrapConfig(TypedDict):
     seccomp: str  # the seccomp filter's BPF program, hex
 
 
-class KeeperConfig(TypedDict, total=False):
-    """What one run's keeper is told (run/child_setup.contain_config, then execute.observe or warm.py add theirs)."""
+class KeeperConfig(TypedDict):
+    """What one run's keeper is told (run/child_setup.contain_config, then execute.observe or warm.py set theirs).
+    Every key is required and read by subscript: a misspelt key is a KeyError (and mypy's error), never a protection
+    silently skipped."""
 
     held: str  # the file the report is written to (the runner's private folder)
     workdir: str  # the run's own folder
@@ -33,16 +35,34 @@ class KeeperConfig(TypedDict, total=False):
     memory_budget: int  # bytes: the run's memory cgroup
     pids_budget: int  # processes and threads at once
     cache_budget: int  # bytes: each budgeted host folder, a tmpfs copied out when the run ends
-    cache_files: int  # files: likewise
+    cache_files: int  # entries (files and folders): likewise
+    copy_out_seconds: float  # copy-out's own time limit, from the case's end
     budgeted: list[str]  # the host folders the run writes (--cache, TORCH_TRACE)
+    budgeted_fds: list[int]  # each opened by the runner without following a link: bound and written through these
     rw: list[str]  # folders bound writable
     needs: list[str]  # the paths the case must reach as its user
-    uid: int  # the case user (a root runner's "nobody"); absent: the runner's own
-    gid: int
-    key_fd: int  # the descriptor holding the observation key
-    parent: int  # the process the keeper dies with (the runner, or the warm zygote)
-    bwrap: BwrapConfig  # a cold host run: inside this bubblewrap
+    uid: int | None  # the case user (a root runner's "nobody"); None: the runner's own
+    gid: int | None
+    key_fd: int | None  # the descriptor holding the observation key
+    parent: int | None  # the process the keeper dies with (the runner, or the warm zygote)
+    bwrap: BwrapConfig | None  # a cold host run: inside this bubblewrap
     container: bool  # a run inside a container: the container is the sandbox
+
+
+class StageConfig(TypedDict):
+    """What the sandbox's first process (sandbox_stage.py) is told, by bubblewrap.arguments()."""
+
+    report_fd: int  # where it says what held and the case's wait status
+    key_fd: int
+    skeleton: list[list[str | None]]  # [path, link target or None] made again in the run folder's tmpfs
+    workdir: str
+    seeds: list[list[str]]  # [read-only view of a host folder, its tmpfs]
+    host_fds: list[int]  # the host folders' descriptors bwrap bound: closed before any code of the case
+    outbox_fd: int | None
+    outbox_cap: int
+    outbox_files: int
+    writable: list[str]
+    budget: bool  # the run's folder, /tmp and /dev/shm have a disk budget
 
 
 # Why the case's own exit says nothing: the runner records the run as a crash (and, where the case never ran, its
@@ -50,8 +70,6 @@ class KeeperConfig(TypedDict, total=False):
 Failure = Literal["bubblewrap", "stopped", "no-sandbox"]
 FAILURES = ("bubblewrap", "stopped", "no-sandbox")  # bubblewrap never started the case; the case stopped the
 # sandbox's first process (SIGSTOP); a warm run as root, which has no sandbox, was not started
-BUDGETS = (("memory", "memory_budget", " MiB"), ("disk", "disk_budget", " MiB"), ("cache", "cache_budget", " MiB"),
-           ("pids", "pids_budget", ""))
 
 
 class KeeperReport(TypedDict):
@@ -63,22 +81,22 @@ class KeeperReport(TypedDict):
     over_budget: str | None
 
 
-def report(config: KeeperConfig, held: list, failure: Failure | None = None) -> KeeperReport:
+def report(config: KeeperConfig, held: list[str], failure: Failure | None = None) -> KeeperReport:
     """The report of a run: `held` as the keeper collected it; the budget reached read from the keeper's own list
     (budgets, reaper and bubblewrap add "over <kind> budget" there) with its size from the config, the last of
     memory, disk, cache, pids where several were."""
     over = None
-    for kind, key, unit in BUDGETS:
+    budgets = (("memory", config["memory_budget"] >> 20, " MiB"), ("disk", config["disk_budget"] >> 20, " MiB"),
+               ("cache", config["cache_budget"] >> 20, " MiB"), ("pids", config["pids_budget"], ""))
+    for kind, size, unit in budgets:
         if f"over {kind} budget" in held:
-            size = config.get(key)
-            shown = (size >> 20 if unit else size) if isinstance(size, int) and size else "?"
-            over = f"{kind} {shown}{unit}"
+            over = f"{kind} {size or '?'}{unit}"
     return {"held": list(held), "failure": failure, "over_budget": over}
 
 
-def write_report(config: KeeperConfig, held: list, failure: Failure | None = None) -> None:
+def write_report(config: KeeperConfig, held: list[str], failure: Failure | None = None) -> None:
     """The report, to the config's "held" file (in the runner's private folder, never where the case writes)."""
-    path = config.get("held")
+    path = config["held"]
     if path:
         try:  # a case without Landlock could have put a link there: then nothing is recorded as held
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)

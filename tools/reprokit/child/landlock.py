@@ -2,6 +2,8 @@
 write outside some folders, for itself and every process it starts; RLIMIT_FSIZE caps each file. Standard library
 only, like probe.py, which loads it by path: it runs in any interpreter that has torch."""
 
+from __future__ import annotations
+
 import os
 
 _LANDLOCK_CREATE, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT = 444, 445, 446  # the same number on every architecture
@@ -10,7 +12,7 @@ _REFER, _TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
 _FILE_RIGHTS = (1 << 1) | _TRUNCATE  # what a rule on a file (not a folder) may grant: write_file, truncate
 
 
-def landlock_abi():
+def landlock_abi() -> int:
     """The kernel's Landlock ABI version; below 1 when there is none (or a seccomp filter refuses it)."""
     import ctypes
 
@@ -18,7 +20,7 @@ def landlock_abi():
     return libc.syscall(_LANDLOCK_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))  # ..._VERSION flag
 
 
-def confine_writes(writable):
+def confine_writes(writable: list[str]) -> int | None:
     """Forbid file-system writes outside `writable` (folders, or single files such as /dev/null); the ABI version
     when confined, else None."""
     import ctypes
@@ -52,7 +54,7 @@ def confine_writes(writable):
         return None
 
 
-def cap_files(cap):
+def cap_files(cap: str) -> None:
     """No file the script (or a child) writes grows past `cap` bytes (RLIMIT_FSIZE): a write beyond it fails (EFBIG;
     CPython ignores SIGXFSZ), so a flood cannot fill the disk (/dev/shm included). Root could raise it again."""
     if cap.isdigit():

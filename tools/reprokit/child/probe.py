@@ -11,14 +11,18 @@ $REPROKIT_WRITABLE (folders, os.pathsep-separated): with Landlock in the kernel,
 nowhere else.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import runpy
 import sys
 import traceback
+from types import ModuleType
+from typing import Any, NoReturn
 
 
-def _dynamo_counters():
+def _dynamo_counters() -> dict[str, Any] | None:
     if "torch._dynamo" not in sys.modules:
         return None
     try:
@@ -34,12 +38,12 @@ def _dynamo_counters():
     }
 
 
-def _force_backend(backend):
+def _force_backend(backend: str) -> None:
     import torch
 
     original = torch.compile
 
-    def compile_with(model=None, *args, **kwargs):
+    def compile_with(model: Any = None, *args: Any, **kwargs: Any) -> Any:
         for key in ("backend", "mode", "options"):
             kwargs.pop(key, None)
         return original(model, *args, backend=backend, **kwargs)
@@ -47,12 +51,13 @@ def _force_backend(backend):
     torch.compile = compile_with
 
 
-def _sibling(name):
+def _sibling(name: str) -> ModuleType:
     """A module of this folder, loaded by its path (the probe runs with PYTHONSAFEPATH: nothing is importable)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(f"reprokit_child_{name}",
                                                   os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py"))
+    assert spec is not None and spec.loader is not None  # a .py file's location always has a spec and a loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -62,7 +67,7 @@ landlock = _sibling("landlock")
 stages = _sibling("stages")
 
 
-def _isolate_path():
+def _isolate_path() -> None:
     """Nothing importable from the case's folder or this package's folder until confinement holds.
 
     The runner starts the probe with PYTHONSAFEPATH=1 (python -P), so neither the script's folder nor probe.py's
@@ -74,7 +79,7 @@ def _isolate_path():
     os.environ.pop("PYTHONSAFEPATH", None)
 
 
-def _in_exec_environment(name):
+def _in_exec_environment(name: str) -> bool:
     """Whether this process was started with `name` in its environment: /proc/self/environ shows it for the life of
     the process, whatever os.environ says since."""
     try:
@@ -84,7 +89,7 @@ def _in_exec_environment(name):
         return False
 
 
-def _key_off_the_environment():
+def _key_off_the_environment() -> None:
     """A torchrun rank gets the run's key in its environment from the launcher; such a process starts itself again
     with the key on a pipe instead (REPROKIT_KEY_FD), so that its /proc/self/environ never holds it. Done before the
     script's process is forked: that process must never have held the key."""
@@ -101,7 +106,7 @@ def _key_off_the_environment():
         os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
 
 
-def _take_key():
+def _take_key() -> str:
     """The run's observation key, which no process of the case may read.
 
     It comes on a descriptor (REPROKIT_KEY_FD: the keeper's pipe), read and closed here, in the probe's own process,
@@ -116,7 +121,7 @@ def _take_key():
     return key or ""
 
 
-def _drop_key():
+def _drop_key() -> None:
     """In the script's process: the key's descriptor closed unread, its variables gone."""
     fd = os.environ.pop("REPROKIT_KEY_FD", None)
     os.environ.pop("REPROKIT_REPORT_KEY", None)
@@ -128,7 +133,7 @@ def _drop_key():
             pass
 
 
-def _launch_torchrun(key, nproc, script):
+def _launch_torchrun(key: str, nproc: int, script: str) -> None:
     """The launcher of a torchrun case (`probe.py --torchrun N SCRIPT`): torch.distributed.run in this process, each
     rank a probe of the script; the ranks get the key from this process's os.environ, never from its own
     environment block."""
@@ -137,7 +142,7 @@ def _launch_torchrun(key, nproc, script):
     runpy.run_module("torch.distributed.run", run_name="__main__", alter_sys=True)
 
 
-def _open_report(rank):
+def _open_report(rank: str) -> int | None:
     """The report file, opened before the script runs: the runner made it, empty (a root runner's file, which the
     case's user may write but neither read, chmod nor replace); never a link. None where there is none.
 
@@ -155,7 +160,7 @@ def _open_report(rank):
     return fd
 
 
-def _prctl(option, value):  # PR_SET_PDEATHSIG 1, PR_SET_DUMPABLE 4
+def _prctl(option: int, value: int) -> int:  # PR_SET_PDEATHSIG 1, PR_SET_DUMPABLE 4
     import ctypes
 
     return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
@@ -166,10 +171,10 @@ _FORWARDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 OBSERVATION_CAP = 256 * 1024  # what the script's process reports is a few KB (the message is cut at 2000 characters)
 
 
-def _run_script(script, channel):
+def _run_script(script: str, channel: int) -> NoReturn:
     """The script's process: runs the script as `python script.py` would, then writes what happened (no key) to
     `channel`, the only descriptor it holds towards the probe, and exits as the script did."""
-    record = {"exception": None, "message": None, "stage": None, "exit_code": 0}
+    record: dict[str, Any] = {"exception": None, "message": None, "stage": None, "exit_code": 0}
     landlock.cap_files(os.environ.pop("REPROKIT_FILE_CAP", ""))
     if os.environ.get("REPROKIT_WRITABLE"):  # the runner's folders for this run; writes elsewhere fail (EACCES)
         record["confined"] = landlock.confine_writes(os.environ["REPROKIT_WRITABLE"].split(os.pathsep))
@@ -201,24 +206,24 @@ def _run_script(script, channel):
     sys.exit(record["exit_code"])
 
 
-def _read_observation(channel, pid):
+def _read_observation(channel: int, pid: int) -> tuple[dict[str, Any] | None, int]:
     """What the script's process wrote on `channel`, read until that process ends (not until EOF: a child it forked
     may hold the pipe open for ever), then what is left in the pipe; and its wait status."""
     import fcntl
     import select
 
     fcntl.fcntl(channel, fcntl.F_SETFL, fcntl.fcntl(channel, fcntl.F_GETFL) | os.O_NONBLOCK)
-    chunks, left, status, eof = [], OBSERVATION_CAP, None, False
-    while status is None:
+    chunks, left, eof = list[bytes](), OBSERVATION_CAP, False
+    while True:
         if not eof and left > 0:
             select.select([channel], [], [], 0.05)
             eof, left = _drain(channel, chunks, left)
         else:
             status = os.waitpid(pid, 0)[1]
             break
-        ended, found = os.waitpid(pid, os.WNOHANG)
+        ended, status = os.waitpid(pid, os.WNOHANG)
         if ended == pid:
-            status = found
+            break
     _drain(channel, chunks, left)  # written before it exited: in the pipe now
     os.close(channel)
     try:
@@ -228,7 +233,7 @@ def _read_observation(channel, pid):
     return (record if isinstance(record, dict) and "key" not in record else None), status
 
 
-def _drain(channel, chunks, left):
+def _drain(channel: int, chunks: list[bytes], left: int) -> tuple[bool, int]:
     """Read what the pipe holds now (up to `left` bytes); (end of file seen, bytes still allowed)."""
     while left > 0:
         try:
@@ -242,7 +247,7 @@ def _drain(channel, chunks, left):
     return False, left
 
 
-def main():
+def main() -> NoReturn:
     """The probe keeps the key and the report's descriptor in its own process and forks the script's process, which
     holds neither: the probe is not dumpable (no ptrace, no /proc/<pid>/mem or fd of it for the case's user), so the
     script can neither read the key nor write the report. The probe writes the report from what the script's
@@ -250,7 +255,7 @@ def main():
     _key_off_the_environment()
     if sys.argv[1] == "--torchrun":  # PYTHONSAFEPATH stays: the ranks start with it, as this process did
         _launch_torchrun(_take_key(), int(sys.argv[2]), os.path.abspath(sys.argv[3]))
-        return
+        sys.exit(0)
     _isolate_path()
     script = os.path.abspath(sys.argv[1])
     sys.argv = [script, *sys.argv[2:]]

@@ -1,15 +1,19 @@
 """How a run's keeper (contain.py) ends: every process left below it killed and reaped, and the case's way of ending
 (its exit code, or death by its signal) passed on as its own. Standard library only; loaded by path, like contain.py."""
 
+from __future__ import annotations
+
 import json
 import os
 import signal
 import struct
 import sys
+from collections.abc import Callable
+from typing import NoReturn
 
 
-def descendants(root):
-    parent_of = {}
+def descendants(root: int) -> list[int]:
+    parent_of: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
@@ -17,14 +21,15 @@ def descendants(root):
                     parent_of[int(entry)] = int(fh.read().rsplit(b")", 1)[1].split()[1])
             except (OSError, IndexError, ValueError):
                 continue
-    found, frontier = [], [root]
+    found: list[int] = []
+    frontier = [root]
     while frontier:
         frontier = [pid for pid, ppid in parent_of.items() if ppid in frontier]
         found += frontier
     return found
 
 
-def end_all_below():
+def end_all_below() -> None:
     """Kill and reap every process left below this one (a subreaper: orphans of the run are its children)."""
     me = os.getpid()
     while True:
@@ -39,7 +44,7 @@ def end_all_below():
             return
 
 
-def relay(status):
+def relay(status: int) -> NoReturn:
     """Exit as the case did: the same code, or death by the same signal (without a core of this process)."""
     sys.stdout.flush()
     sys.stderr.flush()
@@ -59,7 +64,7 @@ def relay(status):
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def wait_for(pid):
+def wait_for(pid: int) -> int:
     """Wait for pid, reaping whatever else ends meanwhile (orphans re-parented here); its wait status."""
     while True:
         try:
@@ -70,12 +75,13 @@ def wait_for(pid):
             return status
 
 
-def wait_watching(pid, marker, every=0.2, tick=None):
+def wait_watching(pid: int, marker: str, every: float = 0.2,
+                  tick: Callable[[], None] | None = None) -> tuple[int | None, bool]:
     """wait_for(pid), but also ended when the process below this one that runs the script `marker` (the sandbox's
     first process) is stopped (SIGSTOP from the case, its own user): (wait status or None, stopped)."""
     import time
 
-    watched = None
+    watched: int | None = None
     while True:
         try:
             ended, status = os.waitpid(-1, os.WNOHANG)
@@ -93,7 +99,7 @@ def wait_watching(pid, marker, every=0.2, tick=None):
         time.sleep(every)
 
 
-def _find(marker):
+def _find(marker: str) -> int | None:
     for pid in descendants(os.getpid()):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
@@ -105,7 +111,7 @@ def _find(marker):
     return None
 
 
-def _state(pid):
+def _state(pid: int) -> str | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             return fh.read().rsplit(b")", 1)[1].split()[0].decode()
@@ -113,9 +119,10 @@ def _state(pid):
         return None
 
 
-def read_init_report(read_end, held, status, pid_namespace):
+def read_init_report(read_end: int, held: list[str], status: int, pid_namespace: bool) -> tuple[int, bool]:
     """What the init (or the sandbox's first process) said held (added to `held`), and the case's wait status it
-    relayed ("F" first: a disk budget was full); `status` is the init's own where there is no namespace, or where
+    relayed ("S", "F" before it: stopped, a disk budget full; "C" after it: copy-out left something out for the
+    cache budget); `status` is the init's own where there is no namespace, or where
     nothing was said (a sandbox that never started: bwrap said why on stderr); and whether anything was said."""
     report = b""
     while chunk := os.read(read_end, 4096):
@@ -136,8 +143,8 @@ def read_init_report(read_end, held, status, pid_namespace):
     if tail[:1] == b"F":
         held.append("over disk budget")
         tail = tail[1:]
-    if tail[:1] == b"C":
+    if len(tail) < 4:
+        return 9, True  # no status: the init was killed
+    if tail[4:5] == b"C":  # said after the status: copy-out left something out for the budget
         held.append("over cache budget")
-        tail = tail[1:]
-    return (struct.unpack("i", tail[:4])[0] if len(tail) >= 4 else 9), True  # no status: the init was killed
-
+    return struct.unpack("i", tail[:4])[0], True

@@ -11,23 +11,31 @@ sandbox and streams those folders' regular files to the keeper (outbox.py). This
 open its descriptors. Standard library only.
 """
 
+from __future__ import annotations
+
 import ctypes
 import importlib.util
 import json
 import os
 import struct
 import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from reprokit.child.keeper import StageConfig
 
 
-def _sibling(name):
+def _sibling(name: str) -> ModuleType:
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"reprokit_child_{name}", path)
+    assert spec is not None and spec.loader is not None  # a .py file's location always has a spec and a loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def _full(*folders):
+def _full(*folders: str) -> bool:
     for folder in folders:
         try:
             info = os.statvfs(folder)
@@ -38,7 +46,7 @@ def _full(*folders):
     return False
 
 
-def _start(command, key):
+def _start(command: list[str], key: bytes | None) -> NoReturn:
     env = dict(os.environ)
     if key is not None:
         read_end, write_end = os.pipe()
@@ -49,21 +57,17 @@ def _start(command, key):
     os.execvpe(command[0], command, env)
 
 
-def main():
-    config = json.loads(sys.argv[1])
+def main() -> NoReturn:
+    config: StageConfig = json.loads(sys.argv[1])
     command = sys.argv[sys.argv.index("--") + 1:]
-    report, key = config["report_fd"], None
-    if config.get("key_fd") is not None:
-        key = os.read(config["key_fd"], 256)
-        os.close(config["key_fd"])
-    for path, link in config.get("skeleton", ()):
-        if link is not None:
-            os.symlink(link, path)
-        else:
-            os.makedirs(path, mode=0o700, exist_ok=True)
-    outbox = _sibling("outbox") if config.get("seeds") else None
+    report = config["report_fd"]
+    key: bytes | None = os.read(config["key_fd"], 256)
+    os.close(config["key_fd"])
+    _make_skeleton(config["skeleton"])
+    _close_host_folders(config["host_fds"])
+    outbox = _sibling("outbox") if config["seeds"] else None
     if outbox:  # before the case: what the host folder held, in the tmpfs the case writes
-        outbox.seed(config["seeds"])
+        outbox.seed(config["seeds"], config["outbox_files"])
     held = []
     abi = _sibling("landlock").confine_writes(config["writable"])
     if abi:
@@ -73,7 +77,7 @@ def main():
     case = os.fork()
     if case == 0:
         os.close(report)
-        if config.get("outbox_fd") is not None:
+        if config["outbox_fd"] is not None:
             os.close(config["outbox_fd"])  # the case never writes what the keeper copies out
         try:
             _start(command, key)
@@ -97,20 +101,41 @@ def main():
             break
     if stopped:
         os.write(report, b"S")
-    if config.get("budget") and _full(config["workdir"], "/dev/shm", "/tmp"):
+    if config["budget"] and _full(config["workdir"], "/dev/shm", "/tmp"):
         os.write(report, b"F")
+    os.write(report, struct.pack("i", status))  # before copy-out: whatever happens to it, the case's exit is said
     if outbox and not stopped:  # nothing else of the case runs now; then the folders' regular files, out to the keeper
         _end_the_others()
+        assert config["outbox_fd"] is not None  # seeds come with the pipe they are sent on (bubblewrap.arguments)
         folders = [path for _, path in config["seeds"]]
-        cut = outbox.send(folders, config["outbox_fd"], config["outbox_cap"], config.get("outbox_files") or 1 << 62)
+        cut = outbox.send(folders, config["outbox_fd"], config["outbox_cap"], config["outbox_files"])
         os.close(config["outbox_fd"])
         if cut or _full(*folders):
             os.write(report, b"C")
-    os.write(report, struct.pack("i", status))
     os._exit(0)
 
 
-def _end_the_others():
+def _make_skeleton(entries: list[list[str | None]]) -> None:
+    """What the runner put in the run's folder (home/, tmp/, a link), made again in the tmpfs that covers it."""
+    for path, link in entries:
+        if path is None:
+            continue
+        if link is not None:
+            os.symlink(link, path)
+        else:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+
+
+def _close_host_folders(fds: list[int]) -> None:
+    """The host folders' descriptors, given for bwrap's binds (which closes them itself): never the case's."""
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _end_the_others() -> None:
     """Kill every process of the sandbox but this one (and bwrap's init, which kill(-1) spares), and reap them."""
     import signal
 

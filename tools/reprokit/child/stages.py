@@ -1,6 +1,8 @@
 """Which part of torch raised an exception, from its chain's tracebacks: the probe's `stage` (loaded by the probe from
 its own folder, by path: standard library only)."""
 
+from __future__ import annotations
+
 import os
 import traceback
 
@@ -15,7 +17,7 @@ _STAGE_PATHS = (
 _DYNAMO_EXC = ("Unsupported", "UserError", "TorchRuntimeError", "InternalTorchDynamoError", "UncapturedHigherOrderOpError")
 
 
-def chain(exc):
+def chain(exc: BaseException | None) -> list[BaseException]:
     seen = []
     while exc is not None and exc not in seen:
         seen.append(exc)
@@ -23,7 +25,7 @@ def chain(exc):
     return seen
 
 
-def stage_of(exc):
+def stage_of(exc: BaseException) -> str:
     """dynamo | aot_autograd | inductor | export | distributed | runtime, from the exception chain."""
     links = chain(exc)
     files = [f.filename.replace(os.sep, "/") for e in links for f in traceback.extract_tb(e.__traceback__)]
@@ -38,6 +40,6 @@ def stage_of(exc):
     return "runtime"
 
 
-def qualname(exc):
+def qualname(exc: BaseException) -> str:
     cls = type(exc)
     return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"

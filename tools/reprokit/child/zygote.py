@@ -5,6 +5,8 @@ Usage (the runner does this): python zygote.py   -- then JSON lines on stdin: {"
 signal number or exit code) when it ends. Standard library + torch only, like probe.py.
 """
 
+from __future__ import annotations
+
 import importlib.util
 import json
 import os
@@ -12,6 +14,7 @@ import runpy
 import sys
 import tempfile
 import threading
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import torch
 
@@ -21,25 +24,28 @@ import torch
 import torch._dynamo  # noqa: F401
 
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py")
-_spec = importlib.util.spec_from_file_location("contain", os.path.join(os.path.dirname(PROBE), "contain.py"))
-assert _spec is not None and _spec.loader is not None  # a .py file's location always has a spec and a loader
-contain = importlib.util.module_from_spec(_spec)  # by path: the zygote runs with PYTHONSAFEPATH, like the probe
-_spec.loader.exec_module(contain)
+if TYPE_CHECKING:  # the same module, as mypy reads it
+    from reprokit.child import contain
+else:
+    _spec = importlib.util.spec_from_file_location("contain", os.path.join(os.path.dirname(PROBE), "contain.py"))
+    assert _spec is not None and _spec.loader is not None  # a .py file's location always has a spec and a loader
+    contain = importlib.util.module_from_spec(_spec)  # by path: the zygote runs with PYTHONSAFEPATH, like the probe
+    _spec.loader.exec_module(contain)
 _write_lock = threading.Lock()
 _ids: dict[int, object] = {}  # child pid -> the id of its request
 
 
-def _write(message):
+def _write(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
 
 
-def _send(message):
+def _send(message: dict[str, Any]) -> None:
     with _write_lock:
         _write(message)
 
 
-def _child(request):
+def _child(request: dict[str, Any]) -> NoReturn:
     os.setsid()  # its own process group, killed as a whole at the timeout
     os.chdir(request["cwd"])
     os.environ.clear()
@@ -60,7 +66,7 @@ def _child(request):
     contain.launch(request["contain"], _run_probe)  # this process keeps the run's processes in (contain.py)
 
 
-def _run_probe():
+def _run_probe() -> NoReturn:
     try:
         runpy.run_path(PROBE, run_name="__main__")  # probe.main() ends with sys.exit(code)
     except SystemExit as exc:
@@ -71,7 +77,7 @@ def _run_probe():
         os._exit(1)
 
 
-def _reaper():
+def _reaper() -> NoReturn:
     while True:
         try:
             pid, status = os.wait()
@@ -83,7 +89,7 @@ def _reaper():
             _write({"id": _ids.pop(pid, None), "status": code})
 
 
-def main():
+def main() -> None:
     import ctypes
     import signal
 

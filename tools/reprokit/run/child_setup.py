@@ -27,6 +27,7 @@ DISK_BUDGET = 4 << 30
 CACHE_BUDGET = 2 << 30  # each host folder a run writes (--cache, TORCH_TRACE), inside bubblewrap
 CACHE_FILES = 20_000  # and its files: an inductor and Triton cache of the corpus's largest case holds a few thousand
 COPY_OUT_FLOOR = 20 << 20  # bytes a second copy-out is given at least (the disk does 10x that): its own time limit
+COPY_OUT_GRACE = 30  # seconds past that limit before the runner kills a keeper that did not stop itself
 MEMORY_BUDGET = 8 << 30
 PIDS_BUDGET = 4096  # processes and threads of a run at once (a torchrun case: two ranks, each a few dozen threads)
 
@@ -133,8 +134,10 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
               # host folders the run writes (a --cache folder, a TORCH_TRACE folder): inside bubblewrap a tmpfs of
               # this size each, copied out when the run ends (child/outbox.py)
               "cache_budget": budget("REPROKIT_CACHE_BUDGET", CACHE_BUDGET), "budgeted": list(map(str, writable)),
-              "cache_files": budget("REPROKIT_CACHE_FILES", CACHE_FILES),
-              "rw": [str(reports), *map(str, writable), *([str(shared_header_dir())] if user is None else [])]}
+              "cache_files": budget("REPROKIT_CACHE_FILES", CACHE_FILES), "copy_out_seconds": 0.0, "budgeted_fds": [],
+              "rw": [str(reports), *map(str, writable), *([str(shared_header_dir())] if user is None else [])],
+              "needs": [], "uid": None, "gid": None, "key_fd": None, "parent": None, "bwrap": None, "container": False}
+    config["copy_out_seconds"] = copy_out_limit(config)
     needs = {str(Path(python).absolute().parent.parent), str(Path(python).resolve().parent.parent), str(PROBE), str(LANDLOCK), str(STAGES),
              str(script.parent.absolute()), str(workdir), str(reports), str(shared_header_dir()),
              *map(str, writable)}
@@ -186,8 +189,11 @@ class CopyOut:
 
 
 def copy_out_limit(config: KeeperConfig) -> float:
-    """Seconds a run's copy-out may take after its case ended (beyond the case's timeout)."""
-    return 30 + (config.get("cache_budget") or 0) * len(config.get("budgeted") or ()) / COPY_OUT_FLOOR
+    """Seconds a run's copy-out may take after its case ended (beyond the case's timeout): 30 s plus the budget at
+    COPY_OUT_FLOOR, or REPROKIT_COPY_OUT_SECONDS. The keeper stops itself there (the record says "copy-out cut off");
+    the runner kills it only COPY_OUT_GRACE later."""
+    default = 30 + config["cache_budget"] * len(config["budgeted"]) / COPY_OUT_FLOOR
+    return float(budget("REPROKIT_COPY_OUT_SECONDS", -1)) if budget("REPROKIT_COPY_OUT_SECONDS", -1) >= 0 else default
 
 
 def case_ended_at(private: Path) -> float | None:

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,17 +20,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.child import CONTAIN, PROBE, budgets
+from reprokit.child.folder_tree import remove_tree
 from reprokit.model.records import RunStatus
 from reprokit.model.untrusted_text import contained_facts
 from reprokit.run.child_setup import (
+    COPY_OUT_GRACE,
     CopyOut,
     case_ended_at,
     child_env,
     contain_config,
-    copy_out_limit,
     read_copy_out,
     read_held,
 )
+from reprokit.run.host_folders import open_folder
 from reprokit.run.process_groups import Interrupted, Stopper, kill_group
 from reprokit.run.sandbox import sandbox_config
 from reprokit.run.untrusted_files import TAIL_BYTES, read_reports, tail_text
@@ -145,18 +146,21 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
     private = Path(tempfile.mkdtemp(prefix="reprokit-report-"))  # outside what the case may write (Landlock)
     stopper = stopper or Stopper()
     key = secrets.token_hex(16)
+    host_fds: list[int] = []
     try:
         full_env = child_env(env, workdir, threads, extra_env, writable, stopper.token)
         config = contain_config(python, script, workdir, private, full_env, writable, ranks=world_size)
         full_env.update(REPROKIT_REPORT_DIR=str(private / "reports"))
+        for folder in writable:  # bound and written by the keeper through these: a link swapped in is not followed
+            host_fds.append(open_folder(folder))
         key_fd = _key_pipe(key)  # the key on a descriptor: never in an environment a case process could read
-        config["key_fd"], config["parent"] = key_fd, os.getpid()
-        config.update(sandbox_config())
+        config["key_fd"], config["parent"], config["budgeted_fds"] = key_fd, os.getpid(), host_fds
+        config["bwrap"], config["container"] = sandbox_config()
         out, err = Capture(tail_bytes), Capture(tail_bytes)
         start = time.monotonic()
         try:
             command = [python, str(CONTAIN), json.dumps(config), "--", *command_for(script, launcher, world_size, python)]
-            proc = subprocess.Popen(command, cwd=workdir, pass_fds=(key_fd,),
+            proc = subprocess.Popen(command, cwd=workdir, pass_fds=(key_fd, *host_fds),
                                     env=full_env, stdin=subprocess.DEVNULL, stdout=out.write_fd, stderr=err.write_fd,
                                     start_new_session=True)
         finally:
@@ -171,7 +175,7 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
             except subprocess.TimeoutExpired:
                 if case_ended_at(private) is None:  # the case itself is past its limit
                     raise
-                proc.wait(timeout=copy_out_limit(config))  # copy-out, on its own clock
+                proc.wait(timeout=config["copy_out_seconds"] + COPY_OUT_GRACE)  # copy-out, on its own clock
         except subprocess.TimeoutExpired:
             timed_out = True
             kill_group(proc.pid)
@@ -187,8 +191,18 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
         seconds = (ended if ended is not None and start <= ended else time.monotonic()) - start
         return finish_observation(private, key, proc.returncode, timed_out, seconds, world_size, outputs)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-        shutil.rmtree(private, ignore_errors=True)
+        for fd in host_fds:
+            os.close(fd)
+        remove_run_folders(workdir, private)
+
+
+def remove_run_folders(*folders: Path) -> None:
+    """A run's own folders, whatever tree a case made there (no recursion: child/folder_tree.py)."""
+    for folder in folders:
+        try:
+            remove_tree(str(folder))
+        except OSError:
+            pass
 
 
 def finish_observation(private: Path, key: str, code: int | None, timed_out: bool, seconds: float, world_size: int,

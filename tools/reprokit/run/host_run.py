@@ -19,7 +19,7 @@ from reprokit.model.records import Record, RunHeader, RunStatus, Sitting
 from reprokit.model.schema import InputError
 from reprokit.model.untrusted_text import one_line
 from reprokit.publish.pages import run_facts
-from reprokit.run import devices, environment, sandbox, torch_envs
+from reprokit.run import devices, environment, host_folders, sandbox, torch_envs
 from reprokit.run.plan import plan
 from reprokit.run.process_groups import Stopper
 from reprokit.run.request import Ran, RunOutcome, RunRequest, shown_path
@@ -38,8 +38,6 @@ def run_here(req: RunRequest, target: Target, log) -> Ran:
     for found in store.recover(req.target):
         log(f"recovered {len(found.records)} finished records of a killed run from {found.path.name}"
             + (f"; ended {len(found.ended_pids)} processes it left" if found.ended_pids else ""))
-    if req.cache:
-        req.cache.mkdir(parents=True, exist_ok=True)
     req, facts, setup, mismatch = _machine(req, target, log)
     kind = corpus.run_kind(target, facts)
     if kind != target.device.kind:
@@ -65,6 +63,9 @@ def run_here(req: RunRequest, target: Target, log) -> Ran:
         smoke=req.smoke, planned=previous.planned if previous else len(runs), not_started=len(todo),
         sittings=[*(previous.sittings if previous else []), sitting], reprokit=__version__)
     previous_verdicts = {r.key: r.verdict for r in loaded.records if (r.torch, r.device) == (torch, device)}
+    if req.cache:  # every cache folder checked (no link, the runner's, no one else's to write) before any run
+        for run in todo:
+            host_folders.cache_folder(req.cache.resolve(), run.case.id, f"{run.variant}@{run.dtype}")
     executed = _execute(req, todo, header, store, RunOptions(
         device_kind=kind, jobs=req.jobs, timeout=req.timeout, python=req.interpreter, ladder=req.ladder,
         cache_dir=req.cache.resolve() if req.cache else None, devices=ids, jobs_per_device=per_device,

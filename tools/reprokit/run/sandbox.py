@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.child import bubblewrap as sandbox_view
-from reprokit.child.keeper import BwrapConfig, KeeperConfig
+from reprokit.child.keeper import BwrapConfig
 from reprokit.model.schema import EnvironmentProblem
 from reprokit.run import syscall_filter
 from reprokit.run.child_setup import case_user
@@ -114,11 +114,12 @@ def require() -> None:
         raise EnvironmentProblem(REFUSED.format(why=why))
 
 
-def sandbox_config() -> KeeperConfig:
-    """What contain.py needs to run a cold run inside bubblewrap."""
+def sandbox_config() -> tuple[BwrapConfig | None, bool]:
+    """What contain.py needs to run a cold run (its config's "bwrap" and "container"): the bubblewrap that holds it,
+    or (None, True) inside a container, which is the run's sandbox."""
     if in_container():
-        return {"container": True}
+        return None, True
     require()
     config, _ = bubblewrap()
     assert config is not None  # require() raised where there is no bubblewrap
-    return {"bwrap": config}
+    return config, False

@@ -20,6 +20,7 @@ from reprokit import __version__
 from reprokit.model.corpus import DEVICE_STRING, FIX_VARIANTS, CaseRun
 from reprokit.model.records import Record, RunStatus, Suite
 from reprokit.model.verdict import Verdict
+from reprokit.run import host_folders
 from reprokit.run.devices import DeviceSlots, Dispatcher, visible_env
 from reprokit.run.execute import Observation, observe
 from reprokit.run.outcome import LADDER, fix_verdict, ladder_stage, repro_verdict
@@ -131,8 +132,7 @@ def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
     if opts.cache_dir is not None:  # cache-warm mode: the caches live outside the run's folder, writable for it
         # One folder per run (case, variant, dtype), the only one of DIR it may write: a cache entry is code that the
         # next reader executes, so no run may write what another case's run reads (or its own fix's).
-        own = opts.cache_dir / run.case.id / f"{run.variant}@{run.dtype}"
-        own.mkdir(parents=True, exist_ok=True)
+        own = host_folders.cache_folder(opts.cache_dir, run.case.id, f"{run.variant}@{run.dtype}")  # checked
         env_extra.update(TORCHINDUCTOR_CACHE_DIR=str(own / "inductor"), TRITON_CACHE_DIR=str(own / "triton"))
         writable = (own,)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from reprokit.child import ZYGOTE
 from reprokit.model.schema import EnvironmentProblem
 from reprokit.run.child_setup import child_env, contain_config
-from reprokit.run.execute import Observation, finish_observation
+from reprokit.run.execute import Observation, finish_observation, remove_run_folders
 from reprokit.run.process_groups import Interrupted, Stopper, kill_group
 from reprokit.run.untrusted_files import TAIL_BYTES, UntrustedFile, read_untrusted, tail_text
 
@@ -106,8 +106,7 @@ class WarmPool:
         finally:
             with self._lock:
                 self._replies.pop(ident, None)
-            shutil.rmtree(workdir, ignore_errors=True)
-            shutil.rmtree(private, ignore_errors=True)
+            remove_run_folders(workdir, private)  # a warm case writes its folder itself: any tree
 
     def close(self) -> None:
         self._to_zygote.close()
