@@ -70,3 +70,69 @@ def test_every_committed_record_and_output_tail_is_as_a_new_record_would_hold_it
             found += [(path.name, data.get("case"), field) for field in ("message", "stderr_tail", "stdout_tail")
                       if isinstance(data.get(field), str) and without_install_paths(data[field]) != data[field]]
     assert not found, found[:3]
+
+
+def test_a_checkouts_and_a_carried_site_folders_root_are_cut_as_install_paths_are():
+    said = ('File "/work/wt-ledger/cases/x/repro.py", line 3\n  File "/work/main/.dev43/tools/reprokit/child/probe.py"'
+            '\n  File "/srv/sweep-wt/sweep/cell.py", line 76\n/opt/ao-site/torchao/quant_api.py:1731: SyntaxWarning\n'
+            "of binary: /opt/torch/.venv/bin/python3\nsee https://github.com/o/r/tree/main/cases/x and x.contiguous()/view")
+    rec = record(message=said, stderr_tail=said)
+    assert rec.message == rec.stderr_tail == (
+        'File ".../cases/x/repro.py", line 3\n  File ".../tools/reprokit/child/probe.py"\n  File ".../sweep/cell.py", '
+        "line 76\n.../torchao/quant_api.py:1731: SyntaxWarning\nof binary: .../bin/python3\n"
+        "see https://github.com/o/r/tree/main/cases/x and x.contiguous()/view")
+
+
+# Absolute paths a record may name: no machine's own folder, but what every machine has at that place (a device,
+# the system's libraries and CUDA_HOME under /usr, the folder torch's binaries were built in, as torch itself says).
+SYSTEM_PATH = re.compile(r"/(dev|proc|sys|usr|pytorch)/")
+ABSOLUTE_PATH = re.compile(r"(?<![\w.~:/)\]-])/[A-Za-z_.][\w.+-]*/")
+
+
+def strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+def test_no_committed_file_of_the_results_names_an_absolute_path_of_a_machine():
+    """A checkout, a worktree, a carried site or environment folder of the recording machine: none, in any field of any
+    records, output or runs file (`python -m reprokit.store.write_back` cuts them after an import)."""
+    files = sorted((ROOT / "results").glob("*/*/*.jsonl"))
+    assert len(files) > 20  # the committed store, not an empty folder
+    found = []
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for text in strings(json.loads(line)):
+                found += [(path.name, m.group()) for m in ABSOLUTE_PATH.finditer(text)
+                          if not SYSTEM_PATH.match(m.group())]
+    assert not found, sorted(set(found))[:5]
+
+
+def test_the_write_back_cuts_a_stores_records_and_tails_and_is_re_runnable(tmp_path):
+    from reprokit.store.store import Store
+
+    said = 'Traceback:\n  File "/home/u/src/reprokit/cases/c/repro.py", line 4\nValueError: no'
+    Store(tmp_path / "results").merge([record(message=said, stderr_tail=said)])
+    for path in (tmp_path / "results").glob("*/*/*.jsonl"):  # the lines as an older runner kept them
+        path.write_text(path.read_text().replace(".../cases/c/", "/home/u/src/reprokit/cases/c/"))
+    first = run_module("reprokit.store.write_back", str(tmp_path / "results"))
+    assert first.returncode == 0 and "2 file(s)" in first.stdout, first.stdout + first.stderr
+    text = "".join(p.read_text() for p in (tmp_path / "results").glob("*/*/*.jsonl"))
+    assert "/home/u" not in text and text.count(".../cases/c/repro.py") == 2
+    again = run_module("reprokit.store.write_back", str(tmp_path / "results"))
+    assert again.returncode == 0 and "nothing to write back" in again.stdout
+
+
+def run_module(module, *args):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
