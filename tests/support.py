@@ -80,3 +80,14 @@ def uv_layout(cache: Path) -> tuple[Path, Path]:
             os.link(archive / "lib.so", site / f"{archive.name}.so")
         (site.parent / ".complete").write_text(f"torch {version}\n")
     return own, shared
+
+
+def venv_without_torch(folder: Path) -> Path:
+    """A fresh environment with reprokit's dependencies and no torch, as after `pip install -e .`."""
+    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    site = next((folder / "lib").glob("python3*/site-packages"))
+    source = next((Path(sys.prefix) / "lib").glob("python3*/site-packages"))
+    for entry in source.iterdir():
+        if not entry.name.startswith(("torch", "functorch", "triton", "nvidia", "__editable__", "_reprokit")):
+            (site / entry.name).symlink_to(entry)
+    return folder / "bin" / "python"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support import empty_repository, interpreters, run_reprokit, stored, uv_layout
+from support import empty_repository, interpreters, run_reprokit, stored, uv_layout, venv_without_torch
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -150,17 +150,6 @@ def test_removing_an_environment_leaves_uvs_cache_able_to_install_what_it_held(t
 
 
 # 1. no oracle from a run that never reached the script's own code
-
-def venv_without_torch(folder: Path) -> Path:
-    """A fresh environment with reprokit's dependencies and no torch, as after `pip install -e .`."""
-    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(folder)], check=True)
-    site = next((folder / "lib").glob("python3*/site-packages"))
-    source = next((Path(sys.prefix) / "lib").glob("python3*/site-packages"))
-    for entry in source.iterdir():
-        if not entry.name.startswith(("torch", "functorch", "triton", "nvidia", "__editable__", "_reprokit")):
-            (site / entry.name).symlink_to(entry)
-    return folder / "bin" / "python"
-
 
 @pytest.mark.parametrize("command", [["new-case", "no-torch-here"], ["bisect", "--target", "cpu"]])
 def test_a_run_without_torch_proposes_no_oracle_and_stops(empty_repo, tmp_path, command):
