@@ -36,16 +36,36 @@ def new_case(repo: Path, case: str = "first-run") -> None:
 
 # a. --update-expected says when it accepts nothing, and the hint repeats --torch
 
-def test_update_expected_on_another_torch_than_the_pin_fails_in_one_line_naming_what_to_install(repo):
+def test_update_expected_on_another_torch_than_the_pin_is_refused_before_the_run_naming_the_pin_command(repo):
     matrix = repo / "matrix.yaml"
     matrix.write_text(matrix.read_text().replace(f'pins: {{torch: "{PIN}"', 'pins: {torch: "2.13.0"', 1))
     new_case(repo)
-    ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--update-expected")
-    assert ran.returncode == 1, ran.stdout + ran.stderr
-    said = [line for line in ran.stdout.splitlines() if line.startswith("--update-expected:")]
-    assert said == [f"--update-expected: nothing accepted into expected/cpu.yaml: torch {PIN} ran, not cpu's pin "
-                    "2.13.0; run with --torch 2.13.0 (or pip install torch==2.13.0 here)"], ran.stdout
-    assert not (repo / "expected" / "cpu.yaml").exists()
+    ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--update-expected",
+                       "--out", str(repo / "elsewhere"))
+    assert ran.returncode == 2, ran.stdout + ran.stderr  # bad input, said before anything ran
+    assert ran.stderr.startswith(f"reprokit: --update-expected: torch {PIN}") and "Traceback" not in ran.stderr
+    assert ran.stderr.rstrip().endswith(
+        "would run, not cpu's pin 2.13.0; nothing could be accepted: reprokit run --target cpu --torch 2.13.0 "
+        f"--case first-run --out {repo / 'elsewhere'} --update-expected"), ran.stderr
+    assert not (repo / "elsewhere").exists() and not (repo / "expected" / "cpu.yaml").exists()
+
+
+def test_a_new_cases_first_run_off_the_pin_prints_the_pin_command_and_names_the_page_it_lands_on(repo):
+    """A run on a torch other than the pin, into an --out store that holds the pinned release: its verdicts are
+    history (reports/cpu-history.md, not cpu.md), and the line that pins the new case keeps --out and names the pin."""
+    from reprokit.store.store import Store
+    from support import record
+
+    matrix = repo / "matrix.yaml"
+    matrix.write_text(matrix.read_text().replace(f'pins: {{torch: "{PIN}"', 'pins: {torch: "2.13.0"', 1))
+    new_case(repo)
+    out = repo / "elsewhere"
+    Store(out / "results").merge([record(case="older", torch="2.13.0", verdict="does-not-reproduce", case_hash="0" * 16)])
+    ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--out", str(out))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ("pin the new ones on the pinned torch (then commit expected/cpu.yaml with the case): reprokit run "
+            f"--target cpu --torch 2.13.0 --case first-run --out {out} --update-expected") in ran.stdout, ran.stdout
+    assert ran.stdout.rstrip().splitlines()[-1] == "  report: elsewhere/reports/cpu-history.md", ran.stdout
 
 
 def test_the_pin_hint_after_a_torch_run_keeps_torch(repo):
@@ -285,3 +305,19 @@ def test_new_case_of_an_unseeded_wrong_result_script_seeds_it_and_says_so(repo, 
     assert "torch.manual_seed(0)" in repro and "np.random.seed(0)" in repro
     assert script.read_text() == UNSEEDED  # the contributor's own file is left as it was
     assert run_reprokit(repo, "validate").returncode == 0
+
+
+def test_a_case_name_that_matches_nothing_is_refused_before_torch_or_the_machine_is_asked(repo, tmp_path):
+    """Without torch in the environment, a run that collected the machine's facts first would stop on that (exit 3):
+    the missing name is said first, from the case folders alone."""
+    from support import venv_without_torch
+
+    new_case(repo)
+    python = venv_without_torch(tmp_path / "venv")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "tools")}
+    for suite in ("cases", "sweep"):
+        done = subprocess.run([str(python), "-m", "reprokit", "--root", str(repo), "run", "--host", "--target", "cpu",
+                               "--suite", suite, "--case", "no-such-case"], env=env, capture_output=True, text=True)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert done.stderr.startswith("reprokit: --case 'no-such-case': no ") and "torch" not in done.stderr
+        assert not (repo / "results").exists()
