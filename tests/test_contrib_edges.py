@@ -229,6 +229,9 @@ def test_new_case_proposes_no_case_that_validate_refuses(empty_repo, tmp_path):
     made = reprokit(empty_repo, "new-case", "seeded", "--from", str(script))
     assert made.returncode == 0 and "{kind: wrong-result}" in made.stdout, made.stdout + made.stderr
     assert "seeded: unseeded.py draws random data with no seed" in made.stdout
+    ran = [line for line in made.stdout.splitlines() if line.startswith("ran unseeded.py once")]
+    assert len(ran) == 1, made.stdout  # seeded before its one run: what ran is what the case holds
+    assert made.stdout.index("seeded: ") < made.stdout.index("ran unseeded.py once")
     assert "torch.manual_seed(0)" in (empty_repo / "cases" / "seeded" / "repro.py").read_text()
     checked = reprokit(empty_repo, "validate")
     assert checked.returncode == 0, checked.stdout
@@ -260,3 +263,13 @@ def test_the_environment_variables_are_documented():
                  "REPROKIT_DISK_BUDGET", "REPROKIT_PIDS_BUDGET", "REPROKIT_WHEELHOUSE", "REPRO_DEVICE", "REPRO_DTYPE"):
         assert f"`{name}`" in documented, name
     assert "## Environment variables" in (ROOT / "CONTRIBUTING.md").read_text()
+
+
+def test_the_from_help_and_contributing_say_what_new_case_does_to_an_unseeded_script():
+    from reprokit.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command" or getattr(a, "choices", None))
+    source = next(a for a in sub.choices["new-case"]._actions if a.dest == "source")
+    assert "seed" in source.help and "unchanged" not in source.help
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
+    assert "seeded before its one run" in contributing and "no seed is\n  refused" not in contributing

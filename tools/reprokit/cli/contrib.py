@@ -30,7 +30,10 @@ def cmd_new_case(args: argparse.Namespace) -> int:
 def add_new_case(sub) -> None:
     new = sub.add_parser("new-case", help="scaffold cases/ID, or make a case of a standalone repro script")
     new.add_argument("id", metavar="ID")
-    new.add_argument("--from", dest="source", metavar="SCRIPT.py", help="copy this script unchanged as repro.py")
+    new.add_argument("--from", dest="source", metavar="SCRIPT.py",
+                     help="copy this script as repro.py, byte for byte, except where it draws random data with no "
+                          "seed and its oracle is wrong-result or is proposed by its run: then a seed call is "
+                          "inserted after its imports before that run (said when done)")
     new.add_argument("--raises", metavar="CLASS", help="the bug reproduces when this exception is raised")
     new.add_argument("--match", metavar="REGEX", help="... and its message matches this regex (alone: any exception whose message matches)")
     new.add_argument("--stdout", metavar="REGEX", help="the bug reproduces when stdout matches")
