@@ -321,3 +321,34 @@ def test_a_case_name_that_matches_nothing_is_refused_before_torch_or_the_machine
         assert done.returncode == 2, done.stdout + done.stderr
         assert done.stderr.startswith("reprokit: --case 'no-such-case': no ") and "torch" not in done.stderr
         assert not (repo / "results").exists()
+
+
+def test_a_run_on_a_terminal_shows_the_live_progress_bar(repo):
+    """`reprokit run` on a terminal draws rich's bar (its ━ line) beside the per-run lines; piped, plain lines."""
+    import pty
+    import select
+
+    new_case(repo)
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "tools"), "TERM": "xterm-256color",
+           "COLUMNS": "120"}
+    proc = subprocess.Popen([sys.executable, "-m", "reprokit", "--root", str(repo), "run", "--host", "--target", "cpu",
+                             "--case", "first-run", "--no-report"], stdin=subprocess.DEVNULL, stdout=terminal,
+                            stderr=terminal, env=env)
+    os.close(terminal)
+    shown = b""
+    while True:
+        ready, _, _ = select.select([controller], [], [], 600)
+        try:
+            chunk = os.read(controller, 65536) if ready else b""
+        except OSError:  # the terminal's other end closed: the run is over
+            chunk = b""
+        if not chunk:
+            break
+        shown += chunk
+    assert proc.wait(timeout=60) == 0, shown.decode(errors="replace")
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode(errors="replace"))  # rich's colours and cursor moves
+    assert "running" in text and "━" in text, text
+    assert "[1/1] first-run/repro@float32: reproduces" in text, text
