@@ -161,6 +161,24 @@ def tests(session: nox.Session) -> None:
     _pytest(session, ("fast", "not e2e"), ("e2e", "e2e and not heavy"))
 
 
+# The tests that run only where the runner is not root: warm mode (a warm run as root has no sandbox, so it is never
+# started and these tests skip under `nox -s tests` as root, as CI's tests job runs).
+UNPRIVILEGED = ("-m", "e2e", "-k", "warm", "tests/test_warm.py", "tests/test_containment.py")
+
+
+@nox.session(name="tests-unprivileged", reuse_venv=True, default=False)
+def tests_unprivileged(session: nox.Session) -> None:
+    """The warm-mode tests, as a user that is not root (CI's tests-unprivileged job); fails where any of them skips."""
+    if os.geteuid() == 0:
+        session.error("run it as a user that is not root: as root no warm run starts and these tests skip")
+    install_torch(session, "cpu")
+    session.install("-e", ".[test]")
+    said = session.run("pytest", "-q", "-rs", *UNPRIVILEGED, *session.posargs, silent=True) or ""
+    print(said)
+    if "skipped" in said.strip().splitlines()[-1]:
+        session.error("some warm-mode tests skipped: they are what this session is for")
+
+
 @nox.session(name="tests-heavy", reuse_venv=True, default=False)
 def tests_heavy(session: nox.Session) -> None:
     """The heavy end-to-end tests: the whole article corpus in a container, the CUDA image, several torch releases."""
