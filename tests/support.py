@@ -91,3 +91,12 @@ def venv_without_torch(folder: Path) -> Path:
         if not entry.name.startswith(("torch", "functorch", "triton", "nvidia", "__editable__", "_reprokit")):
             (site / entry.name).symlink_to(entry)
     return folder / "bin" / "python"
+
+
+def committed_files(*, outputs: bool = False, runs: bool = False) -> list[Path]:
+    """The committed store's records files (with `outputs`, their output files too; with `runs`, the run headers'),
+    never none: a check over every committed record passes vacuously when there is none to check."""
+    files = [path for path in sorted((ROOT / "results").glob("*/*/*.jsonl"))
+             if (outputs or not path.name.endswith(".output.jsonl")) and (runs or not path.name.endswith(".runs.jsonl"))]
+    assert len(files) >= 10, f"{ROOT / 'results'}: {len(files)} committed files; a check over them would be vacuous"
+    return files

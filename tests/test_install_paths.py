@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from reprokit.model.untrusted_text import without_install_paths
-from support import record
+from support import committed_files, record
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST_PATH = re.compile(r"(^|[\s`'\"])/(root|home|tmp|usr|opt|work)\b|\.cache/|\.nox/")
@@ -24,9 +24,7 @@ def test_a_new_record_names_torch_s_files_without_the_machine_s_install_prefix()
 
 def test_no_committed_record_holds_a_host_path_in_its_graph_break_reasons():
     found = []
-    for path in sorted((ROOT / "results").glob("*/*/*.jsonl")):
-        if path.name.endswith((".output.jsonl", ".runs.jsonl")):
-            continue
+    for path in committed_files():
         for line in path.read_text(encoding="utf-8").splitlines():
             reasons = (json.loads(line).get("dynamo") or {}).get("graph_break_reasons") or []
             found += [(path.name, r[:120]) for r in reasons if HOST_PATH.search(r)]
@@ -44,8 +42,7 @@ def test_what_torch_printed_is_kept_without_a_home_folders_interpreter_or_enviro
 
 def test_no_committed_record_or_output_tail_names_a_home_folder_or_this_checkouts_venv():
     home = re.compile(r"/root/|/home/[^/\s\"]+/|/work/venv")
-    found = [path.name for path in sorted((ROOT / "results").glob("*/*/*.jsonl"))
-             if not path.name.endswith(".runs.jsonl") and home.search(path.read_text(encoding="utf-8"))]
+    found = [path.name for path in committed_files(outputs=True) if home.search(path.read_text(encoding="utf-8"))]
     assert not found
 
 
@@ -62,9 +59,7 @@ def test_a_folder_of_the_temporary_folder_is_cut_to_the_folder_below_it():
 def test_every_committed_record_and_output_tail_is_as_a_new_record_would_hold_it():
     """What without_install_paths cuts (a folder of the temporary folder among them) is cut in every committed file."""
     found = []
-    for path in sorted((ROOT / "results").glob("*/*/*.jsonl")):
-        if path.name.endswith(".runs.jsonl"):
-            continue
+    for path in committed_files(outputs=True):
         for line in path.read_text(encoding="utf-8").splitlines():
             data = json.loads(line)
             found += [(path.name, data.get("case"), field) for field in ("message", "stderr_tail", "stdout_tail")
@@ -103,10 +98,8 @@ def strings(value):
 def test_no_committed_file_of_the_results_names_an_absolute_path_of_a_machine():
     """A checkout, a worktree, a carried site or environment folder of the recording machine: none, in any field of any
     records, output or runs file (`python -m reprokit.store.write_back` cuts them after an import)."""
-    files = sorted((ROOT / "results").glob("*/*/*.jsonl"))
-    assert len(files) > 20  # the committed store, not an empty folder
     found = []
-    for path in files:
+    for path in committed_files(outputs=True, runs=True):
         for line in path.read_text(encoding="utf-8").splitlines():
             for text in strings(json.loads(line)):
                 found += [(path.name, m.group()) for m in ABSOLUTE_PATH.finditer(text)

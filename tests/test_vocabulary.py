@@ -10,6 +10,7 @@ import pytest
 from reprokit.model.records import Record, RunStatus, dump, parse_record
 from reprokit.model.schema import InputError
 from reprokit.run.execute import _classify
+from support import committed_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,9 +45,7 @@ def test_the_runner_classifies_with_the_enum():
 def test_committed_records_read_and_store_as_before():
     """Every committed record reads, and the store's `dump` writes each field it had as it had it (the status as the
     same bytes: `"status": "pass"`)."""
-    for path in sorted((ROOT / "results").rglob("*.jsonl")):
-        if path.name.endswith((".runs.jsonl", ".output.jsonl")):
-            continue
+    for path in committed_files():
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
