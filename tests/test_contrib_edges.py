@@ -48,7 +48,8 @@ def test_the_environments_to_build_are_estimated_first_and_max_envs_bounds_them(
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     estimate = next(i for i, line in enumerate(lines) if "have no environment here" in line)
-    assert "GB downloaded" in lines[estimate] and "at most 4 of them" in lines[estimate], lines[estimate]
+    assert "GiB downloaded" in lines[estimate] and "at most 4 of them" in lines[estimate], lines[estimate]
+    assert "bisect: 8 releases, 0 answered by the store: at most 4 runs when every run decides" in done.stdout
     assert "--max-envs 0: 0 environments built (none), torch 2.15.0 would need one more" in done.stdout
     assert "environments built: 0" in done.stdout
     assert not (tmp_path / "cache" / "envs").exists()
@@ -89,12 +90,12 @@ def test_cache_sizes_count_each_inode_once_and_remove_frees_what_it_says(tmp_pat
     listed = reprokit(tmp_path, "envs", env=env)
     assert listed.returncode == 0, listed.stderr
     rows = {line.split()[0]: line.split()[1:3] for line in listed.stdout.splitlines() if line.strip()}
-    assert rows["total"] == ["64.0", "MB"] and abs(_du(cache) - (64 << 20)) < (1 << 20), (listed.stdout, _du(cache))
-    assert rows["2.10.0"] == ["64.0", "MB"] and rows["2.11.0"] == ["16.0", "MB"]
+    assert rows["total"] == ["64.0", "MiB"] and abs(_du(cache) - (64 << 20)) < (1 << 20), (listed.stdout, _du(cache))
+    assert rows["2.10.0"] == ["64.0", "MiB"] and rows["2.11.0"] == ["16.0", "MiB"]
 
     removed = reprokit(tmp_path, "envs", "--remove", "2.10.0", env=env)
     assert removed.returncode == 0, removed.stderr
-    assert "freed 48.0 MB (files whose last link went)" in removed.stdout, removed.stdout
+    assert "freed 48.0 MiB (files whose last link went)" in removed.stdout, removed.stdout
     assert "1 archives of uv's cache no environment links any more" in removed.stdout
     assert "df: " in removed.stdout
     assert not own.exists() and (shared / "lib.so").stat().st_nlink == 2
