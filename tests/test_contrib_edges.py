@@ -274,3 +274,25 @@ def test_the_from_help_and_contributing_say_what_new_case_does_to_an_unseeded_sc
     assert "seed" in source.help and "unchanged" not in source.help
     contributing = (ROOT / "CONTRIBUTING.md").read_text()
     assert "seeded before its one run" in contributing and "no seed is\n  refused" not in contributing
+
+
+def test_a_graph_breaks_category_is_its_reasons_never_the_links_words():
+    """Graph breaks as torch 2.14.1 said them (committed records): the category comes from the reason (an operator
+    with no fake-tensor support is a custom op's), else it is the corpus's category of graph breaks (diagnosis); the
+    graph-break site's host (meta-pytorch.github.io) no longer reads as a `meta` tensor (type-inference)."""
+    import json
+
+    from reprokit.contrib.observed_failure import category
+
+    said = {}
+    for line in (ROOT / "results" / "cpu" / "cases" / "2.14.1+cu130.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["variant"] == "repro" and rec["case"] in ("custom-op-unregistered-gemm", "ddp-compiled-backward-lambda"):
+            said[rec["case"]] = rec["message"]
+    plain = "import torch\n\n\ndef f(x):\n    return x + 1\n"  # a script that calls no API with a category
+    assert "graph break" in said["custom-op-unregistered-gemm"] and "meta-pytorch" in said["custom-op-unregistered-gemm"]
+    assert category("dynamo", None, plain, said["custom-op-unregistered-gemm"]) == "custom-op"
+    assert category("dynamo", None, plain, said["ddp-compiled-backward-lambda"]) == "diagnosis"
+    assert category("dynamo", None, plain, "Graph break: Data-dependent branching") == "dynamic-shape"
+    assert category("aot_autograd", None, plain, "metadata mismatch, see https://meta-pytorch.github.io/x") == \
+        "type-inference"  # aot_autograd's stage: no words of a link decide it

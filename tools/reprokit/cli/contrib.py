@@ -41,7 +41,8 @@ def add_new_case(sub) -> None:
     new.add_argument("--hang", action="store_true", help="the bug is a hang: it reproduces past --timeout")
     new.add_argument("--timeout", type=int, help="seconds before a run is killed")
     new.add_argument("--category", choices=CATEGORIES,
-                     help="default: from the failing stage of its run here and --area (else diagnosis)")
+                     help="default: --area's, else from its run here: the APIs the script calls, torch's message "
+                          "(a graph break's reason) and the failing stage (else diagnosis)")
     new.add_argument("--nonzero-exit", action="store_true",
                      help="the bug reproduces when the script exits non-zero (the default oracle)")
     new.add_argument("--link", action="append", default=[], metavar="URL", help="upstream issue (repeatable)")

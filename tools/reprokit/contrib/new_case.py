@@ -257,7 +257,7 @@ def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | N
             title = title or observed_failure.title(oracle["kind"], verdict is Verdict.REPRODUCES, seen.observation,
                                                     seen.exception, seen.message, api, stage, source.stem)
             category = category or AREA_CATEGORY.get(provenance.area or "") or observed_failure.category(
-                stage, api, text or "", seen.message)
+                stage, api, text or "", observed_failure.said(seen.observation, seen.message))
         title = title or (f"{source.stem}: not run here yet" if source else f"TODO: describe {case_id}")
         category = category or AREA_CATEGORY.get(provenance.area or "") or "diagnosis"
         data = {"id": case_id, "title": title, "category": category, "requires": requires,
