@@ -129,3 +129,15 @@ def run_module(module, *args):
 
     return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
+
+
+def test_an_imported_records_output_tails_are_cut_as_a_run_cuts_them():
+    """A store folder from another machine: its tails are read as that machine wrote them; import cuts its checkout
+    as a run here would (the write-back is then needed only when the rule changes)."""
+    from reprokit.store.import_checks import as_a_run_cuts
+
+    rec = record(stderr_tail="ok")
+    said = 'File "/home/runner/work/reprokit/reprokit/cases/c/repro.py", line 4\n'
+    rec.__dict__.update(stderr_tail=said, stdout_tail=said)  # as the store fills tails in: unvalidated
+    cut = as_a_run_cuts(rec)
+    assert cut.stderr_tail == cut.stdout_tail == 'File ".../cases/c/repro.py", line 4\n'
