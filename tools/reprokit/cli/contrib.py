@@ -82,7 +82,9 @@ def add_validate(sub) -> None:
         "validate", help="check every case, matrix.yaml, claims.yaml and the sweep (runs nothing)",
         description="Check every input without running a case: each cases/*/case.yaml against its schema (unique "
                     "ids, links), its scripts standalone (only torch and the standard library imported), each "
-                    "oracle's exception class present in the installed torch and its `match` naming torch's own "
+                    "oracle's exception class present in the cpu target's pinned torch (this Python's where it is "
+                    "the pin, else the pin's environment built by `run --torch PIN`; without either, one problem "
+                    "names the classes not checked) and its `match` naming torch's own "
                     "words, each claim of claims.yaml gated to the hardware it names, matrix.yaml and the sweep. "
                     "Prints one line per problem (the file, the field, the fix); exits 1 when there is any, else 0.")
     val.set_defaults(func=cmd_validate)
