@@ -80,3 +80,23 @@ def uv_layout(cache: Path) -> tuple[Path, Path]:
             os.link(archive / "lib.so", site / f"{archive.name}.so")
         (site.parent / ".complete").write_text(f"torch {version}\n")
     return own, shared
+
+
+def venv_without_torch(folder: Path) -> Path:
+    """A fresh environment with reprokit's dependencies and no torch, as after `pip install -e .`."""
+    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    site = next((folder / "lib").glob("python3*/site-packages"))
+    source = next((Path(sys.prefix) / "lib").glob("python3*/site-packages"))
+    for entry in source.iterdir():
+        if not entry.name.startswith(("torch", "functorch", "triton", "nvidia", "__editable__", "_reprokit")):
+            (site / entry.name).symlink_to(entry)
+    return folder / "bin" / "python"
+
+
+def committed_files(*, outputs: bool = False, runs: bool = False) -> list[Path]:
+    """The committed store's records files (with `outputs`, their output files too; with `runs`, the run headers'),
+    never none: a check over every committed record passes vacuously when there is none to check."""
+    files = [path for path in sorted((ROOT / "results").glob("*/*/*.jsonl"))
+             if (outputs or not path.name.endswith(".output.jsonl")) and (runs or not path.name.endswith(".runs.jsonl"))]
+    assert len(files) >= 10, f"{ROOT / 'results'}: {len(files)} committed files; a check over them would be vacuous"
+    return files

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support import empty_repository, interpreters, run_reprokit, stored, uv_layout
+from support import empty_repository, interpreters, run_reprokit, stored, uv_layout, venv_without_torch
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +48,8 @@ def test_the_environments_to_build_are_estimated_first_and_max_envs_bounds_them(
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     estimate = next(i for i, line in enumerate(lines) if "have no environment here" in line)
-    assert "GB downloaded" in lines[estimate] and "at most 4 of them" in lines[estimate], lines[estimate]
+    assert "GiB downloaded" in lines[estimate] and "at most 4 of them" in lines[estimate], lines[estimate]
+    assert "bisect: 8 releases, 0 answered by the store: at most 4 runs when every run decides" in done.stdout
     assert "--max-envs 0: 0 environments built (none), torch 2.15.0 would need one more" in done.stdout
     assert "environments built: 0" in done.stdout
     assert not (tmp_path / "cache" / "envs").exists()
@@ -89,12 +90,12 @@ def test_cache_sizes_count_each_inode_once_and_remove_frees_what_it_says(tmp_pat
     listed = reprokit(tmp_path, "envs", env=env)
     assert listed.returncode == 0, listed.stderr
     rows = {line.split()[0]: line.split()[1:3] for line in listed.stdout.splitlines() if line.strip()}
-    assert rows["total"] == ["64.0", "MB"] and abs(_du(cache) - (64 << 20)) < (1 << 20), (listed.stdout, _du(cache))
-    assert rows["2.10.0"] == ["64.0", "MB"] and rows["2.11.0"] == ["16.0", "MB"]
+    assert rows["total"] == ["64.0", "MiB"] and abs(_du(cache) - (64 << 20)) < (1 << 20), (listed.stdout, _du(cache))
+    assert rows["2.10.0"] == ["64.0", "MiB"] and rows["2.11.0"] == ["16.0", "MiB"]
 
     removed = reprokit(tmp_path, "envs", "--remove", "2.10.0", env=env)
     assert removed.returncode == 0, removed.stderr
-    assert "freed 48.0 MB (files whose last link went)" in removed.stdout, removed.stdout
+    assert "freed 48.0 MiB (files whose last link went)" in removed.stdout, removed.stdout
     assert "1 archives of uv's cache no environment links any more" in removed.stdout
     assert "df: " in removed.stdout
     assert not own.exists() and (shared / "lib.so").stat().st_nlink == 2
@@ -150,17 +151,6 @@ def test_removing_an_environment_leaves_uvs_cache_able_to_install_what_it_held(t
 
 
 # 1. no oracle from a run that never reached the script's own code
-
-def venv_without_torch(folder: Path) -> Path:
-    """A fresh environment with reprokit's dependencies and no torch, as after `pip install -e .`."""
-    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(folder)], check=True)
-    site = next((folder / "lib").glob("python3*/site-packages"))
-    source = next((Path(sys.prefix) / "lib").glob("python3*/site-packages"))
-    for entry in source.iterdir():
-        if not entry.name.startswith(("torch", "functorch", "triton", "nvidia", "__editable__", "_reprokit")):
-            (site / entry.name).symlink_to(entry)
-    return folder / "bin" / "python"
-
 
 @pytest.mark.parametrize("command", [["new-case", "no-torch-here"], ["bisect", "--target", "cpu"]])
 def test_a_run_without_torch_proposes_no_oracle_and_stops(empty_repo, tmp_path, command):
@@ -240,6 +230,9 @@ def test_new_case_proposes_no_case_that_validate_refuses(empty_repo, tmp_path):
     made = reprokit(empty_repo, "new-case", "seeded", "--from", str(script))
     assert made.returncode == 0 and "{kind: wrong-result}" in made.stdout, made.stdout + made.stderr
     assert "seeded: unseeded.py draws random data with no seed" in made.stdout
+    ran = [line for line in made.stdout.splitlines() if line.startswith("ran unseeded.py once")]
+    assert len(ran) == 1, made.stdout  # seeded before its one run: what ran is what the case holds
+    assert made.stdout.index("seeded: ") < made.stdout.index("ran unseeded.py once")
     assert "torch.manual_seed(0)" in (empty_repo / "cases" / "seeded" / "repro.py").read_text()
     checked = reprokit(empty_repo, "validate")
     assert checked.returncode == 0, checked.stdout
@@ -271,3 +264,35 @@ def test_the_environment_variables_are_documented():
                  "REPROKIT_DISK_BUDGET", "REPROKIT_PIDS_BUDGET", "REPROKIT_WHEELHOUSE", "REPRO_DEVICE", "REPRO_DTYPE"):
         assert f"`{name}`" in documented, name
     assert "## Environment variables" in (ROOT / "CONTRIBUTING.md").read_text()
+
+
+def test_the_from_help_and_contributing_say_what_new_case_does_to_an_unseeded_script():
+    from reprokit.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command" or getattr(a, "choices", None))
+    source = next(a for a in sub.choices["new-case"]._actions if a.dest == "source")
+    assert "seed" in source.help and "unchanged" not in source.help
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
+    assert "seeded before its one run" in contributing and "no seed is\n  refused" not in contributing
+
+
+def test_a_graph_breaks_category_is_its_reasons_never_the_links_words():
+    """Graph breaks as torch 2.14.1 said them (committed records): the category comes from the reason (an operator
+    with no fake-tensor support is a custom op's), else it is the corpus's category of graph breaks (diagnosis); the
+    graph-break site's host (meta-pytorch.github.io) no longer reads as a `meta` tensor (type-inference)."""
+    import json
+
+    from reprokit.contrib.observed_failure import category
+
+    said = {}
+    for line in (ROOT / "results" / "cpu" / "cases" / "2.14.1+cu130.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        if rec["variant"] == "repro" and rec["case"] in ("custom-op-unregistered-gemm", "ddp-compiled-backward-lambda"):
+            said[rec["case"]] = rec["message"]
+    plain = "import torch\n\n\ndef f(x):\n    return x + 1\n"  # a script that calls no API with a category
+    assert "graph break" in said["custom-op-unregistered-gemm"] and "meta-pytorch" in said["custom-op-unregistered-gemm"]
+    assert category("dynamo", None, plain, said["custom-op-unregistered-gemm"]) == "custom-op"
+    assert category("dynamo", None, plain, said["ddp-compiled-backward-lambda"]) == "diagnosis"
+    assert category("dynamo", None, plain, "Graph break: Data-dependent branching") == "dynamic-shape"
+    assert category("aot_autograd", None, plain, "metadata mismatch, see https://meta-pytorch.github.io/x") == \
+        "type-inference"  # aot_autograd's stage: no words of a link decide it

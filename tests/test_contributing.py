@@ -112,6 +112,47 @@ def test_validate_resolves_dotted_exception_names(empty_repo):
     assert "expect.repro.exception: 'torch._dynamo.exc.NoSuchError' does not resolve to a class" in proc.stdout
 
 
+def test_validate_checks_names_with_the_pinned_torch_or_says_what_it_did_not_check(empty_repo, tmp_path):
+    """Without torch here, validate neither skips the names nor says the cases are valid: it checks them with the
+    cpu target's pinned torch where that is built in the environment cache, else names what it did not check."""
+    import os
+    import subprocess
+    import sys
+    from importlib import metadata
+
+    from reprokit.model.matrix import load_matrix
+    from support import venv_without_torch
+
+    pin = load_matrix(empty_repo / "matrix.yaml").targets["cpu"].pins.torch
+    assert metadata.version("torch").split("+")[0] == pin  # the tests' torch is the pin: its cache entry below is too
+    reprokit(empty_repo, "new-case", "bad-exception", "--from", str(CONTRIB / "printed_dtype.py"),
+             "--raises", "torch._dynamo.exc.NoSuchErrorClass", "--no-run")
+    python = venv_without_torch(tmp_path / "venv")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(tmp_path / "cache")}
+
+    def validate():
+        return subprocess.run([str(python), "-m", "reprokit", "--root", str(empty_repo), "validate"], env=env,
+                              capture_output=True, text=True)
+
+    unchecked = validate()
+    assert unchecked.returncode == 1, unchecked.stdout + unchecked.stderr
+    assert (f"exception names: 1 not checked (torch._dynamo.exc.NoSuchErrorClass): the cpu target's pinned torch "
+            f"{pin} is not installed here") in unchecked.stdout
+    assert "are valid" not in unchecked.stdout and "Traceback" not in unchecked.stderr
+
+    pinned = tmp_path / "cache" / "envs" / f"torch-{pin}"  # the pin's environment, as `run --torch PIN` leaves it
+    (pinned / "bin").mkdir(parents=True)
+    (pinned / "bin" / "python").symlink_to(sys.executable)
+    shutil.copy(Path(sys.prefix) / "pyvenv.cfg", pinned / "pyvenv.cfg")
+    (pinned / "lib").symlink_to(Path(sys.prefix) / "lib")
+    (pinned / ".complete").write_text(f"torch {pin}\n")
+    env["VIRTUAL_ENV"] = sys.prefix  # it links into the tests' environment: the contained run is shown that folder too
+    checked = validate()
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "'torch._dynamo.exc.NoSuchErrorClass' does not resolve to a class" in checked.stdout
+    assert "not checked" not in checked.stdout
+
+
 def test_the_committed_corpus_validates():
     proc = reprokit(ROOT, "validate")
     assert proc.returncode == 0, proc.stdout

@@ -36,16 +36,36 @@ def new_case(repo: Path, case: str = "first-run") -> None:
 
 # a. --update-expected says when it accepts nothing, and the hint repeats --torch
 
-def test_update_expected_on_another_torch_than_the_pin_fails_in_one_line_naming_what_to_install(repo):
+def test_update_expected_on_another_torch_than_the_pin_is_refused_before_the_run_naming_the_pin_command(repo):
     matrix = repo / "matrix.yaml"
     matrix.write_text(matrix.read_text().replace(f'pins: {{torch: "{PIN}"', 'pins: {torch: "2.13.0"', 1))
     new_case(repo)
-    ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--update-expected")
-    assert ran.returncode == 1, ran.stdout + ran.stderr
-    said = [line for line in ran.stdout.splitlines() if line.startswith("--update-expected:")]
-    assert said == [f"--update-expected: nothing accepted into expected/cpu.yaml: torch {PIN} ran, not cpu's pin "
-                    "2.13.0; run with --torch 2.13.0 (or pip install torch==2.13.0 here)"], ran.stdout
-    assert not (repo / "expected" / "cpu.yaml").exists()
+    ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--update-expected",
+                       "--out", str(repo / "elsewhere"))
+    assert ran.returncode == 2, ran.stdout + ran.stderr  # bad input, said before anything ran
+    assert ran.stderr.startswith(f"reprokit: --update-expected: torch {PIN}") and "Traceback" not in ran.stderr
+    assert ran.stderr.rstrip().endswith(
+        "would run, not cpu's pin 2.13.0; nothing could be accepted: reprokit run --target cpu --torch 2.13.0 "
+        f"--case first-run --out {repo / 'elsewhere'} --update-expected"), ran.stderr
+    assert not (repo / "elsewhere").exists() and not (repo / "expected" / "cpu.yaml").exists()
+
+
+def test_a_new_cases_first_run_off_the_pin_prints_the_pin_command_and_names_the_page_it_lands_on(repo):
+    """A run on a torch other than the pin, into an --out store that holds the pinned release: its verdicts are
+    history (reports/cpu-history.md, not cpu.md), and the line that pins the new case keeps --out and names the pin."""
+    from reprokit.store.store import Store
+    from support import record
+
+    matrix = repo / "matrix.yaml"
+    matrix.write_text(matrix.read_text().replace(f'pins: {{torch: "{PIN}"', 'pins: {torch: "2.13.0"', 1))
+    new_case(repo)
+    out = repo / "elsewhere"
+    Store(out / "results").merge([record(case="older", torch="2.13.0", verdict="does-not-reproduce", case_hash="0" * 16)])
+    ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--out", str(out))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ("pin the new ones on the pinned torch (then commit expected/cpu.yaml with the case): reprokit run "
+            f"--target cpu --torch 2.13.0 --case first-run --out {out} --update-expected") in ran.stdout, ran.stdout
+    assert ran.stdout.rstrip().splitlines()[-1] == "  report: elsewhere/reports/cpu-history.md", ran.stdout
 
 
 def test_the_pin_hint_after_a_torch_run_keeps_torch(repo):
@@ -187,21 +207,47 @@ def test_a_bisect_stopped_by_sigterm_deletes_its_scratch_repository(repo, tmp_pa
 def test_envs_lists_what_removing_each_environment_frees(tmp_path):
     cache = tmp_path / "cache"
     uv_layout(cache)
+    (cache / "envs" / "torch-2.9.1").mkdir()  # an older release, whose name sorts after 2.10.0 as text
+    (cache / "envs" / "torch-2.9.1" / ".complete").write_text("torch 2.9.1\n")
     listed = run_reprokit(tmp_path, "envs", env={"REPROKIT_CACHE": str(cache)})
     assert listed.returncode == 0, listed.stderr
     rows = {line.split()[0]: line.split()[1:] for line in listed.stdout.splitlines() if line.strip()}
     assert rows["torch"] == ["size", "frees"]
-    assert rows["2.10.0"] == ["64.0", "MB", "48.0", "MB"] and rows["2.11.0"] == ["16.0", "MB", "4.0", "KB"], listed.stdout  # its .complete alone
+    assert rows["2.10.0"] == ["64.0", "MiB", "48.0", "MiB"] and rows["2.11.0"] == ["16.0", "MiB", "4.0", "KiB"], listed.stdout  # its .complete alone
+    assert list(rows)[1:4] == ["2.9.1", "2.10.0", "2.11.0"], listed.stdout  # oldest release first
     removed = run_reprokit(tmp_path, "envs", "--remove", "2.10.0", env={"REPROKIT_CACHE": str(cache)})
-    assert "freed 48.0 MB" in removed.stdout, removed.stdout
+    assert "freed 48.0 MiB" in removed.stdout, removed.stdout
+    again = run_reprokit(tmp_path, "envs", env={"REPROKIT_CACHE": str(cache)})
+    assert "2.10.0" not in again.stdout and "2.11.0" in again.stdout  # a changed cache is measured again
 
 
-def test_the_disk_estimate_is_what_a_built_environment_takes(tmp_path, monkeypatch):
+def test_envs_of_an_unchanged_cache_walks_none_of_it_again(tmp_path, monkeypatch):
+    """The listing is measured once per state of the cache: listed again, nothing is walked (40-120 s on a 26 GB
+    cache each time before)."""
+    from reprokit.run import env_cache
+
+    monkeypatch.setenv("REPROKIT_CACHE", str(tmp_path / "cache"))
+    uv_layout(tmp_path / "cache")
+    first = env_cache.table()
+
+    def no_walk(*args, **kwargs):
+        raise AssertionError("the cache was walked again")
+
+    monkeypatch.setattr(env_cache.os, "walk", no_walk)
+    assert env_cache.table() == first
+
+
+def test_the_disk_estimate_is_what_each_built_environment_holds_of_its_own(tmp_path, monkeypatch):
+    """2.10.0 holds 48 MiB no other environment links, 2.11.0 only its marker: each took the median of the two, in
+    GiB/MiB as measured, and the download is said to be at most that."""
     from reprokit.run import torch_envs
 
     monkeypatch.setenv("REPROKIT_CACHE", str(tmp_path / "cache"))
     uv_layout(tmp_path / "cache")
-    assert torch_envs.estimate(2).startswith("about 128.0 MB of disk at the 64.0 MB"), torch_envs.estimate(2)
+    said = torch_envs.estimate(2)
+    assert said.startswith("about 48.0 MiB of disk, 24.0 MiB each: the median of what each of the 2 environments "
+                           "here holds of its own"), said
+    assert "downloads each release's torch" in said and "at most that much" in said
 
 
 # g. new-case suggests the target whose GPU is here; a case's own dtype runs wherever its device computes in it
@@ -285,3 +331,70 @@ def test_new_case_of_an_unseeded_wrong_result_script_seeds_it_and_says_so(repo, 
     assert "torch.manual_seed(0)" in repro and "np.random.seed(0)" in repro
     assert script.read_text() == UNSEEDED  # the contributor's own file is left as it was
     assert run_reprokit(repo, "validate").returncode == 0
+
+
+def test_a_case_name_that_matches_nothing_is_refused_before_torch_or_the_machine_is_asked(repo, tmp_path):
+    """Without torch in the environment, a run that collected the machine's facts first would stop on that (exit 3):
+    the missing name is said first, from the case folders alone."""
+    from support import venv_without_torch
+
+    new_case(repo)
+    python = venv_without_torch(tmp_path / "venv")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "tools")}
+    for suite in ("cases", "sweep"):
+        done = subprocess.run([str(python), "-m", "reprokit", "--root", str(repo), "run", "--host", "--target", "cpu",
+                               "--suite", suite, "--case", "no-such-case"], env=env, capture_output=True, text=True)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert done.stderr.startswith("reprokit: --case 'no-such-case': no ") and "torch" not in done.stderr
+        assert not (repo / "results").exists()
+
+
+def test_a_run_on_a_terminal_shows_the_live_progress_bar(repo):
+    """`reprokit run` on a terminal draws rich's bar (its ━ line) beside the per-run lines; piped, plain lines."""
+    import pty
+    import select
+
+    new_case(repo)
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "tools"), "TERM": "xterm-256color",
+           "COLUMNS": "120"}
+    proc = subprocess.Popen([sys.executable, "-m", "reprokit", "--root", str(repo), "run", "--host", "--target", "cpu",
+                             "--case", "first-run", "--no-report"], stdin=subprocess.DEVNULL, stdout=terminal,
+                            stderr=terminal, env=env)
+    os.close(terminal)
+    shown = b""
+    while True:
+        ready, _, _ = select.select([controller], [], [], 600)
+        try:
+            chunk = os.read(controller, 65536) if ready else b""
+        except OSError:  # the terminal's other end closed: the run is over
+            chunk = b""
+        if not chunk:
+            break
+        shown += chunk
+    assert proc.wait(timeout=60) == 0, shown.decode(errors="replace")
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode(errors="replace"))  # rich's colours and cursor moves
+    assert "running" in text and "━" in text, text
+    assert "[1/1] first-run/repro@float32: reproduces" in text, text
+
+
+def test_max_envs_0_narrows_with_the_built_releases_before_asking_for_an_unbuilt_one():
+    """Three of eight releases are built here (the others would each download an environment): with --max-envs 0
+    they alone run, and they bound the change (2.9.1 reproduces, 2.13.0 does not): the answer names the releases
+    between them as untested, where the search used to stop at the unbuilt newest release before any run."""
+    versions = ["2.8.0", "2.9.1", "2.10.0", "2.11.0", "2.12.0", "2.13.0", "2.14.1", "2.15.0"]
+    built = {"2.9.1", "2.13.0", "2.14.1"}
+    fixed_in = versions.index("2.12.0")
+
+    def run(version):
+        assert version in built, f"torch {version} needs an environment: --max-envs 0 builds none"
+        return Verdict.REPRODUCES if versions.index(version) < fixed_in else Verdict.DOES_NOT_REPRODUCE
+
+    found = bisection.search(versions, {}, run, needs_build=lambda v: v not in built, max_envs=0)
+    assert sorted(found.ran) == sorted(built) and found.built == []
+    answer = found.answer()
+    assert (answer.kind, answer.last, answer.first) == ("fixed", "2.9.1", "2.13.0"), answer
+    assert answer.untested == ("2.10.0", "2.11.0", "2.12.0")
+    assert "torch 2.11.0 would need one more" in found.stopped

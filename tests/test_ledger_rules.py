@@ -203,3 +203,17 @@ def test_the_committed_ledger_rows_of_the_audit():
                     stdout_tail="ratios DDP/single 1.20 (article 1.00), FSDP/DDP 0.43 (article 0.33)\n")
     verdict, detail = ledger.judge(claims["memory-table"], cases, [memory], target="h100")
     assert verdict == ledger.PARTLY_TESTED and detail.startswith("tested part mixed")
+
+
+def test_the_ledger_speaks_one_vocabulary_of_claim_verdicts():
+    """judge's verdict is a ClaimVerdict, each has its symbol, and the words printed are the values as before."""
+    import json
+
+    from reprokit.publish.pages.ledger import ClaimVerdict
+
+    assert set(ledger.SYMBOL) == set(ClaimVerdict)
+    assert [str(v) for v in ClaimVerdict] == ["confirmed", "refuted", "mixed", "inconclusive", "not testable here",
+                                             "not run", "partly tested"]
+    assert ledger.record_stance(record(verdict="reproduces"), "fails") is ClaimVerdict.CONFIRMED
+    assert ledger.article_fix_stance(record(verdict="fix-broken", variant="article_fix")) is ClaimVerdict.REFUTED
+    assert f"{ClaimVerdict.NOT_TESTABLE}" == "not testable here" and json.dumps([ClaimVerdict.MIXED]) == '["mixed"]'

@@ -370,12 +370,28 @@ def test_import_keeps_only_keeper_facts_in_contained_and_plain_text_elsewhere(tm
     forged = ("subreaper, [a link](https://example.invalid/x), ![img](https://example.invalid/i.png), "
               "<b>raw</b>, \u202eevil, \x1b[31mred, bubblewrap 0.11.0")
     done, stored = _import(tmp_path, root, [record(case="real-case", case_hash=now, contained=forged,
-                                                   stage="\x1b[31mdynamo\u202e\n# heading",
                                                    confirmed_alone="[x](https://example.invalid)\x07", **GOOD)])
     assert done.returncode == 0, done.stderr
     assert stored[0]["contained"] == "subreaper, bubblewrap 0.11.0"
     text = json.dumps(stored[0], ensure_ascii=False)
-    assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text and "\n# heading" not in stored[0]["stage"]
+    assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+
+
+def test_import_refuses_a_stage_that_is_no_stage_in_one_line(tmp_path):
+    """A record's stage is one of the Stage words (records.Stage): a forged one is refused on reading, never cut
+    into the store."""
+    from support import record
+
+    root, now = _repo_with_a_case(tmp_path)
+    source = tmp_path / "source"
+    (source / "cpu" / "cases").mkdir(parents=True)
+    line = record(case="real-case", case_hash=now, stage="dynamo", **GOOD).model_dump_json()
+    forged = line.replace('"stage":"dynamo"', '"stage":"\\u001b[31mdynamo\\u202e\\n# heading"')
+    assert forged != line
+    (source / "cpu" / "cases" / "2.13.0+cpu.jsonl").write_text(forged + "\n")
+    done = reprokit(root, "import", str(source))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "stage" in done.stderr, done.stderr
+    assert not (root / "results" / "cpu" / "cases" / "2.13.0+cpu.jsonl").exists()
 
 # ------------------------------------------------------------------ one containment path: no weaker warm run as root
 

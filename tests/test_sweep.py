@@ -68,3 +68,27 @@ def test_a_real_cell_is_recorded_and_reported(tmp_path):
     report = (root / "reports" / "cpu-sweep.md").read_text()
     assert "cells failing (error or inaccurate)       | 0.0% (0/1)" in report.replace("  ", " ") or "0.0% (0/1)" in report
     assert (root / "reports" / "cpu" / "sweep-heatmap.png").stat().st_size > 1000
+
+
+def test_an_edit_of_the_sweeps_cell_supersedes_its_records_and_the_reports_say_so(tmp_path):
+    """The committed cpu sweep (108 cells, the sweep's content when they ran) is complete until sweep/cell.py
+    changes; from then on its cells are history: the report and the headline say superseded, never complete."""
+    from support import run_reprokit
+
+    shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
+    (tmp_path / "cases").mkdir()
+    shutil.copytree(ROOT / "sweep", tmp_path / "sweep", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "results" / "cpu" / "sweep", tmp_path / "results" / "cpu" / "sweep")
+    done = run_reprokit(tmp_path, "report")
+    assert done.returncode == 0, done.stderr
+    index = (tmp_path / "reports" / "README.md").read_text()
+    assert "all 108 cells of its grid recorded" in index and "uperseded" not in index
+
+    with open(tmp_path / "sweep" / "cell.py", "a") as cell:
+        cell.write("\n# a change of what every cell runs\n")
+    done = run_reprokit(tmp_path, "report")
+    assert done.returncode == 0, done.stderr
+    index = (tmp_path / "reports" / "README.md").read_text()
+    assert "`cpu`: not judged (108 cells superseded" in index and "all 108 cells" not in index
+    page = (tmp_path / "reports" / "cpu-sweep.md").read_text()
+    assert "**Superseded:** 108 cells of torch 2.14.1" in page and "cells failing" not in page

@@ -10,6 +10,7 @@ import pytest
 from reprokit.model.records import Record, RunStatus, dump, parse_record
 from reprokit.model.schema import InputError
 from reprokit.run.execute import _classify
+from support import committed_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,9 +45,7 @@ def test_the_runner_classifies_with_the_enum():
 def test_committed_records_read_and_store_as_before():
     """Every committed record reads, and the store's `dump` writes each field it had as it had it (the status as the
     same bytes: `"status": "pass"`)."""
-    for path in sorted((ROOT / "results").rglob("*.jsonl")):
-        if path.name.endswith((".runs.jsonl", ".output.jsonl")):
-            continue
+    for path in committed_files():
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
@@ -164,3 +163,25 @@ def test_the_keepers_config_is_one_typed_dict_that_run_builds(tmp_path):
     (tmp_path / "private").mkdir()
     config = contain_config(sys.executable, script, tmp_path / "work", tmp_path / "private", {})
     assert set(config) <= set(get_type_hints(KeeperConfig)), set(config) - set(get_type_hints(KeeperConfig))
+
+
+def test_the_failing_stage_is_one_vocabulary_that_the_probe_and_the_ladder_speak():
+    """A record's stage is a Stage: the words child/stages.py writes and the ladder's; any other text in a probe's
+    report (the case's process wrote it) names no stage, and a record holding one is refused on reading."""
+    import ast
+
+    from pydantic import ValidationError
+    from reprokit.model.records import Stage
+    from reprokit.run.outcome import ladder_stage
+    from support import record
+
+    assert record(stage="inductor").stage is Stage.INDUCTOR
+    with pytest.raises(ValidationError):
+        record(stage="a stage the case made up")
+    assert Stage.read("dynamo") is Stage.DYNAMO and Stage.read("<b>dynamo</b>") is None and Stage.read(None) is None
+    tree = ast.parse((ROOT / "tools" / "reprokit" / "child" / "stages.py").read_text())
+    probe_says = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                  and n.value in {"runtime", *(s.value for s in Stage)}}
+    assert probe_says == {s.value for s in Stage}  # every word the probe writes is a Stage, and no Stage unwritten
+    assert ladder_stage({"eager": "pass", "aot_eager": "fail"}) is Stage.AOT_AUTOGRAD
+    assert f"{Stage.INDUCTOR}" == "inductor" and json.loads(dump(record(stage="export")))["stage"] == "export"

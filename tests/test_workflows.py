@@ -113,3 +113,20 @@ def test_the_gpu_label_guidance_asks_for_the_whole_diff():
     for path in ("noxfile.py", "pyproject.toml", "root modules"):
         assert path in guidance.split("Review the whole diff", 1)[1][:400]
     assert "review the\n# whole diff" in (ROOT / ".github" / "workflows" / "hardware.yml").read_text()
+
+
+def test_the_warm_mode_tests_that_skip_as_root_run_in_a_ci_job_that_is_not_root():
+    """CI's tests job runs as root (sudo), where every warm-mode test skips: another job runs them as the runner's
+    own user, through the nox session that selects them and fails where one skips."""
+    import re
+
+    jobs = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())["jobs"]
+    unprivileged = [name for name, job in jobs.items()
+                    if any("nox -s tests-unprivileged" in step.get("run", "") for step in job["steps"])]
+    assert unprivileged, "no CI job runs nox -s tests-unprivileged"
+    steps = [step.get("run", "") for step in jobs[unprivileged[0]]["steps"]]
+    assert not any(re.search(r"\bsudo\b.*\bnox\b", run) for run in steps)  # the tests themselves run unprivileged
+    noxfile = (ROOT / "noxfile.py").read_text()
+    assert 'name="tests-unprivileged"' in noxfile and '"-k", "warm", "tests/test_warm.py"' in noxfile
+    warm_skips_as_root = (ROOT / "tests" / "test_warm.py").read_text()
+    assert "os.geteuid() == 0" in warm_skips_as_root  # what the job exists for

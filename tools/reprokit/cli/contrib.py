@@ -30,7 +30,10 @@ def cmd_new_case(args: argparse.Namespace) -> int:
 def add_new_case(sub) -> None:
     new = sub.add_parser("new-case", help="scaffold cases/ID, or make a case of a standalone repro script")
     new.add_argument("id", metavar="ID")
-    new.add_argument("--from", dest="source", metavar="SCRIPT.py", help="copy this script unchanged as repro.py")
+    new.add_argument("--from", dest="source", metavar="SCRIPT.py",
+                     help="copy this script as repro.py, byte for byte, except where it draws random data with no "
+                          "seed and its oracle is wrong-result or is proposed by its run: then a seed call is "
+                          "inserted after its imports before that run (said when done)")
     new.add_argument("--raises", metavar="CLASS", help="the bug reproduces when this exception is raised")
     new.add_argument("--match", metavar="REGEX", help="... and its message matches this regex (alone: any exception whose message matches)")
     new.add_argument("--stdout", metavar="REGEX", help="the bug reproduces when stdout matches")
@@ -38,7 +41,8 @@ def add_new_case(sub) -> None:
     new.add_argument("--hang", action="store_true", help="the bug is a hang: it reproduces past --timeout")
     new.add_argument("--timeout", type=int, help="seconds before a run is killed")
     new.add_argument("--category", choices=CATEGORIES,
-                     help="default: from the failing stage of its run here and --area (else diagnosis)")
+                     help="default: --area's, else from its run here: the APIs the script calls, torch's message "
+                          "(a graph break's reason) and the failing stage (else diagnosis)")
     new.add_argument("--nonzero-exit", action="store_true",
                      help="the bug reproduces when the script exits non-zero (the default oracle)")
     new.add_argument("--link", action="append", default=[], metavar="URL", help="upstream issue (repeatable)")
@@ -78,7 +82,9 @@ def add_validate(sub) -> None:
         "validate", help="check every case, matrix.yaml, claims.yaml and the sweep (runs nothing)",
         description="Check every input without running a case: each cases/*/case.yaml against its schema (unique "
                     "ids, links), its scripts standalone (only torch and the standard library imported), each "
-                    "oracle's exception class present in the installed torch and its `match` naming torch's own "
+                    "oracle's exception class present in the cpu target's pinned torch (this Python's where it is "
+                    "the pin, else the pin's environment built by `run --torch PIN`; without either, one problem "
+                    "names the classes not checked) and its `match` naming torch's own "
                     "words, each claim of claims.yaml gated to the hardware it names, matrix.yaml and the sweep. "
                     "Prints one line per problem (the file, the field, the fix); exits 1 when there is any, else 0.")
     val.set_defaults(func=cmd_validate)

@@ -78,8 +78,11 @@ def _run_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from reprokit.run import lifecycle
+    from reprokit.run.host_run import console_log
 
-    return lifecycle.run(request_of(args), log=lambda line: print(line, flush=True)).exit_code
+    req = request_of(args)
+    lifecycle.refused_before_running(req)
+    return lifecycle.run(req, log=console_log).exit_code
 
 
 def add_run(sub) -> None:

@@ -210,8 +210,23 @@ def search(versions: list[str], recorded: Mapping[str, Seen | Verdict], run: Pro
     """The first release whose verdict is the newest release's (a lower-bound binary search): `recorded` answers
     first, `run` the rest. The newest release is probed first, then at most ceil(log2(n)) others. It stops when two
     releases run one after the other are undecided for the same reason, or before building more than `max_envs`
-    environments (`needs_build`: whether a release's run would build one)."""
+    environments (`needs_build`: whether a release's run would build one); with `max_envs`, the releases that need
+    none (recorded or built) are searched first, and only the range they leave open is searched with builds."""
     result = Bisection(list(versions), {v: _as_seen(s) for v, s in recorded.items()})
+    if max_envs is not None:  # the releases that cost no environment narrow the range before one is built
+        free = [v for v in versions if v in result.seen or not needs_build(v)]
+        if len(free) > 1:
+            _search(free, result, run, needs_build, None)
+            if (found := result.boundary()) is not None and not result.stopped:
+                versions = versions[versions.index(found[0]):versions.index(found[1]) + 1]
+    if not result.stopped:
+        _search(versions, result, run, needs_build, max_envs)
+    return result
+
+
+def _search(versions: list[str], result: Bisection, run: Probe, needs_build: Callable[[str], bool],
+            max_envs: int | None) -> None:
+    """The binary search over `versions` (a range of result.versions), its results added to `result`."""
     last: list[tuple[str, str]] = []  # the previous run's (release, undecided reason), none when it decided
 
     def verdict_at(i: int) -> Seen | None:
@@ -240,7 +255,7 @@ def search(versions: list[str], recorded: Mapping[str, Seen | Verdict], run: Pro
     while hi >= 0 and not result.stopped and not _decisive(verdict_at(hi)):
         hi -= 1
     if hi <= 0 or result.stopped:
-        return result
+        return
     newest = _side(result.seen[versions[hi]])
     lo = 0
     while lo < hi and not result.stopped:
@@ -248,13 +263,12 @@ def search(versions: list[str], recorded: Mapping[str, Seen | Verdict], run: Pro
         probe = mid
         while probe < hi and not _decisive(verdict_at(probe)):  # unknown: the next decisive release up
             if result.stopped:
-                return result
+                return
             probe += 1
         if probe == hi or _side(result.seen[versions[probe]]) == newest:
             hi = mid
         else:
             lo = probe + 1
-    return result
 
 
 def candidates(given: list[str] | None, history: list[str], between: bool = True) -> list[str]:

@@ -22,7 +22,9 @@ from pathlib import Path
 from reprokit.child import EXCEPTION_NAMES
 from reprokit.model.records import RunStatus
 from reprokit.run.child_setup import write_readable_script
+from reprokit.run.env_cache import cache_root
 from reprokit.run.execute import observe
+from reprokit.run.torch_envs import own_torch
 
 BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
                                if isinstance(obj, type) and issubclass(obj, BaseException))
@@ -42,6 +44,15 @@ class NamesUnknown(Exception):
 
 
 _known: dict[str, TorchNames | None] = {}  # python -> its names (None: it has no torch), for this process's life
+
+
+def pinned_interpreter(pin: str) -> str | None:
+    """The interpreter whose torch is the release `pin`: this one where its torch is that release, else the pin's
+    environment in the cache where it is built (`reprokit run --torch PIN` builds one); None where neither is."""
+    if own_torch(pin) is not None:
+        return sys.executable
+    python = cache_root() / "envs" / f"torch-{pin}" / "bin" / "python"
+    return str(python) if (python.parent.parent / ".complete").exists() and python.exists() else None
 
 
 def under_torch(dotted: str) -> bool:

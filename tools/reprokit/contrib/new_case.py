@@ -227,7 +227,8 @@ def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | N
            provenance: Provenance = Provenance(), observe_run: bool = True, log=print) -> Path:
     """Make cases/ID. With --from, the script runs once (contained): without an oracle flag its failure proposes the
     oracle; either way that run is judged as `run` judges it, and names the title and category when not given. A
-    wrong-result script that draws random data with no seed is seeded (seeding.py), and says so."""
+    script that draws random data with no seed is seeded before that run (seeding.py) where the oracle is wrong-result
+    or is the run's to propose, and says so; repro.py is the script that ran, otherwise the script as given."""
     if not conforms(CaseId, case_id):
         raise InputError(f"ID {case_id!r}: lowercase letters, digits and '-' only, e.g. dynamic-shape-my-bug")
     folder = cases_dir / case_id
@@ -241,23 +242,22 @@ def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | N
     requires = _requires(text, provenance, timeout)
     title = title or (docstring_title(text) if text else None)
     stage, seeded = None, None
+    runs = source is not None and observe_run and requires.get("devices") != ["cuda"]
     try:  # a seeded copy lives in a temporary folder until the case holds it
-        if source is not None and text and oracle and oracle["kind"] == "wrong-result":
+        # Seeded before its one run where the oracle is wrong-result or is the run's to propose (it may propose
+        # wrong-result): the script that runs is the script the case holds, and it runs once.
+        if source is not None and text and (oracle["kind"] == "wrong-result" if oracle else runs):
             seeded = seeding.seeded_copy(source, text, log)
             source, text = seeded or (source, text)
-        if source is not None and observe_run and requires.get("devices") != ["cuda"]:
+        if runs:
+            assert source is not None  # `runs` says so
             oracle, seen, verdict = _first_run(source, text or "", oracle, timeout, log)
-            if text and not seeded and oracle["kind"] == "wrong-result":
-                seeded = seeding.seeded_copy(source, text, log)
-                if seeded:  # the run proposed wrong-result: the seeded script runs again, and its verdict is kept
-                    source, text = seeded
-                    oracle, seen, verdict = _first_run(source, text, oracle, timeout, log)
             stage = observed_failure.failing_stage(seen.observation)
             api = observed_failure.failing_api(seen.observation, text or "", source.resolve().name)
             title = title or observed_failure.title(oracle["kind"], verdict is Verdict.REPRODUCES, seen.observation,
                                                     seen.exception, seen.message, api, stage, source.stem)
             category = category or AREA_CATEGORY.get(provenance.area or "") or observed_failure.category(
-                stage, api, text or "", seen.message)
+                stage, api, text or "", observed_failure.said(seen.observation, seen.message))
         title = title or (f"{source.stem}: not run here yet" if source else f"TODO: describe {case_id}")
         category = category or AREA_CATEGORY.get(provenance.area or "") or "diagnosis"
         data = {"id": case_id, "title": title, "category": category, "requires": requires,
@@ -275,7 +275,7 @@ def _write(folder: Path, data: dict, source: Path | None, fixed: Path | None, ti
         text = YAML_HEADER.format(categories=", ".join(CATEGORIES)) + yaml.safe_dump(data, sort_keys=False, width=120)
         (folder / "case.yaml").write_text(text, encoding="utf-8")
         if source is not None:
-            shutil.copyfile(source, folder / "repro.py")  # unchanged, byte for byte
+            shutil.copyfile(source, folder / "repro.py")  # byte for byte what ran (the script, or its seeded copy)
             if fixed is not None:
                 shutil.copyfile(fixed, folder / "fixed.py")
         else:

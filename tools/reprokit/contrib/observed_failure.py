@@ -29,7 +29,15 @@ API_CATEGORY = (("fsdp", r"fsdp|fully_shard"), ("dtensor", r"distributed\.tensor
                 ("custom-op", r"torch\.library|custom_op"), ("dynamic-shape", r"mark_dynamic|torch\.export"))
 # Words of torch's message -> its category, then the failing stage's.
 MESSAGE_CATEGORY = (("dynamic-shape", r"(?i)data.dependent|symbolic|unbacked|dynamic shape|guard on"),
-                    ("type-inference", r"(?i)\bdtype\b|meta|fake ?tensor|stride"))
+                    ("type-inference", r"(?i)\bdtype\b|\bmeta\b|fake ?tensor|stride"))
+# A graph break, in torch's words (dynamo's Unsupported says "graph break" in the link it adds, TORCH_LOGS in its
+# lines): its category is its reason's, else the corpus's for graph breaks (AREA_CATEGORY["graph-break"]). The reason
+# is what comes before the link and the user frames; an operator torch cannot run with fake tensors is a custom op's.
+GRAPH_BREAK = re.compile(r"(?i)graph break")
+GRAPH_BREAK_CATEGORY = (("custom-op", r"(?i)unsupported operator: (?!aten\.|prims\.)\w+\.|custom[ _]op|torch\.library"),
+                        *MESSAGE_CATEGORY)
+_URL = re.compile(r"https?://\S+")
+_REASON_ENDS = re.compile(r"(?i)for more details about this graph break|^from user code:", re.M)
 STAGE_CATEGORY = {"dynamo": "diagnosis", "aot_autograd": "type-inference", "inductor": "fusion",
                   "export": "dynamic-shape", "distributed": "ddp"}
 
@@ -73,6 +81,15 @@ def _with_imports(tree: ast.Module, text: str) -> str:
                    if isinstance(n, (ast.Import, ast.ImportFrom)))
 
 
+def said(obs: Observation | None, headline: str) -> str:
+    """What torch said of the failure, for its category: the exception's whole message (a graph break's reason is on
+    its later lines), else the graph breaks its logs printed (TORCH_LOGS=graph_breaks), else the headline."""
+    if obs is not None and obs.message:
+        return obs.message
+    logged = [line for line in (obs.stderr_tail if obs else "").splitlines() if GRAPH_BREAK.search(line)]
+    return "\n".join(logged) or headline
+
+
 def stable_words(message: str) -> str:
     """The first line of a message up to where run-to-run details start (numbers, quotes, brackets)."""
     line = next((ln.strip() for ln in message.splitlines() if ln.strip()), "")
@@ -83,11 +100,17 @@ def stable_words(message: str) -> str:
 
 
 def category(stage: str | None, api: str | None, text: str, message: str) -> str:
-    """The category of a new case: from the APIs the script calls, then torch's message, then the failing stage."""
+    """The category of a new case: from the APIs the script calls, then torch's message (a graph break's reason),
+    then the failing stage. Links are no words of the message (the graph-break site's host says "meta")."""
     apis = " ".join(torch_calls(text)) + " " + (api or "") + (" mark_dynamic" if "dynamic=True" in text else "")
     for name, pattern in API_CATEGORY:
         if re.search(pattern, apis):
             return name
+    if GRAPH_BREAK.search(message):
+        reason = _URL.sub("", _REASON_ENDS.split(message, maxsplit=1)[0])
+        return next((name for name, pattern in GRAPH_BREAK_CATEGORY if re.search(pattern, reason)),
+                    AREA_CATEGORY["graph-break"])
+    message = _URL.sub("", message)
     for name, pattern in MESSAGE_CATEGORY:
         if re.search(pattern, message):
             return name

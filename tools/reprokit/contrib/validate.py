@@ -11,10 +11,18 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 from reprokit.contrib import case_files
-from reprokit.contrib.exception_names import BUILTIN_EXCEPTIONS, NamesUnknown, TorchNames, torch_names, under_torch
+from reprokit.contrib.exception_names import (
+    BUILTIN_EXCEPTIONS,
+    NamesUnknown,
+    TorchNames,
+    pinned_interpreter,
+    torch_names,
+    under_torch,
+)
 from reprokit.contrib.oracle_checks import oracle_problems
 from reprokit.contrib.oracle_history import recorded_message_problems
 from reprokit.model import corpus
@@ -23,6 +31,7 @@ from reprokit.model.claims import Claims, load_claims
 from reprokit.model.matrix import Matrix, load_matrix
 from reprokit.model.schema import InputError
 from reprokit.run import sweep
+from reprokit.run.env_cache import cache_root
 
 PROJECT_PACKAGE = "reprokit"
 # Words that make a claim one about specific hardware (rule 4).
@@ -179,13 +188,26 @@ def case_problems(yml: Path, case, named: list[tuple[str, str, bool]]) -> list[s
     return problems
 
 
-def name_problems(named: list[tuple[str, str, bool]], root: Path) -> list[str]:
+def name_problems(named: list[tuple[str, str, bool]], root: Path, pin: str | None) -> list[str]:
     """Rule 3 (real names) for every (where, name, by an oracle): an oracle's exception (where is its case.yaml) or a class name a
-    script compares with (bare), against the torch under test, asked in a contained child process."""
+    script compares with (bare), against the cpu target's pinned torch (`pin`; this interpreter's torch where the
+    matrix names none), asked in a contained child process. Where that torch is not here, the names are not checked,
+    and that is a problem: validate never says valid of what it did not look up."""
+    if not named:
+        return []
+    python = pinned_interpreter(pin) if pin else sys.executable
     try:
-        names = torch_names({n for _, n, _ in named if under_torch(n)}, root=root) if named else None
+        names = torch_names({n for _, n, _ in named if under_torch(n)}, python=python, root=root) if python else None
     except NamesUnknown as err:
         return [f"{root}: exception names: {err}"]
+    if names is None:
+        unchecked = sorted({n for _, n, _ in named if n not in BUILTIN_EXCEPTIONS and not n.startswith("builtins.")})
+        here = own_torch_words()
+        return [f"{root}: exception names: {len(unchecked)} not checked ({', '.join(unchecked[:3])}"
+                f"{', ...' if len(unchecked) > 3 else ''}): "
+                + (f"the cpu target's pinned torch {pin} is not installed here ({here}) nor built in "
+                   f"{cache_root() / 'envs'}; install torch=={pin} (`nox -s validate` does)" if pin else
+                   f"no torch is importable here ({sys.executable}); install the cpu target's pinned torch")]
     problems = []
     for where, name, oracle in named:
         if oracle:
@@ -194,6 +216,15 @@ def name_problems(named: list[tuple[str, str, bool]], root: Path) -> list[str]:
             problem = bare_exception_problem(where, name, names)
         problems += [problem] if problem else []
     return problems
+
+
+def own_torch_words() -> str:
+    from importlib import metadata
+
+    try:
+        return f"{sys.executable} has torch {metadata.version('torch')}"
+    except metadata.PackageNotFoundError:
+        return f"{sys.executable} has no torch"
 
 
 def sweep_problems(sweep_dir: Path, ids: dict[str, Path]) -> list[str]:
@@ -238,7 +269,8 @@ def validate(root: Path, resolve_exceptions: bool = True) -> list[str]:
         loaded_cases[case.id] = (yml, case)
         problems += case_problems(yml, case, named)
     if resolve_exceptions:
-        problems += name_problems(named, root)
+        cpu = matrix.targets.get("cpu") if matrix is not None else None
+        problems += name_problems(named, root, cpu.pins.torch if cpu is not None else None)
     problems += recorded_message_problems(root, loaded_cases)  # every release's recorded message, per oracle
     if (root / "claims.yaml").exists():
         try:

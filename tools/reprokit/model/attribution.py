@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from reprokit.model.case import Case
-from reprokit.model.records import Record
+from reprokit.model.records import Record, Stage
 from reprokit.model.verdict import Verdict, in_rate
 
 # Stages of torch's compile stack, as the probe names them from the traceback (or the ablation ladder places a wrong
 # result): a failure at `runtime` (the case's own code, an eager error) or in `distributed` is not compile's.
-COMPILE_STAGES = frozenset({"dynamo", "aot_autograd", "inductor", "export"})
+COMPILE_STAGES = frozenset({Stage.DYNAMO, Stage.AOT_AUTOGRAD, Stage.INDUCTOR, Stage.EXPORT})
 
 
 def outside_compile(case: Case | None) -> str | None:

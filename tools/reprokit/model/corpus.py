@@ -265,6 +265,25 @@ def contents(cases_dir: Path) -> dict[str, str]:
             if d.is_dir() and not d.is_symlink() and (d / "case.yaml").is_file()}
 
 
+def sweep_structures(sweep_dir: Path) -> list[str]:
+    """The sweep's structures: one module of sweep/models/ each."""
+    return sorted(p.stem for p in (sweep_dir / "models").glob("*.py") if not p.stem.startswith("_"))
+
+
+def sweep_structure_id(name: str) -> str:
+    return "sweep-" + name.replace("_", "-")
+
+
+def sweep_contents(sweep_dir: Path) -> dict[str, str]:
+    """Structure id -> the sweep's run identity now, what each of its records' case_hash is compared with: the whole
+    folder (cell.py runs and judges every cell, grid.yaml sets its parameters), so an edit of any file of it supersedes
+    every cell recorded before, as an edit of a case supersedes the case's records."""
+    if not (sweep_dir / "cell.py").is_file():
+        return {}
+    content = content_hash(sweep_dir)
+    return {sweep_structure_id(name): content for name in sweep_structures(sweep_dir)}
+
+
 def plan(cases: list[CaseDir], target_name: str, target: Target, facts: dict) -> list[CaseRun]:
     runs = []
     for cd in cases:

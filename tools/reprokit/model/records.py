@@ -60,6 +60,27 @@ class RunStatus(str, Enum):
 
 
 
+class Stage(str, Enum):
+    """The part of torch a failure came from: what the probe reads from the exception chain's tracebacks
+    (child/stages.py, in the case's process: its words are these values), or the ablation ladder's first failing
+    backend (run/outcome.ladder_stage). A record keeps the value."""
+
+    DYNAMO = "dynamo"
+    AOT_AUTOGRAD = "aot_autograd"
+    INDUCTOR = "inductor"
+    EXPORT = "export"
+    DISTRIBUTED = "distributed"
+    RUNTIME = "runtime"  # none of torch's compile stack: the case's own code, an eager error
+
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]
+
+    @classmethod
+    def read(cls, said: object) -> Stage | None:
+        """A probe report's stage (written in the case's process, so any text): the member it names, else None."""
+        return next((stage for stage in cls if stage.value == said), None)
+
+
 def message_headline(message: str | None, wrapper: Literal["skip", "join"] = "skip") -> str:
     """An exception message's first line. A backend wrapper's first line ("backend='inductor' raised:") says nothing
     of the error it wraps: "skip" drops every such line (a report's cell shows the error itself), "join" keeps the
@@ -101,7 +122,7 @@ class Record(Strict):
     signal: str | None = None
     exception: str | None = None
     message: str | None = None
-    stage: str | None = None
+    stage: Stage | None = None
     ladder: dict[str, RunStatus] | None = None  # backend -> status, for failures whose stage the traceback does not tell
     dynamo: dict | None = None
     seconds: float = 0.0

@@ -67,11 +67,25 @@ _TEMPORARY = re.compile(r"(?:(?<=-[IL])|(?<![\w.~/-]))/tmp/[^\s\"'`/:]+/")  # al
 _TEMPORARY_WITHIN = re.compile(r"\.\.\./tmp/[^\s\"'`/:]+/")
 
 
+# Where a path of the recording machine starts: not inside a word, a URL, a path already cut or `contiguous()/view`;
+# a compiler's -I/-L counts.
+_STARTS = r"(?:(?<=-[IL])|(?<![\w.~/:)-]))"
+_FOLDERS = r"(?:/[^\s\"'`/:]+)+/"
+# A checkout of this repository (the recording machine's, a worktree, a copy carried into a run's folder):
+# "/work/main/.dev43/cases/x/repro.py" -> ".../cases/x/repro.py", as "/tmp/fresh42/cases/x" is cut below.
+_CHECKOUT = re.compile(_STARTS + _FOLDERS + r"(?=(?:cases|sweep|tools/reprokit)/)")
+# A site folder carried onto the path ("/opt/ao-site/torchao/x.py") or a virtual environment's root
+# ("/opt/torch/.venv/bin/python3"): kept from the folder below it, as site-packages is.
+_SITE = re.compile(_STARTS + r"(?:/[^\s\"'`/:]+)*/(?:[^\s\"'`/:]*site|\.?venv)/")
+
+
 def without_install_paths(text: str) -> str:
     """`text` without the recording machine's install prefix: torch's own files as `.../site-packages/torch/...`, as
-    anyone's torch says them (a record holds what torch said, never where this machine keeps it)."""
+    anyone's torch says them (a record holds what torch said, never where this machine keeps it); the checkout's
+    and a carried site folder's root cut the same way (`.../cases/x/repro.py`, `.../torchao/x.py`)."""
     text = _HOME_PREFIX.sub(lambda m: f".../{m.group(1)}", _INSTALLED.sub(lambda m: f".../{m.group(1)}/", text))
-    return _TEMPORARY_WITHIN.sub(".../", _TEMPORARY.sub(".../", _HOME_CUT.sub("...", text)))
+    text = _TEMPORARY_WITHIN.sub(".../", _TEMPORARY.sub(".../", _HOME_CUT.sub("...", text)))
+    return _SITE.sub(".../", _CHECKOUT.sub(".../", text))
 
 
 # What a run's keeper says held (child/contain.py), word for word: a record's `contained` is these, comma-separated.

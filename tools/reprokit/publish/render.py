@@ -57,7 +57,7 @@ def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
     found = corpus.discover(root / "cases", on_error=lambda why: print(f"reprokit: {why}", file=sys.stderr))
     states = issue_states.load(root)
     cases = issue_states.applied(found, states)  # the tracker's states; a bad case left out
-    know_content(loaded, cases)  # from here on, records of a case's earlier content are history, not shown
+    know_content(loaded, cases, root / "sweep")  # from here on, records of a case's earlier content are history, not shown
     claims_file = root / "claims.yaml"
     claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
     views = {name: shown(loaded, v, claims) for name in matrix.targets

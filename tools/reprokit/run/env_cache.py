@@ -9,12 +9,14 @@ an index entry whose archive is gone makes every later install of that wheel fai
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from reprokit.model.releases import release_key
 from reprokit.model.schema import EnvironmentProblem, InputError
 
 
@@ -61,11 +63,12 @@ def cache_size() -> int:
 
 
 def human_size(size: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
+    """Bytes in binary units (1 GiB = 1024 MiB), as du -h and df -h count them."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
             return f"{size:.1f} {unit}" if unit != "B" else f"{int(size)} B"
         size /= 1024
-    return f"{size:.1f} GB"
+    return f"{size:.1f} GiB"
 
 
 @dataclass(frozen=True)
@@ -77,12 +80,48 @@ class Row:
     frees: int | None  # what removing it gives back: the files no other environment links (None: not removable alone)
 
 
+# What `listing` measured, kept beside the environments with the cache's state it was measured in: a listing of an
+# unchanged cache reads it instead of walking tens of gigabytes again (an environment is never changed after it is
+# built: a new, removed or rebuilt one, or an archive added to or removed from uv's cache, changes the state).
+SIZES_FILE = ".sizes.json"
+
+
+def _cache_state() -> list:
+    """What a change of the cache's environments changes: each one's folder and completion marker, uv's archives."""
+    state: list = []
+    for folder in sorted((cache_root() / "envs").glob("torch-*")):
+        marker = folder / ".complete"
+        state.append([folder.name, folder.stat().st_mtime_ns, marker.stat().st_mtime_ns if marker.exists() else 0])
+    for folder in (cache_root() / "uv", cache_root() / "uv" / "archive-v0"):
+        state.append([folder.name, folder.stat().st_mtime_ns if folder.exists() else 0])
+    return state
+
+
 def listing() -> list[Row]:
-    """Every built environment with its bytes on disk and what `--remove` of it frees, uv's shared wheel cache as
-    "uv cache", and the total. Sizes overlap (an environment's files are mostly links into uv's cache, several
+    """Every built environment (oldest release first) with its bytes on disk and what `--remove` of it frees, uv's
+    shared wheel cache as "uv cache", and the total; measured once per state of the cache (SIZES_FILE)."""
+    kept = cache_root() / "envs" / SIZES_FILE
+    state = _cache_state()
+    try:
+        known = json.loads(kept.read_text())
+        if known["state"] == state:
+            return [Row(name, size, frees) for name, size, frees in known["rows"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    rows = _measured()
+    if kept.parent.is_dir():  # whole or not at all: another listing may read it meanwhile
+        partial = kept.with_name(f"{SIZES_FILE}.{os.getpid()}")
+        partial.write_text(json.dumps({"state": state, "rows": [[r.name, r.size, r.frees] for r in rows]}))
+        os.replace(partial, kept)
+    return rows
+
+
+def _measured() -> list[Row]:
+    """The listing, measured: sizes overlap (an environment's files are mostly links into uv's cache, several
     environments link one file); `frees` does not: a file counts there only for the one environment linking it."""
     envs = cache_root() / "envs"
-    folders = [p for p in sorted(envs.glob("torch-*")) if p.is_dir()]
+    folders = sorted((p for p in envs.glob("torch-*") if p.is_dir()),
+                     key=lambda p: release_key(p.name.removeprefix("torch-")))
     frees = dict.fromkeys((p.name for p in folders), 0)
     owned = _inodes(cache_root() / "uv")
     linked: dict[tuple[int, int], set[str]] = {}

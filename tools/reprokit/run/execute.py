@@ -21,7 +21,7 @@ from pathlib import Path
 
 from reprokit.child import CONTAIN, PROBE, budgets
 from reprokit.child.folder_tree import remove_tree
-from reprokit.model.records import RunStatus
+from reprokit.model.records import RunStatus, Stage
 from reprokit.model.untrusted_text import contained_facts
 from reprokit.run.child_setup import (
     COPY_OUT_GRACE,
@@ -48,7 +48,7 @@ class Observation:
     seconds: float
     exception: str | None = None
     message: str | None = None
-    stage: str | None = None
+    stage: str | None = None  # a Stage where the probe named one (Stage.read), the ladder's otherwise
     dynamo: dict | None = None
     stdout_tail: str = ""
     stderr_tail: str = ""
@@ -259,6 +259,6 @@ def _classify(code, timed_out, seconds, probes, world_size, stdout_tail, stdout_
     else:
         status = RunStatus.FAIL
     return Observation(status=status, exit_code=code, signal=sig, seconds=round(seconds, 2),
-                       exception=first.get("exception"), message=first.get("message"), stage=first.get("stage"),
+                       exception=first.get("exception"), message=first.get("message"), stage=Stage.read(first.get("stage")),
                        dynamo=first.get("dynamo"), stdout_tail=stdout_tail, stderr_tail=stderr_tail,
                        stdout_bytes=stdout_bytes, stderr_bytes=stderr_bytes, probes=probes)

@@ -201,10 +201,16 @@ class _stop_on_signals:
         for sig, handler in self.saved.items():
             signal.signal(sig, handler)
 
+def console_log(line: str) -> None:
+    """The log of a run started from the command line: each line printed at once. On a terminal a run logging
+    here shows rich's live bar (`_progress`); a caller's own log (bisect's inner runs, a test) gets plain lines."""
+    print(line, flush=True)
+
+
 def _progress(total: int, log):
     """One line per finished run (rich's live bar on a terminal)."""
     done = [0]
-    if sys.stderr.isatty() and log is print:
+    if sys.stdout.isatty() and log in (print, console_log):  # rich draws on stdout, where the lines go
         from rich.progress import Progress
 
         bar = Progress(transient=True)
@@ -213,7 +219,8 @@ def _progress(total: int, log):
 
         def tick(rec: Record) -> None:
             done[0] += 1
-            bar.console.print(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s)", markup=False)
+            bar.console.print(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s) {one_line(rec.why)}"
+                              + (f" [{rec.confirmed_alone}]" if rec.confirmed_alone else ""), markup=False)
             bar.advance(task)
             if done[0] == total:
                 bar.stop()

@@ -7,7 +7,9 @@ SIGINT/SIGTERM start nothing new, kill the runs in flight, keep and merge every 
 
 from __future__ import annotations
 
+import os
 import time
+from importlib import metadata
 from pathlib import Path
 from typing import Literal
 
@@ -19,9 +21,12 @@ from reprokit.publish import render
 from reprokit.publish.pages import run_summary
 from reprokit.run.container_run import run_in_container
 from reprokit.run.host_run import run_here
+from reprokit.run.plan import check_selection
 from reprokit.run.request import RunOutcome, RunRequest, load_root_matrix, shown_path, target_of
 from reprokit.store import expected, machines
+from reprokit.store.machines import release_of
 from reprokit.store.store import Loaded, Store
+from reprokit.store.views import current
 
 
 def run(req: RunRequest, log=print, summary: bool = True, gate_lines: bool = True) -> RunOutcome:
@@ -48,12 +53,52 @@ def run(req: RunRequest, log=print, summary: bool = True, gate_lines: bool = Tru
         _gate(outcome, req, target, ran.recorded, ran.mismatch, log if gate_lines else lambda line: None)
     if summary:
         page = f"{req.target}.md" if req.suite == "cases" else f"{req.target}-{req.suite}.md"
+        if req.suite == "cases" and _history_only(outcome, ran.loaded, req, target):
+            page = f"{req.target}-history.md"  # the target's page shows its pinned release; this one is history
         report = req.reports_dir / page if req.render and (req.reports_dir / page).exists() else None
         for line in run_summary.lines(req.target, outcome.records, outcome.gate, time.monotonic() - started,
                                       outcome.not_started, outcome.interrupted,
                                       shown_path(report, req.root) if report else None):
             log(line)
     return outcome
+
+
+def refused_before_running(req: RunRequest) -> None:
+    """What `reprokit run` refuses before anything is collected, built or run (exit 2): a --case that names no case,
+    --update-expected where the torch to run is known not to be the target's pin (the run would accept nothing)."""
+    check_selection(req)
+    if not req.update_expected:
+        return
+    target = target_of(load_root_matrix(req.root), req.target)
+    if why := off_pin(req, target, placement(req)):
+        raise InputError(f"--update-expected: {why}; nothing could be accepted: "
+                         f"{expected.pin_command(req.target, req.suite, target.pins.torch, req.cases, req.out)}")
+
+
+def off_pin(req: RunRequest, target: Target, where: str) -> str:
+    """Why the run's torch is known before it starts not to be the target's pin ("" where it is, or cannot be told
+    before the run: an interpreter given by path, whose torch its run reads)."""
+    pin = target.pins.torch
+    if req.torch is not None and os.sep not in req.torch:
+        release = req.torch
+    elif req.torch is None and req.python is None and where == "host":
+        try:
+            release = metadata.version("torch")
+        except metadata.PackageNotFoundError:
+            return ""  # the run itself says torch is missing
+    else:
+        return ""
+    if release_of(release) == release_of(pin):
+        return ""
+    return f"torch {release} would run, not {req.target}'s pin {pin}"
+
+
+def _history_only(outcome: RunOutcome, loaded: Loaded, req: RunRequest, target: Target) -> bool:
+    """The run's records are of another release than the one the target's page shows (its pin's, where recorded)."""
+    if outcome.gate is None or outcome.gate.gated:
+        return False
+    view = current(loaded, req.target, req.suite, target.pins.torch)
+    return view is None or view.release != outcome.gate.release
 
 
 def placement(req: RunRequest) -> Literal["host", "container"]:
@@ -78,7 +123,7 @@ def _gate(outcome: RunOutcome, req: RunRequest, target: Target, recorded: list[R
     known = machines.machine_dependent(loaded.records, loaded.runs, header.run_id if header is not None else None)
     outcome.gate = expected.check(req.root, req.target, req.suite, target.pins.torch, recorded, req.update_expected,
                                   here, known)
-    for line in expected.describe(outcome.gate, req.root, req.target, req.suite, req.torch):
+    for line in expected.describe(outcome.gate, req.root, req.target, req.suite, req.torch, req.out):
         log(line)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import regex
 
 from reprokit.model.case import Oracle
-from reprokit.model.records import RunStatus
+from reprokit.model.records import RunStatus, Stage
 from reprokit.model.verdict import Verdict
 from reprokit.run.execute import Observation
 
@@ -120,10 +120,10 @@ def _fix_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
 LADDER = ("eager", "aot_eager")  # then the case's own backend (inductor by default)
 
 
-def ladder_stage(ladder: Mapping[str, str]) -> str:
+def ladder_stage(ladder: Mapping[str, str]) -> Stage:
     """The first backend on the eager -> aot_eager -> inductor ladder that fails names the faulty stage."""
     if ladder["eager"] != RunStatus.PASS:
-        return "dynamo"
+        return Stage.DYNAMO
     if ladder["aot_eager"] != RunStatus.PASS:
-        return "aot_autograd"
-    return "inductor"
+        return Stage.AOT_AUTOGRAD
+    return Stage.INDUCTOR

@@ -13,6 +13,19 @@ from reprokit.run import sweep
 from reprokit.run.request import RunRequest
 
 
+def check_selection(req: RunRequest) -> None:
+    """A --case that selects nothing, refused from the case folders alone: before torch is imported, the machine's
+    facts collected or an environment built (the plan below says the same, after all that)."""
+    if not req.cases:
+        return
+    if req.suite == "sweep":
+        ids = [corpus.sweep_structure_id(name) for name in corpus.sweep_structures(req.root / "sweep")]
+        if not any(fnmatch.fnmatchcase(c, g) for c in ids for g in req.cases):
+            raise InputError(f"--case {req.cases[0]!r}: no sweep structure matches (ids are sweep-<model>)")
+        return
+    corpus.select(corpus.discover(req.root / "cases", on_error=lambda message: None), req.cases)
+
+
 def plan(req: RunRequest, target: Target, facts: dict) -> list[corpus.CaseRun]:
     if req.suite == "sweep":
         runs = sweep.plan(req.root / "sweep", req.target, target, facts, smoke=req.smoke)

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reprokit.model.case import Case
-from reprokit.model.corpus import CaseRun, content_hash, skip_reason
+from reprokit.model.corpus import CaseRun, content_hash, skip_reason, sweep_structure_id, sweep_structures
 from reprokit.model.matrix import Target
 from reprokit.model.schema import DType, InputError, describe_error, read_yaml
 
@@ -48,14 +48,14 @@ def load_grid(path: Path) -> Grid:
 
 
 def structures(sweep_dir: Path) -> list[str]:
-    return sorted(p.stem for p in (sweep_dir / "models").glob("*.py") if not p.stem.startswith("_"))
+    return sweep_structures(sweep_dir)
 
 
 def structure_case(name: str, sweep_dir: Path) -> Case:
     doc = (sweep_dir / "models" / f"{name}.py").read_text(encoding="utf-8").split('"""')
     title = doc[1].strip().splitlines()[0] if len(doc) > 2 else name
     return Case.model_validate({
-        "id": "sweep-" + name.replace("_", "-"), "title": title, "category": "model-sweep",
+        "id": sweep_structure_id(name), "title": title, "category": "model-sweep",
         "article": {"section": "1", "claim": f"torch.compile fails on {name} (one of the 63.2%)", "stance": "fails"},
         "requires": {"timeout": 900},
         "expect": {"repro": {"kind": "nonzero-exit"}}})

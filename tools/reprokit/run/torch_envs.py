@@ -26,7 +26,7 @@ from pathlib import Path
 
 from reprokit.images.wheelhouse import index_reachable
 from reprokit.model.schema import EnvironmentProblem, InputError
-from reprokit.run.env_cache import cache_root, cache_size, disk_usage, human_size, uv_binary
+from reprokit.run.env_cache import cache_root, cache_size, human_size, listing, uv_binary
 
 NIGHTLY_INDEX = "https://download.pytorch.org/whl/nightly/cpu"
 # Older releases' inductor imports setuptools; numpy is what the cases use besides torch.
@@ -117,16 +117,20 @@ def built(version: str) -> bool:
 
 
 def estimate(envs: int) -> str:
-    """What building `envs` more environments costs, in words: measured from the ones in the cache where there are
-    any (the largest one's own size, its files counted once: a new release shares little with the others, so the
-    cache's total over its environments, sharing included, said too little), else the registry's default build."""
-    done = [p for p in (cache_root() / "envs").glob("torch-*") if (p / ".complete").exists()]
+    """What building `envs` more environments costs, in words, measured from the environments in the cache where
+    there are any: each one's own files (those no other environment links: what building it added, what removing it
+    frees; `reprokit envs`), their median, in GiB; the download is their wheels, compressed, so at most that. Without
+    any, the registry's default CUDA build as measured on a machine that had none."""
+    done = [row for row in listing() if (cache_root() / "envs" / f"torch-{row.name}" / ".complete").exists()]
     if done:
-        disk = max(disk_usage(p) for p in done)
-        return (f"about {human_size(envs * disk)} of disk at the {human_size(disk)} the largest of the {len(done)} "
-                "here takes")
+        own = sorted(row.frees or 0 for row in done)
+        per = (own[(len(own) - 1) // 2] + own[len(own) // 2]) / 2
+        return (f"about {human_size(envs * per)} of disk, {human_size(per)} each: the median of what each of the "
+                f"{len(done)} environments here holds of its own; it downloads each release's torch and the libraries "
+                f"no environment here has yet, at most that much (wheels are compressed)")
     return (f"about {human_size(envs * DOWNLOAD_PER_ENV)} downloaded and {human_size(envs * DISK_PER_ENV)} of disk "
-            "for torch from the registry, less where the releases share libraries")
+            "(each release's torch from the registry with its CUDA libraries; nothing is built here to measure), less "
+            "where the releases share libraries")
 
 
 def ensure(version: str, index_url: str | None = None, wheelhouse: Path | None = None,

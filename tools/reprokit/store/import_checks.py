@@ -33,7 +33,7 @@ from pathlib import Path
 
 from reprokit.model import corpus
 from reprokit.model.records import Record, RunHeader
-from reprokit.model.untrusted_text import contained_facts, recordable, recordable_value
+from reprokit.model.untrusted_text import contained_facts, recordable, recordable_value, without_install_paths
 from reprokit.store import rehash
 from reprokit.store.store import Store
 
@@ -193,7 +193,9 @@ def as_a_run_cuts(rec: Record) -> Record:
     return rec.model_copy(update={
         "message": recordable(rec.message)[:MESSAGE_CAP] if rec.message is not None else None,
         "why": recordable(rec.why)[:MESSAGE_CAP], "exception": recordable(rec.exception)[:300] or rec.exception,
-        "stdout_tail": recordable(rec.stdout_tail)[-STDOUT_CAP:], "stderr_tail": recordable(rec.stderr_tail)[-STDERR_CAP:],
+        # the tails were read as the other machine wrote them (jsonl_files.fill_outputs): cut as a record cuts them
+        "stdout_tail": without_install_paths(recordable(rec.stdout_tail))[-STDOUT_CAP:],
+        "stderr_tail": without_install_paths(recordable(rec.stderr_tail))[-STDERR_CAP:],
         "contained": contained_facts(rec.contained),
         # the rest of its text, which no run lets a case write but a forged record may: plain, one line, cut (its
         # status is one of RunStatus's words already: the record was refused on reading otherwise)

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reprokit.model.corpus import contents
+from reprokit.model.corpus import contents, sweep_contents
 from reprokit.model.records import SUITES, Record, RunHeader, parse_header, parse_record, store_path_problem
 from reprokit.model.schema import InputError
 from reprokit.store.journal import Journal, Recovered, end_processes, read_journal
@@ -109,8 +109,10 @@ class Store:
                                    else read_lines(records_file, parse_record))
                 if runs_file.exists():
                     loaded.runs.update((h.run_id, h) for h in read_lines(runs_file, parse_header))
-        loaded.content = contents(self.folder.parent / "cases")  # a store beside its corpus: records of earlier
-        return loaded  # case content are superseded (an --out store has no corpus beside it: every record counts)
+        # a store beside its corpus: records of earlier case or sweep content are superseded (an --out store has no
+        # corpus beside it: every record counts)
+        loaded.content = contents(self.folder.parent / "cases") | sweep_contents(self.folder.parent / "sweep")
+        return loaded
 
     # ------------------------------------------------------------ writing
 

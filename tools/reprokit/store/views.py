@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from pathlib import Path
 
-from reprokit.model.corpus import CaseDir, content_hash
+from reprokit.model.corpus import CaseDir, content_hash, sweep_contents
 from reprokit.model.records import Record, RunHeader
 from reprokit.model.releases import release_key
 from reprokit.model.verdict import Tally, Verdict, decisive, is_change, tally
@@ -32,6 +33,9 @@ class View:
     runs: list[RunHeader]  # the runs whose records are shown, oldest first
     pin: str | None = None
     history: list[str] = field(default_factory=list)  # every release recorded for the target and suite, oldest first
+    # Runs (case, variant, dtype) of this release recorded only with a case's or the sweep's earlier content: history,
+    # not shown, and not a run of what the corpus holds now (set by `current`).
+    superseded: int = 0
 
     @property
     def header(self) -> RunHeader | None:
@@ -71,9 +75,11 @@ class View:
         return {r.key: r for r in self.records}
 
 
-def know_content(loaded: Loaded, cases: list[CaseDir]) -> Loaded:
-    """The store with each case's content now: its records of other content are superseded from here on."""
+def know_content(loaded: Loaded, cases: list[CaseDir], sweep_dir: Path | None = None) -> Loaded:
+    """The store with each case's content now, and the sweep's (`sweep_dir`): records of other content are superseded
+    from here on."""
     loaded.content = {cd.case.id: content_hash(cd.path) for cd in cases}
+    loaded.content |= sweep_contents(sweep_dir) if sweep_dir is not None else {}
     return loaded
 
 
@@ -152,12 +158,28 @@ def view_of(loaded: Loaded, target: str, suite: str, release: str, pin: str | No
 
 
 def current(loaded: Loaded, target: str, suite: str, pin: str | None) -> View | None:
-    """The pinned release if recorded, else the newest recorded; None when the target has no records."""
+    """The pinned release if recorded, else the newest recorded; None when the target has no records. Where every
+    sweep record of the target is superseded, a view of none, which says how many cells were (the pinned release's,
+    else the newest's): the sweep's report says its cells are to be run again, never leaves the target out as if it
+    had none (a case's report lists its cases one by one: there a case of none is left out)."""
     every = releases(loaded, target, suite)
-    if not every:
+    old = _superseded_keys(loaded, target, suite)
+    if not every and (suite != "sweep" or not old):
         return None
-    release = release_of(pin) if pin and release_of(pin) in every else list(every)[-1]
-    return view_of(loaded, target, suite, release, pin, every)
+    recorded = every or old
+    release = release_of(pin) if pin and release_of(pin) in recorded else sorted(recorded, key=release_key)[-1]
+    view = view_of(loaded, target, suite, release, pin, every)
+    shown = {r.key for r in view.records}
+    return replace(view, superseded=len(old.get(release, set()) - shown))
+
+
+def _superseded_keys(loaded: Loaded, target: str, suite: str) -> dict[str, set[str]]:
+    """Release -> the keys of the target's records of that release that are superseded."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for rec in loaded.records:
+        if rec.target == target and rec.suite == suite and superseded(rec, loaded.content):
+            found[release_of(rec.torch)].add(rec.key)
+    return dict(found)
 
 
 def version_changes(loaded: Loaded, target: str, suite: str) -> list[tuple[str, str, str, Verdict, Verdict]]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from enum import Enum
 
 from reprokit.model.claims import Claim
 from reprokit.model.corpus import CaseDir
@@ -28,14 +29,30 @@ from reprokit.publish.pages import sweep_report
 from reprokit.store.last_runs import LastRun
 from reprokit.store.views import View
 
-CONFIRMED, REFUTED, MIXED, INCONCLUSIVE, NOT_TESTABLE, NOT_RUN, PARTLY_TESTED = (
-    "confirmed", "refuted", "mixed", "inconclusive", "not testable here", "not run", "partly tested")
+
+class ClaimVerdict(str, Enum):
+    """What the ledger says of a claim on one target: the one vocabulary of claim verdicts (the value is the word the
+    reports and the site print)."""
+
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    MIXED = "mixed"
+    INCONCLUSIVE = "inconclusive"
+    NOT_TESTABLE = "not testable here"
+    NOT_RUN = "not run"
+    PARTLY_TESTED = "partly tested"
+
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]
+
+
+CONFIRMED, REFUTED, MIXED, INCONCLUSIVE, NOT_TESTABLE, NOT_RUN, PARTLY_TESTED = ClaimVerdict
 SYMBOL = {CONFIRMED: "✔ confirmed", REFUTED: "✘ refuted", MIXED: "◐ mixed", INCONCLUSIVE: "? inconclusive",
           NOT_TESTABLE: "– not testable", NOT_RUN: "· not run", PARTLY_TESTED: "◔ partly tested"}
 CONFIG_LINE = "FP8_CONFIG "
 
 
-def record_stance(rec: Record, stance: str) -> str | None:
+def record_stance(rec: Record, stance: str) -> ClaimVerdict | None:
     """What one repro run says about its claim, given the case's stance; None if skipped."""
     if not rec.verdict.ran:
         return None
@@ -45,7 +62,7 @@ def record_stance(rec: Record, stance: str) -> str | None:
     return INCONCLUSIVE
 
 
-def article_fix_stance(rec: Record) -> str | None:
+def article_fix_stance(rec: Record) -> ClaimVerdict | None:
     """What one run of the article's own fix says about the claim that the fix works."""
     if not rec.verdict.ran:
         return None
@@ -64,7 +81,7 @@ def configurations(rec: Record) -> list[dict]:
     return rows
 
 
-def rate_stance(claim: Claim, sweep: View | None, runs: list[Record]) -> tuple[str, str] | None:
+def rate_stance(claim: Claim, sweep: View | None, runs: list[Record]) -> tuple[ClaimVerdict, str] | None:
     """A claimed failure rate against the measured one; None when the claim names no measure."""
     if claim.sweep is None:
         return None
@@ -88,7 +105,7 @@ def rate_stance(claim: Claim, sweep: View | None, runs: list[Record]) -> tuple[s
     return stance, detail
 
 
-def _stances(claim: Claim, cases: dict[str, CaseDir], runs: list[Record]) -> list[str]:
+def _stances(claim: Claim, cases: dict[str, CaseDir], runs: list[Record]) -> list[ClaimVerdict]:
     out = []
     for r in runs:
         cd = cases.get(r.case)
@@ -107,7 +124,7 @@ def compiled_a_graph(rec: Record) -> bool:
 
 
 def _tested(claim: Claim, cases: dict[str, CaseDir], records: list[Record],
-            sweep: View | None) -> tuple[str, str]:
+            sweep: View | None) -> tuple[ClaimVerdict, str]:
     variant = "article_fix" if claim.article_fix else "repro"
     runs = [r for r in records if r.case in claim.cases and r.variant == variant]
     if claim.compiles_graph:  # a claim about the compiled graph: a run that compiled none tested nothing of it
@@ -142,7 +159,7 @@ def printed_value(pattern: str, rec: Record) -> float | None:
         return None
 
 
-def figure_stances(claim: Claim, runs: list[Record]) -> list[tuple[str, str]]:
+def figure_stances(claim: Claim, runs: list[Record]) -> list[tuple[ClaimVerdict, str]]:
     """Each figure of the claim that a repro run printed: (confirmed | refuted, 'DDP/single 1.20 vs the article's
     1.00 (agrees within 0.9 - 1.1: no)'), from the first run that printed it."""
     out = []
@@ -158,7 +175,7 @@ def figure_stances(claim: Claim, runs: list[Record]) -> list[tuple[str, str]]:
 
 
 def judge(claim: Claim, cases: dict[str, CaseDir], records: list[Record],
-          sweep: View | None = None, *, target: str | None = None) -> tuple[str, str]:
+          sweep: View | None = None, *, target: str | None = None) -> tuple[ClaimVerdict, str]:
     """(verdict, detail) of one claim on one target, from its cases' runs and the sweep's measured rate.
 
     `target` names the target the records come from (the sweep's own target when not given); a hardware claim needs

@@ -68,6 +68,12 @@ def missing_cells(res: View, fp8: bool = False) -> int:
     return max(0, max(h.planned for h in runs) - len(records))
 
 
+def superseded_line(res: View) -> str:
+    return (f"**Superseded:** {res.superseded} cells of torch {res.release} were recorded with an earlier sweep "
+            "(`sweep/cell.py`, `grid.yaml` or a structure changed since): they are history, shown nowhere and in no "
+            "rate; run the sweep again to judge it.")
+
+
 def summary_rows(res: View) -> list[list]:
     done = ran(res.records)
     any_fail, structures = failing(res, "structures-failing")
@@ -84,6 +90,8 @@ def summary_rows(res: View) -> list[list]:
 
 
 def render_target(res: View, description: str, heatmap: str | None) -> str:
+    if not res.records:  # every cell superseded (views.current): nothing of it is shown as measured
+        return "\n".join([f"# Model sweep on `{res.target}`: {description}", "", superseded_line(res), ""])
 
     # No header where the store holds the records but not their runs' headers (a store folder imported without its
     # runs file): the page is rendered, not a smoke run, as the site's summary reads it.
@@ -96,6 +104,7 @@ def render_target(res: View, description: str, heatmap: str | None) -> str:
              *([f"**Incomplete:** {missing} cells of the grid are not recorded (not started before the "
                 "run's deadline, or dropped with `reprokit forget`); they are left out of every rate below.", ""]
                if missing > 0 else []),
+             *([superseded_line(res), ""] if res.superseded else []),
              "A cell passes when the compiled model runs and is as accurate as PyTorch's dashboard requires "
              "(`torch._dynamo.utils.same` against a float64 reference); a cell whose structure fails in eager, or an FP8 "
              "cell in which no Linear became a float8 Linear, is skipped and counts in no rate. The article's 63.2% cannot be k/27 for any k "
@@ -143,6 +152,10 @@ def write_reports(out: Path, sweeps: dict[str, View], descriptions: dict[str, st
     written = []
     for name, res in sweeps.items():
         png = out / name / "sweep-heatmap.png"
+        if not res.records:  # every cell superseded: the page says so; no grid to draw
+            md = out / f"{name}-sweep.md"
+            written += [md] if write_changed(md, render_target(res, descriptions.get(name, ""), None)) else []
+            continue
         png.parent.mkdir(parents=True, exist_ok=True)  # a fresh --out folder has no per-target folder yet
         md = out / f"{name}-sweep.md"
         written += [md] if write_changed(md, render_target(res, descriptions.get(name, ""),
@@ -159,8 +172,10 @@ def headline_claim(sweeps: dict[str, View]) -> list[str]:
         any_fail, structures = failing(res, "structures-failing")
         torch = res.environment.get("torch", "?")
         smoke = res.header is not None and res.header.smoke
-        if smoke or (missing := missing_cells(res)):
-            why = "the smoke subset" if smoke else f"{missing} of its cells not recorded"
+        if smoke or res.superseded or (missing := missing_cells(res)):
+            why = ("the smoke subset" if smoke else
+                   f"{res.superseded} cells superseded: the sweep changed since they were recorded" if res.superseded
+                   else f"{missing} of its cells not recorded")
             said.append(f"- `{name}`: not judged ({why}).")
         elif structures:
             said.append(f"- `{name}` (torch {torch}, on {machine_text(res.environment).split(',')[0]}; all "
@@ -178,11 +193,12 @@ def index_section(sweeps: dict[str, View]) -> list[str]:
     rows = []
     for name, res in sweeps.items():
         measured = {row[0]: row[1] for row in summary_rows(res)}
-        rows.append([f"[`{name}`]({name}-sweep.md)", machine_text(res.environment),
+        rows.append([f"[`{name}`]({name}-sweep.md)", machine_text(res.environment) if res.header else "—",
                      measured["cells failing (error or inaccurate)"], measured["structures failing at least one cell"],
                      measured.get("FP8 cells failing", "—"), f"{sum(h.wall_seconds for h in res.runs):.0f} s"
                      + (" (smoke)" if res.header is not None and res.header.smoke else "")
-                     + (f" (incomplete: {missing} cells not recorded)" if (missing := missing_cells(res)) else "")])
+                     + (f" (incomplete: {missing} cells not recorded)" if (missing := missing_cells(res)) else "")
+                     + (f" (superseded: {res.superseded} cells)" if res.superseded else "")])
     return ["## Model-structure sweep", "", *headline_claim(sweeps),
             f"The article's headline: {ARTICLE_FAILURE_RATE:.1%} of {ARTICLE_STRUCTURES} structures fail; "
             f"{ARTICLE_FP8_FAILURE_RATE:.0%} with FP8 on H100. Measured, as torch.compile failure rates only: a "
