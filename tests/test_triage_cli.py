@@ -171,3 +171,16 @@ def test_a_triage_started_from_the_temporary_folder_runs_as_from_anywhere(tmp_pa
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("still reproduces on torch 2.14.1") and "Read-only file system" not in proc.stdout, \
         proc.stdout
+
+
+@pytest.mark.parametrize("field", ["labels", "comments", "nesting"])
+def test_a_malformed_issue_file_is_one_line_naming_the_file_and_exit_2(tmp_path, field):
+    data = issue(920002, GRAPH_BREAK)
+    path = tmp_path / "920002.json"
+    if field == "nesting":  # a decoder's recursion limit, not a field: still one line
+        path.write_text("[" * 200_000 + "]" * 200_000)
+    else:
+        path.write_text(json.dumps({**data, field: 7}))
+    proc = reprokit(tmp_path, "triage", "--issue-json", str(path), "--here", timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert str(path) in proc.stderr and (field in proc.stderr or "nests deeper" in proc.stderr), proc.stderr

@@ -72,7 +72,7 @@ def from_gh(number: int) -> Issue:
         raise EnvironmentProblem(f"gh issue view {number}: {(done.stderr.strip().splitlines() or ['failed'])[-1]}")
     try:
         return issue_json.parse(json.loads(done.stdout))
-    except ValueError:
+    except (ValueError, RecursionError):
         raise InputError(f"gh issue view {number}: did not print JSON") from None
 
 

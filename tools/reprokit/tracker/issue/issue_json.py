@@ -89,6 +89,15 @@ def _text(data: dict, key: str, limit: int = MAX_TEXT, where: str = "") -> str:
     return value
 
 
+def _list(data: dict, key: str) -> list:
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"issue JSON: {key} is not a list (gh prints a list of objects)")
+    return value
+
+
 def parse(data: object) -> Issue:
     """An Issue from gh's JSON (already decoded); raises InputError naming the field that is wrong."""
     if not isinstance(data, dict):
@@ -96,9 +105,9 @@ def parse(data: object) -> Issue:
     number = data.get("number")
     if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
         raise InputError("issue JSON: number is not a positive integer")
-    labels = [lb.get("name") for lb in data.get("labels") or [] if isinstance(lb, dict)]
+    labels = [lb.get("name") for lb in _list(data, "labels") if isinstance(lb, dict)]
     comments: list[Comment] = []
-    for c in data.get("comments") or []:
+    for c in _list(data, "comments"):
         if isinstance(c, dict):
             author = c.get("author")
             author = author if isinstance(author, dict) else {}
@@ -119,9 +128,15 @@ def read(path: Path) -> Issue:
     if not path.is_file() or path.stat().st_size > MAX_JSON_BYTES:
         raise InputError(f"{path}: not a regular file of at most {MAX_JSON_BYTES} bytes")
     try:
-        return parse(json.loads(path.read_text(encoding="utf-8")))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as err:
         raise InputError(f"{path}: not JSON ({err})") from None
+    except RecursionError:  # brackets nested deeper than the decoder goes: no issue gh prints looks so
+        raise InputError(f"{path}: not an issue: its JSON nests deeper than the decoder reads") from None
+    try:
+        return parse(data)
+    except InputError as err:
+        raise InputError(f"{path}: {err}") from None
 
 
 def fences(body: str) -> list[tuple[str, str]]:
