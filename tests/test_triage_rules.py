@@ -69,7 +69,8 @@ def test_an_open_issue_whose_script_exits_0_where_its_release_was_not_run_gets_a
 def test_what_the_scripts_exit_status_says_is_read_from_its_code():
     raising = "import torch\n\nf = torch.compile(lambda x: x.relu())\nf(torch.ones(2))\n"
     assert evidence_of(raising, reports_error=True) is ExitEvidence.RAISES
-    assert evidence_of(raising, reports_error=False) is ExitEvidence.PRINTS_ONLY
+    printing = raising.replace("f(torch.ones(2))", "print(f(torch.ones(2)))")
+    assert evidence_of(printing, reports_error=False) is ExitEvidence.PRINTS_ONLY
     asserting = raising + "torch.testing.assert_close(f(torch.ones(2)), torch.ones(2))\n"
     assert evidence_of(asserting, reports_error=False) is ExitEvidence.ASSERTS
     catching = ("import torch\n\n\n@torch.compile\ndef f(x):\n    return x.relu()\n\n\ntry:\n    f(torch.ones(2))\n"
@@ -84,6 +85,24 @@ def test_what_the_scripts_exit_status_says_is_read_from_its_code():
     t = issue_lifecycle.observe(data, ran("2.13.0", "pass"), raising, False, "2.13.0",
                                 evidence=evidence_of(raising, reports_error=True))
     assert "checks nothing" not in t.standing.line() and "exit status says nothing" not in t.standing.line(), t
+
+
+# Defect: "a script that just crashes is read as 'only prints its results'" (an issue quoting one line of Dynamo's
+# message, a compiler's error line or a comment in the script, with no traceback and no error class).
+def test_a_script_that_prints_catches_and_asserts_nothing_is_judged_by_its_exit_status():
+    crashing = ("import torch\n\n\n@torch.compile(fullgraph=True)\ndef f(x):\n    return x.nonzero().sum()\n\n\n"
+                "# fails: Dynamo cannot trace data-dependent output shapes\nf(torch.ones(4))\nprint('done')\n")
+    assert evidence_of(crashing, reports_error=False) is ExitEvidence.RAISES
+    for text in ("Compiling fails with: Could not guard on data-dependent expression",
+                 "g++ says:\n```\ncabc.cpp:14:27: error: 'tmp7' was not declared in this scope\n```"):
+        data = issue(text + "\n\n```python\n" + crashing + "```\n")
+        assert issue_json.reported_failure(data) is None  # nothing in the text names an error class
+        t = judged(data, [ran("2.14.1", "pass")], reported="2.12.0", baseline_run=False,
+                   evidence=evidence_of(crashing, reports_error=False))
+        assert t.step is Step.POSTED and t.standing.kind == DOES_NOT, t.standing
+        assert "exit status says nothing" not in t.standing.line()
+    printing = crashing.replace("f(torch.ones(4))", "print(f(torch.ones(4)))")
+    assert evidence_of(printing, reports_error=False) is ExitEvidence.PRINTS_ONLY
 
 
 # Defect: "a fix that raises eager's error is read as a new failure".
