@@ -29,9 +29,9 @@ def issue(body, title="a bug", state="OPEN", reason="", closed_at=None, created=
                                            "createdAt": date} for a, assoc, date, b in comments]})
 
 
-def ran(release, status="fail", exception=None, message="", stage="dynamo", signal=None, code=None):
+def ran(release, status="fail", exception=None, message="", stage="dynamo", signal=None, code=None, seconds=1.0):
     obs = Observation(status=status, exit_code=code if code is not None else 0 if status == "pass" else 1,
-                      signal=signal, seconds=1.0, exception=exception, message=message,
+                      signal=signal, seconds=seconds, exception=exception, message=message,
                       stage=stage if exception else None, dynamo={"unique_graphs": 1})
     return TriageRun(release, obs)
 
@@ -103,6 +103,30 @@ def test_a_script_that_prints_catches_and_asserts_nothing_is_judged_by_its_exit_
         assert "exit status says nothing" not in t.standing.line()
     printing = crashing.replace("f(torch.ones(4))", "print(f(torch.ones(4)))")
     assert evidence_of(printing, reports_error=False) is ExitEvidence.PRINTS_ONLY
+
+
+# Defect: "a run past its time limit becomes the signature" (2 of 3 runs under load outvoted the reported SIGFPE).
+def test_a_run_past_its_limit_is_never_the_signature_nor_a_draft_where_the_issue_reports_no_hang():
+    from reprokit.model.choices import TRIAGE_TIMEOUT
+    from reprokit.tracker.judging import triage_runs
+
+    assert TRIAGE_TIMEOUT >= 600  # a busy 2-core machine: 300 s timed out runs that finish in minutes
+    data = issue("The compiled call dies with SIGFPE (Floating point exception, core dumped).\n\n```python\n" + SCRIPT
+                 + "```\n")
+    assert not issue_lifecycle.reports_hang(data)
+    slow = ran("2.12.0", "timeout", code=-9, seconds=600.0)
+    fpe = ran("2.12.0", "crash", signal="SIGFPE", code=-8)
+    assert triage_runs.stable([slow, slow, fpe], hang_reported=False) == (fpe, None)
+    assert triage_runs.stable([slow, slow, fpe], hang_reported=True)[0] is slow  # a hang reported: it is the failure
+    t = judged(data, [slow], reported="2.12.0")
+    assert t.step is Step.NOT_POSTED and t.standing.line() == (
+        "not posted: not judged here: on torch 2.12.0 the script ran past 600 s, and the issue reports no hang"), t
+    t = judged(data, [fpe, ran("2.15.0", "timeout", code=-9, seconds=1200.0)], reported="2.12.0")
+    assert t.step is Step.NOT_POSTED and t.standing.line() == (
+        "not posted: not judged here: on torch 2.15.0 the script ran past 1200 s, and the issue reports no hang"), t
+    hanging = issue("It hangs forever in the compiled call.\n\n```python\n" + SCRIPT + "```\n")
+    t = judged(hanging, [slow, ran("2.15.0", "timeout", code=-9, seconds=600.0)], reported="2.12.0")
+    assert t.standing.kind == STILL, t  # where the issue reports a hang, running past the limit is the bug
 
 
 # Defect: "a fix that raises eager's error is read as a new failure".

@@ -214,7 +214,12 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
         return Triaged(issue, issue_lifecycle.reported("no torch release could be installed here"),
                        [TriageRun(o.release, None, o.why) for o in offered.values()], None)
     python_of = {r: o.python for r, o in offered.items() if o.python}
-    chosen, tries = triage_runs.reference_runs(ref, python_of[ref], runner, log)
+    hangs = issue_lifecycle.reports_hang(issue)
+    chosen, tries, past = triage_runs.reference_runs(ref, python_of[ref], runner, log, hangs)
+    if chosen is None and past:
+        return Triaged(issue, issue_lifecycle.reported(
+            f"not judged here: on torch {ref} the script {past}, twice the {request.timeout:.0f} s limit, and the "
+            "issue reports no hang"), tries, None)
     if chosen is None:
         return _flaky(issue, ref, tries)
     accepts = thread_reading.asks_for_error(issue)
@@ -230,7 +235,7 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
         for release in [r for r in _named(plan, offered) if order(r) > order(ref)] if not request.here else []:
             o = offered.get(release) or triage_releases.offer(release, request.timeout, log, *_source(request))
             offered[o.release] = o
-            runs.append(runner.ran(o.release, o.python) if o.python else TriageRun(o.release, None, o.why))
+            runs.append(runner.ran_to_end(o.release, o.python, hangs) if o.python else TriageRun(o.release, None, o.why))
             python_of.update({o.release: o.python} if o.python else {})
         newest = runs[-1]
         fixes: dict[str, str] = {}

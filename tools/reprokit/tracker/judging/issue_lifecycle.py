@@ -97,6 +97,15 @@ def reported(standing_reason: str, **facts) -> Triage:
     return Triage(Step.NOT_POSTED, TriageStanding(NOT_POSTED, standing_reason), **facts)
 
 
+def reports_hang(issue: Issue) -> bool:
+    """Whether the issue's text speaks of a hang or a timeout: only then is a run past its limit the failure."""
+    return bool(HANG_WORDS.search("\n".join([issue.title, issue.body, *(c.body for c in issue.comments)])))
+
+
+def _ran_past(ran: TriageRun) -> bool:
+    return ran.obs is not None and ran.obs.status == RunStatus.TIMEOUT
+
+
 def _needs_other_torch(ran: TriageRun) -> str | None:
     text = f"{ran.log}\n{ran.obs.message or ''}" if ran.obs else ""
     for pattern in UNKNOWN_NAME:
@@ -142,6 +151,9 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
     if found.kind == sig.PASSES:
         return _passes(ref, found, accepts, evidence, unrun, facts)
     if found.kind == sig.EXITS:
+        if _ran_past(ref) and not reports_hang(issue):
+            return reported(f"not judged here: on torch {ref.release} the script ran past {ref.obs.seconds:.0f} s, and "
+                            "the issue reports no hang", **facts)
         words = HANG_WORDS if ref.obs.status == RunStatus.TIMEOUT else eager_fix.CRASH_WORDS
         if not words.search("\n".join(texts)):
             return reported(f"on torch {ref.release} the script {observed_line(ref.obs)}, which the issue's text does "
@@ -225,6 +237,12 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     since = [j for j in judged[start:] if j.outcome != sig.NOT_RUN]
     newest = since[-1]
     step = dataclasses.replace(t, step=Step.JUDGED, judged=judged)
+    late = next(r for r in runs if r.release == newest.release)
+    if _ran_past(late) and not (t.signature.kind == sig.EXITS and t.signature.stage == RunStatus.TIMEOUT):
+        assert late.obs is not None  # _ran_past: it ran
+        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(
+            NOT_POSTED, f"not judged here: on torch {newest.release} the script ran past {late.obs.seconds:.0f} s, and "
+                        "the issue reports no hang"))
     if newest.outcome == sig.SAME:
         same = [j.release for j in since if j.outcome == sig.SAME]
         said = "accepts it without an error" if t.accepts and t.signature.kind == sig.PASSES else t.signature.line()
