@@ -17,6 +17,7 @@ from reprokit.model.records import RunStatus
 from reprokit.model.untrusted_text import plain
 from reprokit.run.execute import Observation
 from reprokit.tracker.text.bug_text import OWN_WORDS, code_span, fence
+from reprokit.tracker.text.clipped import clipped
 from reprokit.tracker.text.traceback_text import headline
 from reprokit.tracker.text.user_paths import as_user_sees
 
@@ -60,7 +61,7 @@ def observed_line(obs: Observation | None) -> str:
         return "exits 0"
     if obs.exception:  # the message as the user sees it: no path of this machine (its home, caches, host name)
         name, said = obs.exception.rsplit(".", 1)[-1], headline(as_user_sees(obs.message or ""))
-        return f"{name}: {said}"[:200] if said else name
+        return clipped(f"{name}: {said}", 200) if said else name
     return f"{obs.status} (exit {obs.exit_code}, signal {obs.signal})"
 
 
