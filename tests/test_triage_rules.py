@@ -129,6 +129,44 @@ def test_a_run_past_its_limit_is_never_the_signature_nor_a_draft_where_the_issue
     assert t.standing.kind == STILL, t  # where the issue reports a hang, running past the limit is the bug
 
 
+PKG_RESOURCES = """Traceback (most recent call last):
+  File "repro.py", line 9, in <module>
+    f(torch.ones(4))
+  File ".../site-packages/torch/_dynamo/eval_frame.py", line 489, in _fn
+    return fn(*args, **kwargs)
+  File ".../site-packages/torch/_inductor/codecache.py", line 33, in <module>
+    from torch.utils import cpp_extension
+  File ".../site-packages/torch/utils/cpp_extension.py", line 28, in <module>
+    from pkg_resources import packaging  # type: ignore[attr-defined]
+ModuleNotFoundError: No module named 'pkg_resources'
+"""
+
+
+# Defect: "a broken environment reads as the script's failure" (2.1.2 built with a setuptools without pkg_resources).
+def test_torch_failing_to_import_its_own_dependencies_is_an_environment_broken_in_one_line():
+    from reprokit.run import torch_envs
+
+    assert torch_envs.extras("2.1.2") == ("setuptools<81", "numpy<2")  # the tools an old release imports
+    assert torch_envs.extras("2.3.1") == ("setuptools<81", "numpy<2")
+    assert torch_envs.extras("2.4.0") == torch_envs.extras("nightly") == ("setuptools", "numpy")
+    data = issue("Inductor raises LoweringException on this.\n\n```python\n" + SCRIPT + "```\n")
+    broken = TriageRun("2.1.2", ran("2.1.2", exception="ModuleNotFoundError", message="No module named 'pkg_resources'",
+                                    stage="runtime").obs, "", PKG_RESOURCES)
+    t = judged(data, [broken], reported="2.1.2")
+    assert t.step is Step.NOT_POSTED and t.standing.line() == (
+        "not posted: environment broken: not judged (torch 2.1.2 cannot import its own dependencies here: "
+        "ModuleNotFoundError: No module named 'pkg_resources')"), t
+    lowering = ran("2.1.2", exception="torch._inductor.exc.LoweringException", message="AssertionError: x", stage="inductor")
+    t = judged(data, [lowering, TriageRun("2.15.0", broken.obs, "", PKG_RESOURCES)], reported="2.1.2")
+    assert t.step is Step.NOT_POSTED and t.standing.detail.startswith("environment broken: not judged (torch 2.15.0"), t
+    own = PKG_RESOURCES.replace(".../site-packages/torch/utils/cpp_extension.py", "repro.py")  # the script's import
+    t = judged(data, [TriageRun("2.1.2", broken.obs, "", own)], reported="2.1.2")
+    assert "environment broken" not in t.standing.line(), t
+    torch_own = PKG_RESOURCES.replace("No module named 'pkg_resources'", "No module named 'torch._C._dynamo.guards'")
+    t = judged(data, [TriageRun("2.1.2", broken.obs, "", torch_own)], reported="2.1.2")
+    assert "environment broken" not in t.standing.line(), t  # torch missing a part of itself is torch's bug
+
+
 # Defect: "a fix that raises eager's error is read as a new failure".
 def test_a_crash_replaced_by_the_error_eager_raises_is_no_longer_reproducing():
     data = issue("The compiled call segfaults (SIGSEGV) where eager raises IndexError.\n\n```python\n" + SCRIPT

@@ -27,6 +27,7 @@ from reprokit.tracker.issue.issue_json import Issue, cut_before_error, without_s
 from reprokit.tracker.issue.release_dates import on_reported, reported_words, source_words
 from reprokit.tracker.judging import eager_fix
 from reprokit.tracker.judging import signature as sig
+from reprokit.tracker.judging.broken_env import broken_import
 from reprokit.tracker.judging.not_a_bug import UNKNOWN_NAME
 from reprokit.tracker.judging.signature import Signature
 from reprokit.tracker.judging.triage_standing import (
@@ -135,6 +136,9 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
     if ref.obs is None or ref.obs.exit_code == 77:
         return reported(f"the script could not run on torch {ref.release}, the release the issue is judged on "
                         f"({ref.why or observed_line(ref.obs)})", **facts)
+    if broken := broken_import(f"{ref.log}\n{ref.obs.stderr_tail}"):
+        return reported(f"environment broken: not judged (torch {ref.release} cannot import its own dependencies "
+                        f"here: {broken})", **facts)
     if NO_CUDA.search(ref.obs.message or ""):
         return reported(f"the script needs CUDA, which torch {ref.release} here lacks", **facts)
     if name := _needs_other_torch(ref):
@@ -238,6 +242,10 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     newest = since[-1]
     step = dataclasses.replace(t, step=Step.JUDGED, judged=judged)
     late = next(r for r in runs if r.release == newest.release)
+    if late.obs is not None and (broken := broken_import(f"{late.log}\n{late.obs.stderr_tail}")):
+        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(
+            NOT_POSTED, f"environment broken: not judged (torch {newest.release} cannot import its own dependencies "
+                        f"here: {broken})"))
     if _ran_past(late) and not (t.signature.kind == sig.EXITS and t.signature.stage == RunStatus.TIMEOUT):
         assert late.obs is not None  # _ran_past: it ran
         return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(
