@@ -184,3 +184,47 @@ def test_a_malformed_issue_file_is_one_line_naming_the_file_and_exit_2(tmp_path,
     proc = reprokit(tmp_path, "triage", "--issue-json", str(path), "--here", timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert str(path) in proc.stderr and (field in proc.stderr or "nests deeper" in proc.stderr), proc.stderr
+
+
+STORAGE_OFFSET = """import torch
+
+
+def shift(t):
+    off = t.storage_offset()
+    return t * 2 + off
+
+
+view = torch.arange(10.0)[3:7]
+torch.testing.assert_close(torch.compile(shift, fullgraph=True, backend="eager")(view), shift(view))
+"""
+
+
+@pytest.fixture
+def built_newest(tmp_path):
+    """cpu's newest stable (2.15.0), built once in the shared environment cache, linked into this test's own."""
+    real = Path(os.environ.get("REPROKIT_CACHE", Path.home() / ".cache" / "reprokit")) / "envs" / "torch-2.15.0"
+    if not (real / ".complete").exists():
+        pytest.skip("torch 2.15.0 is not built here (`reprokit envs`): a 4 GB build is not made for a test")
+    (tmp_path / "cache" / "envs").mkdir(parents=True)
+    (tmp_path / "cache" / "envs" / "torch-2.15.0").symlink_to(real, target_is_directory=True)
+
+
+# Defect: "a nightly, dev or source build is never run, and nothing stands in for it" (only the newest ran, alone).
+@pytest.mark.e2e
+def test_a_nightly_build_is_stood_in_for_by_the_last_release_before_it_and_the_draft_says_so(tmp_path, built_newest):
+    data = issue(920005, STORAGE_OFFSET, version="2.15.0.dev20261001")
+    data["body"] = data["body"].replace("torch._dynamo.exc.Unsupported: Call to `torch._dynamo.graph_break()`",
+                                        "Dynamo rejects it: torch.* op returned non-Tensor")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL="http://127.0.0.1:9/simple", UV_OFFLINE="1")
+    proc = reprokit(tmp_path, "triage", "--issue-json", str(write_issue(tmp_path, data)), "--report-dir",
+                    str(tmp_path / "out"), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "torch 2.15.0.dev20261001+cpu is a nightly build no index serves: torch 2.14.1 then 2.15.0 stand in" \
+        in proc.stderr, proc.stderr
+    ran = [line.split(":")[0].strip() for line in proc.stdout.splitlines() if line.startswith("  torch ")]
+    assert ran == ["torch 2.14.1", "torch 2.15.0"], proc.stdout
+    assert proc.stdout.startswith("no longer reproduces since 2.15.0"), proc.stdout  # 2.14.1 and 2.15.0 are adjacent
+    draft = (tmp_path / "out" / "issue-920005-comment.md").read_text()
+    assert ("On torch 2.14.1 (the last release before the nightly build 2.15.0.dev20261001+cpu, which the issue "
+            "reports) the script in the description fails with `Unsupported: torch.* op returned non-Tensor") in draft

@@ -28,7 +28,8 @@ from reprokit.model.schema import EnvironmentProblem, InputError
 from reprokit.run import torch_envs
 from reprokit.run.child_setup import write_readable_script
 from reprokit.store.views import release_of
-from reprokit.tracker.issue import exit_evidence, issue_json, release_dates, thread_reading
+from reprokit.tracker.issue import build_stand_in, exit_evidence, issue_json, release_dates, thread_reading
+from reprokit.tracker.issue.build_stand_in import StandIn
 from reprokit.tracker.issue.issue_json import Issue
 from reprokit.tracker.judging import (
     eager_fix,
@@ -156,28 +157,6 @@ def _source(request: Request) -> tuple[str, str | None]:
     return target.family, (target.pins.index_url if target.family != "cpu" else None)
 
 
-def _bisect(t: Triage, runs: list[TriageRun], runner: triage_runs.Runner, request: Request,
-            offered: dict[str, Offered], log) -> list[TriageRun]:
-    """--since: the recorded releases between the last run that failed as observed and the newest, halved until the
-    first that does not."""
-    history = [str(v) for v in request.matrix.targets[request.target].pins.history]
-    same = [r for r in runs if issue_lifecycle.outcome(t, r) == signature.SAME]
-    if not same or issue_lifecycle.outcome(t, runs[-1]) == signature.SAME:
-        return runs
-    candidates = triage_releases.between(history, same[-1].release, runs[-1].release)
-    while candidates:
-        mid = candidates[len(candidates) // 2]
-        o = offered.setdefault(mid, triage_releases.offer(mid, request.timeout, log, *_source(request)))
-        if o.python is None:
-            candidates.remove(mid)
-            continue
-        ran = runner.ran(mid, o.python)
-        runs = sorted([*runs, ran], key=lambda r: order(r.release))
-        bad = issue_lifecycle.outcome(t, ran) == signature.SAME
-        candidates = [c for c in candidates if (order(c) > order(mid)) == bad and c != mid]
-    return runs
-
-
 def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=print) -> Triaged:
     """The thread first, then the run on the reported release (the signature), the newest stable judged against it,
     the fp64 check where the signature is a low-precision comparison, and the comment where one is worth posting.
@@ -191,6 +170,14 @@ def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=p
                        [], None)
     setting = triage_device.setting(text, request.matrix, request.target, sys.executable, request.timeout)
     reported, by_date = release_judged_on(issue, request.reported)
+    named = request.reported or issue_json.reported_version(issue)  # the build as the issue names it, +local kept
+    stand_in = build_stand_in.stand_in(named, issue.created) if named else None
+    if stand_in is not None and stand_in.before is not None:
+        log(f"triage: torch {stand_in.build} is a {stand_in.kind} build no index serves: torch "
+            f"{' then '.join(stand_in.releases())} stand{'s' if len(stand_in.releases()) == 1 else ''} in for it")
+        reported = stand_in.before
+    else:
+        stand_in = None
     plan = triage_releases.plan(reported, request.matrix.targets[request.target], nightly=request.nightly,
                                 given=list(request.releases) or None, here=request.here)
     log(plan.announce(request.target))
@@ -199,13 +186,28 @@ def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=p
     try:
         folder.chmod(0o755)
         runner = triage_runs.Runner(setting, _write_script(folder / "script", text), (*ours, torch_envs.cache_root(), folder))
-        return _judged(issue, request, plan, text, reported, by_date, runner, folder, out, log)
+        return _judged(issue, request, plan, text, (reported, by_date, stand_in), runner, folder, out, log)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _judged(issue: Issue, request: Request, plan, text: str, reported: str | None, by_date: str, runner: triage_runs.Runner,
-            folder: Path, out: Path, log) -> Triaged:
+def _stand_ins_after(stand_in: StandIn | None, ref: str, plan: triage_releases.Plan) -> list[tuple[str, bool]]:
+    """Where the stand-in before a build exits 0: the release the build became (judged as the reported one), then the
+    newest judged alone (its exit status asked about), each only where newer than the release run."""
+    if stand_in is None:
+        return []
+    newest = next(r for r in reversed(plan.releases) if r != "nightly")
+    became = [(stand_in.became, True)] if stand_in.became and order(stand_in.became) > order(ref) else []
+    return [*became, *([(newest, False)] if order(newest) > order(ref) else [])]
+
+
+def _shows_nothing(t: Triage) -> bool:
+    return t.step is Step.NOT_POSTED and t.signature is not None and t.signature.kind == signature.PASSES
+
+
+def _judged(issue: Issue, request: Request, plan, text: str, judged_on: tuple[str | None, str, StandIn | None],
+            runner: triage_runs.Runner, folder: Path, out: Path, log) -> Triaged:
+    reported, by_date, stand_in = judged_on
     offered: dict[str, Offered] = {}
     ref, baseline_run, ended = _reference(issue, request, plan, reported, by_date, offered, log)
     if ended is not None:
@@ -229,7 +231,24 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
                                 or issue_json.cut_before_error(issue))  # a traceback, cut: an error was reported
     runs = [chosen]
     t = issue_lifecycle.observe(issue, chosen, text, accepts, reported, by_date, baseline_run=baseline_run,
-                                evidence=evidence, eager=eager)
+                                evidence=evidence, eager=eager, stand_in=stand_in)
+    for alt, baseline in _stand_ins_after(stand_in, ref, plan) if not (request.here or request.releases) else []:
+        if not _shows_nothing(t):
+            break
+        o = offered.get(alt) or triage_releases.offer(alt, request.timeout, log, *_source(request))
+        offered[o.release] = o
+        if o.python is None:
+            continue
+        python_of[alt] = o.python
+        again = next((r for r in runs if r.release == alt), None) or triage_runs.reference_runs(
+            alt, o.python, runner, log, hangs)[0]
+        if again is None:
+            break
+        tried = (*t.stood_in, ref) if ref != alt else t.stood_in
+        runs, ref, chosen = [*(r for r in runs if r.release != alt), again], alt, again
+        eager = runner.eager_error(o.python) if again.obs.exception and complains else None
+        t = issue_lifecycle.observe(issue, again, text, accepts, reported, by_date, baseline_run=baseline,
+                                    evidence=evidence, eager=eager, stand_in=stand_in, stood_in=tried)
     if t.step is Step.OBSERVED:  # only then are the later releases worth running (built one at a time, on demand)
         assert t.signature is not None  # observe gives an observed triage its signature
         for release in [r for r in _named(plan, offered) if order(r) > order(ref)] if not request.here else []:
@@ -246,7 +265,9 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
                                         newest.obs.message or "")
             fixes = {newest.release: how} if how else {}
         if request.since:
-            runs = _bisect(t, runs, runner, request, offered, log)
+            history = [str(v) for v in request.matrix.targets[request.target].pins.history]
+            runs = triage_runs.bisect(t, runs, runner, history, lambda r: offered.setdefault(
+                r, triage_releases.offer(r, request.timeout, log, *_source(request))))
             python_of.update({r: o.python for r, o in offered.items() if o.python})
         t = issue_lifecycle.judge(t, runs, fixes)
     extra = []

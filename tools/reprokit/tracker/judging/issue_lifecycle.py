@@ -22,6 +22,7 @@ from typing import Any
 
 from reprokit.model.records import RunStatus
 from reprokit.tracker.issue import release_dates
+from reprokit.tracker.issue.build_stand_in import StandIn
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.issue.issue_json import Issue, cut_before_error, without_script
 from reprokit.tracker.issue.release_dates import on_reported, reported_words, source_words
@@ -78,6 +79,8 @@ class Triage:
     judged: tuple[ReleaseJudgement, ...] = ()
     baseline_run: bool = True  # False: the reported release was not run (--here, or it cannot be installed here)
     exit_says: str = ""  # why the script's exit status is evidence (exit_evidence), where a clean exit is judged
+    stand_in: StandIn | None = None  # where the issue names a build no index serves: the releases standing in for it
+    stood_in: tuple[str, ...] = ()  # stand-ins run before `observed_on` that exit 0 (they showed nothing)
 
     @property
     def post(self) -> bool:
@@ -85,6 +88,8 @@ class Triage:
 
     def source(self) -> str:
         """Where the release it is judged on comes from, in words."""
+        if self.stand_in is not None and self.observed_on:
+            return f"{self.stand_in.role(self.observed_on)}, which the issue reports"
         return source_words(self.reported, self.reported_by_date)
 
     def record_line(self) -> str:
@@ -125,14 +130,17 @@ def _before_compile(ran: TriageRun) -> bool:
 
 def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_release: str | None,
             reported_by_date: str = "", *, baseline_run: bool = True, evidence: ExitEvidence = ExitEvidence.RAISES,
-            eager: eager_fix.EagerError | None = None) -> Triage:
+            eager: eager_fix.EagerError | None = None, stand_in: StandIn | None = None,
+            stood_in: tuple[str, ...] = ()) -> Triage:
     """REPORTED -> OBSERVED (or NOT_POSTED): the signature of the run on the reported release (or, where the issue
     names none, the newest release when it was opened). `baseline_run` False: the reported release was not run and
     `ref` is newer (--here, or the reported one cannot be installed): a clean exit, or eager's error where the issue
     reports a crash, is then judged on this run alone. `eager`: the error the script raises with torch.compile
-    disabled on `ref`, where that was run."""
+    disabled on `ref`, where that was run. `stand_in`: the issue names a build no index serves, and `ref` stands in
+    for it (`stood_in`: the stand-ins run before, which exit 0)."""
     facts: dict[str, Any] = {"reported": reported_release, "reported_by_date": reported_by_date,  # Triage's fields
-                             "observed_on": ref.release, "accepts": accepts, "baseline_run": baseline_run}
+                             "observed_on": ref.release, "accepts": accepts, "baseline_run": baseline_run,
+                             "stand_in": stand_in, "stood_in": stood_in}
     if ref.obs is None or ref.obs.exit_code == 77:
         return reported(f"the script could not run on torch {ref.release}, the release the issue is judged on "
                         f"({ref.why or observed_line(ref.obs)})", **facts)
@@ -150,8 +158,7 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
                             f"({observed_line(ref.obs)})", **facts)
     found = sig.of(ref.obs, ref.log)
     texts = [issue.title, issue.body, *(c.body for c in issue.comments)]
-    unrun = "" if baseline_run else f" (the reported {reported_words(reported_release, reported_by_date)} was " \
-                                    "not run here)"
+    unrun = "" if baseline_run else f" ({_unrun_words(facts)})"
     if found.kind == sig.PASSES:
         return _passes(ref, found, accepts, evidence, unrun, facts)
     if found.kind == sig.EXITS:
@@ -171,7 +178,7 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
     if eager is not None and fixed:
         said = f"{observed_line(ref.obs)}, {fixed}"
         if baseline_run:
-            return reported(f"on {on_reported(ref.release, reported_release, reported_by_date)} the script raises "
+            return reported(f"on {_on(ref.release, facts)} the script raises "
                             f"{said}: the failure the issue reports did not happen here", signature=found, **facts)
         return Triage(Step.JUDGED, TriageStanding(NO_LONGER, f"on torch {ref.release}: now raises {said}{unrun}",
                                                   (ref.release,)),
@@ -187,11 +194,25 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
     return Triage(Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed=confirmed, **facts)
 
 
+def _on(release: str, facts: dict[str, Any]) -> str:
+    """The release a run was, in words: the reported one, the newest at the issue's date, or what it stands in for."""
+    if (stand_in := facts["stand_in"]) is not None:
+        return f"torch {release}, {stand_in.role(release)} the issue reports"
+    return on_reported(release, facts["reported"], facts["reported_by_date"])
+
+
+def _unrun_words(facts: dict[str, Any]) -> str:
+    """Why the run is judged alone: the reported release (or build) not run, and the stand-ins that showed nothing."""
+    stand_in, tried = facts["stand_in"], facts["stood_in"]
+    if stand_in is None:
+        return f"the reported {reported_words(facts['reported'], facts['reported_by_date'])} was not run here"
+    return stand_in.unrun_words(tried)
+
+
 def _passes(ref: TriageRun, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str,
             facts: dict[str, Any]) -> Triage:
     """The reference run exits 0: the bug itself where the issue asks for an error; a question where the reported
     release was not run and the script's exit status decides; else nothing to say."""
-    reported_release, reported_by_date = facts["reported"], facts["reported_by_date"]
     if accepts:
         return Triage(Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed="the issue asks for an "
                       "error and the script finishes without one", **facts)
@@ -204,7 +225,7 @@ def _passes(ref: TriageRun, found: Signature, accepts: bool, evidence: ExitEvide
                       signature=found, judged=(ReleaseJudgement(ref.release, sig.GOOD, "exits 0"),), exit_says=evidence.words(),
                       **facts)
     checks = "" if evidence.decides else f" ({evidence.words()})"
-    return reported(f"does not reproduce on {on_reported(ref.release, reported_release, reported_by_date)}: the "
+    return reported(f"does not reproduce on {_on(ref.release, facts)}: the "
                     f"script exits 0{checks}; nothing to say", signature=found, **facts)
 
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.model.records import RunStatus
 from reprokit.run.child_setup import write_readable_script
-from reprokit.tracker.judging import fp64_check, signature, upstream_runs
+from reprokit.tracker.judging import fp64_check, issue_lifecycle, signature, triage_releases, upstream_runs
 from reprokit.tracker.judging.eager_fix import EagerError
+from reprokit.tracker.judging.triage_releases import Offered
 from reprokit.tracker.judging.triage_standing import TriageRun, observed_line
 from reprokit.tracker.text.traceback_text import headline
 from reprokit.tracker.text.user_paths import as_user_sees
@@ -106,6 +108,27 @@ def stable(tries: list[TriageRun], hang_reported: bool = True) -> tuple[TriageRu
         if agree(tries[kept], tries[2]):
             return tries[kept], tries[other]
     return None, None
+
+
+def bisect(t, runs: list[TriageRun], runner: Runner, history: list[str], offer: Callable[[str], Offered]) -> list[TriageRun]:
+    """--since: the recorded releases (`history`) between the last run that failed as observed and the newest, halved
+    until the first that does not; `offer` gives a release's interpreter (built on first use)."""
+    same = [r for r in runs if issue_lifecycle.outcome(t, r) == signature.SAME]
+    if not same or issue_lifecycle.outcome(t, runs[-1]) == signature.SAME:
+        return runs
+    candidates = triage_releases.between(history, same[-1].release, runs[-1].release)
+    while candidates:
+        mid = candidates[len(candidates) // 2]
+        o = offer(mid)
+        if o.python is None:
+            candidates.remove(mid)
+            continue
+        ran = runner.ran(mid, o.python)
+        runs = sorted([*runs, ran], key=lambda r: triage_releases.order(r.release))
+        bad = issue_lifecycle.outcome(t, ran) == signature.SAME
+        candidates = [c for c in candidates if (triage_releases.order(c) > triage_releases.order(mid)) == bad
+                      and c != mid]
+    return runs
 
 
 def fp64(setting: upstream_runs.Setting, folder: Path, script_text: str) -> fp64_check.Fp64Judgement:

@@ -83,7 +83,9 @@ def state_words(issue) -> str:
 
 def _lead_unrun(t, state: str) -> str:
     """The first lines where the reported release was not run: what this release did, as a question."""
-    if t.reported and t.reported_by_date:
+    if t.stand_in is not None:
+        unrun = t.stand_in.unrun_words(t.stood_in)
+    elif t.reported and t.reported_by_date:
         unrun = (f"the issue names no release; torch {t.reported}, the newest when it was opened "
                  f"({t.reported_by_date}), was not run here")
     elif t.reported:
@@ -106,7 +108,10 @@ def _lead(issue, t) -> str:
     state = state_words(issue)
     if not t.baseline_run:
         return _lead_unrun(t, state)
-    if t.observed_on != t.reported:
+    if t.stand_in is not None:
+        before = "".join(f"; torch {r}, {t.stand_in.role(r)}, exits 0" for r in t.stood_in)
+        on = f"torch {t.observed_on} ({t.source()}{before})"
+    elif t.observed_on != t.reported:
         on = f"torch {t.observed_on} ({t.source()}; the nearest release run here)"
     elif t.reported_by_date:
         on = f"torch {t.observed_on} (the issue names no release: the newest when it was opened, {t.reported_by_date})"
