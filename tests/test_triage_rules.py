@@ -9,7 +9,7 @@ from reprokit.run.execute import Observation
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import repro_history
-from reprokit.tracker.drafting import report_facts
+from reprokit.tracker.drafting import report_facts, triage_comment
 from reprokit.tracker.issue import issue_json, release_dates
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.issue.exit_evidence import of as evidence_of
@@ -53,7 +53,7 @@ def test_an_open_issue_whose_script_exits_0_where_its_release_was_not_run_gets_a
     assert t.step is Step.POSTED and t.standing.kind == DOES_NOT, t
     assert t.standing.line() == ("does not reproduce on torch 2.14.1: the script exits 0 where torch's exception would "
                                  "end it (the reported 2.12.0 was not run here)")
-    body = triage_standing.render(data, t, [ran("2.14.1", "pass")], "PyTorch version: 2.14.1")
+    body = triage_comment.render(data, t, [ran("2.14.1", "pass")], "PyTorch version: 2.14.1")
     assert "runs without error on torch 2.14.1 (the issue reports torch 2.12.0, which was not run here)" in body
     assert body.count("?") >= 1 and "no longer" not in body.lower()
     closed = issue(data.body, state="CLOSED", reason="COMPLETED", closed_at="2026-08-01T00:00:00Z")
@@ -176,8 +176,8 @@ def test_a_crash_replaced_by_the_error_eager_raises_is_no_longer_reproducing():
               stage="runtime")
     t = judged(data, [crash, now], reported="2.12.0", fixes={"2.15.0": "as eager does"})
     assert t.standing.kind == NO_LONGER and "now raises IndexError: index N" not in t.standing.detail
-    assert t.standing.detail.startswith("since 2.15.0: now raises IndexError: index 5 is out of bounds for dimension "
-                                        "0 with size 2, as eager does"), t.standing
+    assert t.standing.detail.startswith("on torch 2.15.0: now raises IndexError: index 5 is out of bounds for "
+                                        "dimension 0 with size 2, as eager does; fixed after 2.12.0"), t.standing
     assert t.step is Step.POSTED
     index_error = eager_fix.EagerError("IndexError", "index 5 is out of bounds for dimension 0 with size 2")
     assert eager_fix.eager_fixed(data, signature.EXITS, "IndexError", False, index_error) == "as eager does"

@@ -41,7 +41,7 @@ def with_triages(data: linked.Corpus, folder: Path, request: triage.Request, out
             log(f"#{item.number}: not triaged from {path.name}: {err}")
             continue
         base = known or IssueState(state="closed" if issue.closed else "open", checked=datetime.date.today())
-        states[item.number] = base.model_copy(update={"triage": done.triage.record_line()[:300],
+        states[item.number] = base.model_copy(update={"triage": done.triage.record_line(),
                                                       "triage_torch": done.triage.observed_on or "none run",
                                                       **linked.triage_data(done.standing)})
         log(f"#{item.number}: triaged from {path.name}: {done.standing.line()}")

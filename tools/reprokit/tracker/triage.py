@@ -28,6 +28,7 @@ from reprokit.model.schema import EnvironmentProblem, InputError
 from reprokit.run import torch_envs
 from reprokit.run.child_setup import write_readable_script
 from reprokit.store.views import release_of
+from reprokit.tracker.drafting.triage_comment import render
 from reprokit.tracker.issue import build_stand_in, exit_evidence, issue_json, release_dates, thread_reading
 from reprokit.tracker.issue.build_stand_in import StandIn
 from reprokit.tracker.issue.issue_json import Issue
@@ -43,7 +44,7 @@ from reprokit.tracker.judging import (
 )
 from reprokit.tracker.judging.issue_lifecycle import Step, Triage
 from reprokit.tracker.judging.triage_releases import Offered, order
-from reprokit.tracker.judging.triage_standing import STILL, TriageRun, observed_line, render
+from reprokit.tracker.judging.triage_standing import STILL, TriageRun, observed_line
 from reprokit.tracker.text.user_paths import as_user_sees
 
 TIMEOUT = TRIAGE_TIMEOUT
@@ -164,10 +165,14 @@ def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=p
     (out / f"issue-{issue.number}-comment.md").unlink(missing_ok=True)  # an earlier draft says no more
     if verdict := thread_reading.closure(issue):
         return Triaged(issue, issue_lifecycle.reported(verdict.line() + " (nothing was run)"), [], None)
-    text = issue_json.reproducer(issue)
-    if text is None:
-        return Triaged(issue, issue_lifecycle.reported("the description has no fenced Python block that imports torch"),
-                       [], None)
+    found = issue_json.reproducer_anywhere(issue)
+    if found is None:
+        return Triaged(issue, issue_lifecycle.reported(
+            "neither the description nor a comment by its author or a member has a fenced Python block that imports "
+            "torch"), [], None)
+    if found.from_comment:
+        log(f"triage: the description has no script; running the one from {found.where}")
+    text = found.text
     setting = triage_device.setting(text, request.matrix, request.target, sys.executable, request.timeout)
     reported, by_date = release_judged_on(issue, request.reported)
     named = request.reported or issue_json.reported_version(issue)  # the build as the issue names it, +local kept
@@ -186,7 +191,7 @@ def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=p
     try:
         folder.chmod(0o755)
         runner = triage_runs.Runner(setting, _write_script(folder / "script", text), (*ours, torch_envs.cache_root(), folder))
-        return _judged(issue, request, plan, text, (reported, by_date, stand_in), runner, folder, out, log)
+        return _judged(issue, request, plan, found, (reported, by_date, stand_in), runner, folder, out, log)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -205,9 +210,11 @@ def _shows_nothing(t: Triage) -> bool:
     return t.step is Step.NOT_POSTED and t.signature is not None and t.signature.kind == signature.PASSES
 
 
-def _judged(issue: Issue, request: Request, plan, text: str, judged_on: tuple[str | None, str, StandIn | None],
-            runner: triage_runs.Runner, folder: Path, out: Path, log) -> Triaged:
+def _judged(issue: Issue, request: Request, plan, found: issue_json.Reproducer,
+            judged_on: tuple[str | None, str, StandIn | None], runner: triage_runs.Runner, folder: Path, out: Path,
+            log) -> Triaged:
     reported, by_date, stand_in = judged_on
+    text = found.text
     offered: dict[str, Offered] = {}
     ref, baseline_run, ended = _reference(issue, request, plan, reported, by_date, offered, log)
     if ended is not None:
@@ -280,7 +287,7 @@ def _judged(issue: Issue, request: Request, plan, text: str, judged_on: tuple[st
         t = issue_lifecycle.numerics(t, judged.line(), judged.wrong_result if judged.judged else None, on)
         extra = [f"Against an fp64 reference (torch {on}, the script's random inputs seeded alike on every side): "
                  f"{judged.line()}.", ""]
-    t = issue_lifecycle.decide(t, issue)
+    t = issue_lifecycle.decide(dataclasses.replace(t, script_from=found.where), issue)
     draft = None
     if t.post:
         newest = next(r for r in reversed(runs) if r.obs is not None)

@@ -18,9 +18,11 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from typing import Any
 
 from reprokit.model.records import RunStatus
+from reprokit.model.releases import release_key
 from reprokit.tracker.issue import release_dates
 from reprokit.tracker.issue.build_stand_in import StandIn
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
@@ -41,8 +43,11 @@ from reprokit.tracker.judging.triage_standing import (
     TriageStanding,
     observed_line,
 )
+from reprokit.tracker.text.clipped import clipped
 
 NOW_RAISES = "now raises"
+order = partial(release_key, labels="nightly-last")  # oldest first, as triage_releases orders them
+RECORD_LIMIT = 300  # characters of the sentence issue-states.yaml keeps
 NO_CUDA = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are available")
 HANG_WORDS = re.compile(r"\b(hangs?|hung|stuck|forever|never (?:finishes|returns|ends)|deadlock|time[sd]? ?out)\b", re.I)
 # torch's own words when the failure is the behaviour it documents (it names what to use instead)
@@ -63,7 +68,11 @@ class ReleaseJudgement:
 
     release: str
     outcome: str  # signature.SAME | GOOD | OTHER | NOT_RUN | NOW_RAISES
-    line: str
+    line: str  # what the run did (observed_line), torch's words only
+    fix: str = ""  # NOW_RAISES: how that error is the fix, in our words ("as eager does")
+
+    def said(self) -> str:
+        return f"{self.line}, {self.fix}" if self.fix else self.line
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,8 @@ class Triage:
     exit_says: str = ""  # why the script's exit status is evidence (exit_evidence), where a clean exit is judged
     stand_in: StandIn | None = None  # where the issue names a build no index serves: the releases standing in for it
     stood_in: tuple[str, ...] = ()  # stand-ins run before `observed_on` that exit 0 (they showed nothing)
+    script_from: str = "the description"  # where the script run was found (issue_json.Reproducer.where)
+    unrun_between: tuple[str, ...] = ()  # NO_LONGER: published releases between the last bad and the first good, not run
 
     @property
     def post(self) -> bool:
@@ -92,10 +103,15 @@ class Triage:
             return f"{self.stand_in.role(self.observed_on)}, which the issue reports"
         return source_words(self.reported, self.reported_by_date)
 
-    def record_line(self) -> str:
-        """What issue-states.yaml keeps: the standing, and the signature it was judged against."""
-        said = self.standing.line()
-        return f"{said} [signature on torch {self.observed_on}: {self.signature.line()}]" if self.signature else said
+    def record_line(self, limit: int = RECORD_LIMIT) -> str:
+        """What issue-states.yaml keeps, in at most `limit` characters: the standing, where the script came from when
+        not the description, and the signature it was judged against (each part cut at a word, the bracket whole)."""
+        said = self.standing.line() + ("" if self.script_from == "the description" else
+                                       f" (the script from {self.script_from})")
+        if self.signature is None:
+            return clipped(said, limit)
+        bracket = f" [signature on torch {self.observed_on}: {self.signature.line(limit // 3)}]"
+        return clipped(said, limit - len(bracket)) + bracket
 
 
 def reported(standing_reason: str, **facts) -> Triage:
@@ -182,7 +198,8 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
                             f"{said}: the failure the issue reports did not happen here", signature=found, **facts)
         return Triage(Step.JUDGED, TriageStanding(NO_LONGER, f"on torch {ref.release}: now raises {said}{unrun}",
                                                   (ref.release,)),
-                      signature=found, judged=(ReleaseJudgement(ref.release, NOW_RAISES, said),), **facts)
+                      signature=found, judged=(ReleaseJudgement(ref.release, NOW_RAISES, observed_line(ref.obs), fixed),),
+                      **facts)
     normal = sig.normalised_text(texts)  # once: both checks read it
     confirmed = sig.confirmed_in(found, texts, normal, without_script(issue)) or \
         sig.printed_in(ref.obs.stdout_tail, texts, normal)
@@ -254,9 +271,8 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     acceptance or an internal error (eager_fixed), with how in words: the fix the issue asked for."""
     assert t.signature is not None  # an observed triage has its signature (observe)
     eager_fixes = eager_fixes or {}
-    judged = tuple(ReleaseJudgement(r.release, o, (f"{observed_line(r.obs)}, {eager_fixes[r.release]}"
-                                                   if o == NOW_RAISES and r.release in eager_fixes
-                                                   else r.why or observed_line(r.obs)))
+    judged = tuple(ReleaseJudgement(r.release, o, r.why or observed_line(r.obs),
+                                    eager_fixes.get(r.release, "") if o == NOW_RAISES else "")
                    for r in runs for o in [outcome(t, r, r.release in eager_fixes)])
     start = next(i for i, r in enumerate(runs) if r.release == t.observed_on)
     since = [j for j in judged[start:] if j.outcome != sig.NOT_RUN]
@@ -284,10 +300,20 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
                 break
             stretch.insert(0, j.release)
         last_bad = next((j for j in reversed(since) if j.outcome == sig.SAME and j.release not in stretch), None)
-        how = (f"now raises {newest.line}" if newest.outcome == NOW_RAISES else "the script exits 0")
-        detail = (f"since {stretch[0]}: {how} (last bad {last_bad.release}: {last_bad.line})" if last_bad
-                  else f"on every release run from {_span(stretch)}: {how}")
-        return dataclasses.replace(step, standing=TriageStanding(NO_LONGER, detail, tuple(stretch)))
+        how = (f"now raises {newest.said()}" if newest.outcome == NOW_RAISES else "the script exits 0")
+        ran = {j.release for j in judged if j.outcome != sig.NOT_RUN}
+        unrun = tuple(r for r in release_dates.published() if r not in ran and last_bad is not None
+                      and order(last_bad.release) < order(r) < order(stretch[0]))
+        if last_bad is None:
+            detail = f"on every release run from {_span(stretch)}: {how}"
+        elif unrun:  # "since" would claim the releases between, which nothing ran
+            detail = (f"on torch {_span(stretch)}: {how}; fixed after {last_bad.release}, the last release run with "
+                      f"the bug; the releases between ({_span(list(unrun))}) were not run: --since bisects "
+                      "them")
+        else:
+            detail = f"since {stretch[0]}: {how} (last bad {last_bad.release}: {last_bad.said()})"
+        return dataclasses.replace(step, standing=TriageStanding(NO_LONGER, detail, tuple(stretch)),
+                                   unrun_between=unrun)
     if _before_compile(next(r for r in runs if r.release == newest.release)):
         return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(
             NOT_POSTED, f"on torch {newest.release} the script fails before any compiled call ({newest.line}): that "

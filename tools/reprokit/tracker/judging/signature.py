@@ -64,10 +64,13 @@ class Signature:
             return "exits 0"
         if self.kind == EXITS:
             return f"exits {self.exit_code} without raising"
-        message = self.shown or self.skeleton
         stage = f" (in {self.stage})" if self.stage else ""
-        said = clipped(f"{self.exception}: {message}", limit - len(stage)) if message else self.exception
-        return said + stage
+        return self.error(limit - len(stage)) + stage
+
+    def error(self, limit: int = 200) -> str:
+        """RAISES: the exception's class and torch's own message, as `python repro.py` prints them (cut at a word)."""
+        message = self.shown or self.skeleton
+        return clipped(f"{self.exception}: {message}", limit) if message else self.exception
 
     def as_fields(self) -> dict:
         return {"kind": self.kind, "exception": self.exception, "stage": self.stage, "skeleton": self.skeleton,
