@@ -106,12 +106,10 @@ class Triage:
     def record_line(self, limit: int = RECORD_LIMIT) -> str:
         """What issue-states.yaml keeps, in at most `limit` characters: the standing, where the script came from when
         not the description, and the signature it was judged against (each part cut at a word, the bracket whole)."""
-        said = self.standing.line() + ("" if self.script_from == "the description" else
-                                       f" (the script from {self.script_from})")
-        if self.signature is None:
-            return clipped(said, limit)
-        bracket = f" [signature on torch {self.observed_on}: {self.signature.line(limit // 3)}]"
-        return clipped(said, limit - len(bracket)) + bracket
+        source = "" if self.script_from == "the description" else f" (the script from {self.script_from})"
+        bracket = f" [signature on torch {self.observed_on}: {self.signature.line(limit // 3)}]" if self.signature \
+            else ""
+        return clipped(self.standing.line(), limit - len(source) - len(bracket)) + source + bracket
 
 
 def reported(standing_reason: str, **facts) -> Triage:
