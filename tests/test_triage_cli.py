@@ -228,3 +228,26 @@ def test_a_nightly_build_is_stood_in_for_by_the_last_release_before_it_and_the_d
     draft = (tmp_path / "out" / "issue-920005-comment.md").read_text()
     assert ("On torch 2.14.1 (the last release before the nightly build 2.15.0.dev20261001+cpu, which the issue "
             "reports) the script in the description fails with `Unsupported: torch.* op returned non-Tensor") in draft
+
+
+# Defect: "where the body has no script, triage says 'no fenced Python block' and stops".
+@pytest.mark.e2e
+def test_a_script_in_a_members_comment_is_triaged_where_the_description_has_none(tmp_path):
+    """Closed on 2026-08-20, before 2.14.1 came out (2026-09-30): a release from after the close still failing is
+    news, and the draft says when it came out and that the script is the member's."""
+    data = issue(920006, GRAPH_BREAK, state="CLOSED")
+    data["body"] = data["body"].split("### 🐛 Describe the bug")[0] + "Dynamo rejects graph_break() under fullgraph " \
+        "with torch._dynamo.exc.Unsupported; no script yet.\n\nPyTorch version: 2.12.1+cpu\n"
+    data.update(closedAt="2026-08-20T00:00:00Z", stateReason="COMPLETED", author={"login": "reporter"})
+    data["comments"] = [{"author": {"login": "dev"}, "authorAssociation": "MEMBER", "createdAt": "2026-07-02T00:00:00Z",
+                         "body": "A minimal repro you can use to see if you fixed it:\n\n```python\n" + GRAPH_BREAK
+                         + "```\n"}]
+    proc = reprokit(tmp_path, "triage", "--issue-json", str(write_issue(tmp_path, data)), "--here", "--report-dir",
+                    str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    assert "the description has no script; running the one from a comment by @dev" in proc.stderr, proc.stderr
+    assert proc.stdout.startswith("still reproduces on torch 2.14.1"), proc.stdout
+    draft = (tmp_path / "out" / "issue-920006-comment.md").read_text()
+    assert "the script from a comment by @dev fails with `` Unsupported: Call to" in draft, draft
+    assert "Torch 2.14.1 was published on 2026-09-30, after the issue was closed on 2026-08-20." in draft
+    assert "the script in the description" not in draft and "the description's Python blocks" not in draft

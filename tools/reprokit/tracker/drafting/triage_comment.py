@@ -57,7 +57,7 @@ def _unrun(t) -> str:
     return "the issue names no release, and none older was run here"
 
 
-def _lead_unrun(t, state: str) -> str:
+def _lead_unrun(issue, t, state: str) -> str:
     """The first lines where the reported release was not run: what this release did, as a question."""
     script, unrun = _script(t), _unrun(t)
     if t.standing.kind == DOES_NOT:
@@ -67,7 +67,8 @@ def _lead_unrun(t, state: str) -> str:
     if t.standing.kind == NO_LONGER and t.judged:
         return (f"On torch {t.observed_on} {script} now raises {_raised(t.judged[-1])} ({unrun}); the issue is "
                 f"{state}. Is this the error the issue asks for, and can it be closed?")
-    return f"On torch {t.observed_on} {script} fails with {_failure(t.signature)} ({unrun}); the issue is {state}."
+    return (f"On torch {t.observed_on} {script} fails with {_failure(t.signature)} ({unrun}); the issue is {state}."
+            + _against_close(issue, t.observed_on))
 
 
 def _on(t) -> str:
@@ -107,7 +108,7 @@ def _against_close(issue, release: str) -> str:
 def _lead(issue, t) -> str:
     state = state_words(issue)
     if not t.baseline_run:
-        return _lead_unrun(t, state)
+        return _lead_unrun(issue, t, state)
     seen = ("finishes without the error the issue asks for" if t.accepts and t.signature.kind == sig.PASSES
             else f"fails with {_failure(t.signature)}")
     first = f"On {_on(t)} {_script(t)} {seen}; the issue is {state}."
