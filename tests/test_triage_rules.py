@@ -13,7 +13,7 @@ from reprokit.tracker.drafting import report_facts, triage_comment
 from reprokit.tracker.issue import issue_json, release_dates
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.issue.exit_evidence import of as evidence_of
-from reprokit.tracker.judging import eager_fix, issue_lifecycle, signature, triage_releases, triage_standing
+from reprokit.tracker.judging import eager_fix, issue_lifecycle, signature, triage_releases, triage_standing, unjudged
 from reprokit.tracker.judging.issue_lifecycle import Step
 from reprokit.tracker.judging.triage_standing import DOES_NOT, NO_LONGER, NOT_POSTED, STILL, TriageRun
 from reprokit.tracker.text.release_summary import ReleaseHistory
@@ -113,7 +113,7 @@ def test_a_run_past_its_limit_is_never_the_signature_nor_a_draft_where_the_issue
     assert TRIAGE_TIMEOUT >= 600  # a busy 2-core machine: 300 s timed out runs that finish in minutes
     data = issue("The compiled call dies with SIGFPE (Floating point exception, core dumped).\n\n```python\n" + SCRIPT
                  + "```\n")
-    assert not issue_lifecycle.reports_hang(data)
+    assert not unjudged.reports_hang(data)
     slow = ran("2.12.0", "timeout", code=-9, seconds=600.0)
     fpe = ran("2.12.0", "crash", signal="SIGFPE", code=-8)
     assert triage_runs.stable([slow, slow, fpe], hang_reported=False) == (fpe, None)

@@ -40,6 +40,7 @@ from reprokit.tracker.judging import (
     triage_device,
     triage_releases,
     triage_runs,
+    unjudged,
     upstream_runs,
 )
 from reprokit.tracker.judging.issue_lifecycle import Step, Triage
@@ -223,7 +224,7 @@ def _judged(issue: Issue, request: Request, plan, found: issue_json.Reproducer,
         return Triaged(issue, issue_lifecycle.reported("no torch release could be installed here"),
                        [TriageRun(o.release, None, o.why) for o in offered.values()], None)
     python_of = {r: o.python for r, o in offered.items() if o.python}
-    hangs = issue_lifecycle.reports_hang(issue)
+    hangs = unjudged.reports_hang(issue)
     chosen, tries, past = triage_runs.reference_runs(ref, python_of[ref], runner, log, hangs)
     if chosen is None and past:
         return Triaged(issue, issue_lifecycle.reported(

@@ -15,7 +15,6 @@ passes, or, for an issue that asks for an error, now raises one), "fails differe
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
@@ -28,10 +27,8 @@ from reprokit.tracker.issue.build_stand_in import StandIn
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.issue.issue_json import Issue, cut_before_error, without_script
 from reprokit.tracker.issue.release_dates import on_reported, reported_words, source_words
-from reprokit.tracker.judging import eager_fix
+from reprokit.tracker.judging import eager_fix, unjudged
 from reprokit.tracker.judging import signature as sig
-from reprokit.tracker.judging.broken_env import broken_import
-from reprokit.tracker.judging.not_a_bug import UNKNOWN_NAME
 from reprokit.tracker.judging.signature import Signature
 from reprokit.tracker.judging.triage_standing import (
     DIFFERENT,
@@ -48,12 +45,6 @@ from reprokit.tracker.text.clipped import clipped
 NOW_RAISES = "now raises"
 order = partial(release_key, labels="nightly-last")  # oldest first, as triage_releases orders them
 RECORD_LIMIT = 300  # characters of the sentence issue-states.yaml keeps
-NO_CUDA = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are available")
-HANG_WORDS = re.compile(r"\b(hangs?|hung|stuck|forever|never (?:finishes|returns|ends)|deadlock|time[sd]? ?out)\b", re.I)
-# torch's own words when the failure is the behaviour it documents (it names what to use instead)
-DOCUMENTED = (re.compile(r"This graph break is fundamental"), re.compile(r"\bmaybe_mark_dynamic\b"))
-
-
 class Step(str, Enum):
     REPORTED = "reported"
     OBSERVED = "observed on the reported release"
@@ -117,23 +108,6 @@ def reported(standing_reason: str, **facts) -> Triage:
     return Triage(Step.NOT_POSTED, TriageStanding(NOT_POSTED, standing_reason), **facts)
 
 
-def reports_hang(issue: Issue) -> bool:
-    """Whether the issue's text speaks of a hang or a timeout: only then is a run past its limit the failure."""
-    return bool(HANG_WORDS.search("\n".join([issue.title, issue.body, *(c.body for c in issue.comments)])))
-
-
-def _ran_past(ran: TriageRun) -> bool:
-    return ran.obs is not None and ran.obs.status == RunStatus.TIMEOUT
-
-
-def _needs_other_torch(ran: TriageRun) -> str | None:
-    text = f"{ran.log}\n{ran.obs.message or ''}" if ran.obs else ""
-    for pattern in UNKNOWN_NAME:
-        if m := pattern.search(text):
-            return m.group(0)
-    return None
-
-
 def _before_compile(ran: TriageRun) -> bool:
     """The script failed in eager code before any graph was compiled (no torch.compile stage, no graph)."""
     obs = ran.obs
@@ -155,31 +129,16 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
     facts: dict[str, Any] = {"reported": reported_release, "reported_by_date": reported_by_date,  # Triage's fields
                              "observed_on": ref.release, "accepts": accepts, "baseline_run": baseline_run,
                              "stand_in": stand_in, "stood_in": stood_in}
-    if ref.obs is None or ref.obs.exit_code == 77:
-        return reported(f"the script could not run on torch {ref.release}, the release the issue is judged on "
-                        f"({ref.why or observed_line(ref.obs)})", **facts)
-    if broken := broken_import(f"{ref.log}\n{ref.obs.stderr_tail}"):
-        return reported(f"environment broken: not judged (torch {ref.release} cannot import its own dependencies "
-                        f"here: {broken})", **facts)
-    if NO_CUDA.search(ref.obs.message or ""):
-        return reported(f"the script needs CUDA, which torch {ref.release} here lacks", **facts)
-    if name := _needs_other_torch(ref):
-        return reported(f"the script uses what torch {ref.release} does not have ({name}): it needs the release it "
-                        "was written for", **facts)
-    for pattern in DOCUMENTED:
-        if m := pattern.search(ref.obs.message or ""):
-            return reported(f"documented behaviour: torch {ref.release}'s own message says {m.group(0)!r} "
-                            f"({observed_line(ref.obs)})", **facts)
+    if why := unjudged.reference_unjudged(ref, issue):
+        return reported(why, **facts)
+    assert ref.obs is not None  # reference_unjudged: a run that did not run is unjudged
     found = sig.of(ref.obs, ref.log)
     texts = [issue.title, issue.body, *(c.body for c in issue.comments)]
     unrun = "" if baseline_run else f" ({_unrun_words(facts)})"
     if found.kind == sig.PASSES:
         return _passes(ref, found, accepts, evidence, unrun, facts)
     if found.kind == sig.EXITS:
-        if _ran_past(ref) and not reports_hang(issue):
-            return reported(f"not judged here: on torch {ref.release} the script ran past {ref.obs.seconds:.0f} s, and "
-                            "the issue reports no hang", **facts)
-        words = HANG_WORDS if ref.obs.status == RunStatus.TIMEOUT else eager_fix.CRASH_WORDS
+        words = unjudged.HANG_WORDS if ref.obs.status == RunStatus.TIMEOUT else eager_fix.CRASH_WORDS
         if not words.search("\n".join(texts)):
             return reported(f"on torch {ref.release} the script {observed_line(ref.obs)}, which the issue's text does "
                             "not describe", signature=found, **facts)
@@ -277,15 +236,8 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     newest = since[-1]
     step = dataclasses.replace(t, step=Step.JUDGED, judged=judged)
     late = next(r for r in runs if r.release == newest.release)
-    if late.obs is not None and (broken := broken_import(f"{late.log}\n{late.obs.stderr_tail}")):
-        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(
-            NOT_POSTED, f"environment broken: not judged (torch {newest.release} cannot import its own dependencies "
-                        f"here: {broken})"))
-    if _ran_past(late) and not (t.signature.kind == sig.EXITS and t.signature.stage == RunStatus.TIMEOUT):
-        assert late.obs is not None  # _ran_past: it ran
-        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(
-            NOT_POSTED, f"not judged here: on torch {newest.release} the script ran past {late.obs.seconds:.0f} s, and "
-                        "the issue reports no hang"))
+    if why := unjudged.later_unjudged(late, t.signature):
+        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(NOT_POSTED, why))
     if newest.outcome == sig.SAME:
         same = [j.release for j in since if j.outcome == sig.SAME]
         said = "accepts it without an error" if t.accepts and t.signature.kind == sig.PASSES else t.signature.line()
