@@ -251,3 +251,17 @@ def test_a_script_in_a_members_comment_is_triaged_where_the_description_has_none
     assert "the script from a comment by @dev fails with `` Unsupported: Call to" in draft, draft
     assert "Torch 2.14.1 was published on 2026-09-30, after the issue was closed on 2026-08-20." in draft
     assert "the script in the description" not in draft and "the description's Python blocks" not in draft
+
+
+# Defect: "a run past its time limit becomes the signature" (where the issue reports no hang).
+@pytest.mark.e2e
+def test_a_script_running_past_its_limit_is_retried_once_longer_and_then_not_judged(tmp_path):
+    slow = "import time\n\nimport torch\n\ntime.sleep(900)\nprint(torch.compile(lambda x: x + 1)(torch.ones(2)))\n"
+    data = issue(920007, slow)
+    proc = reprokit(tmp_path, "triage", "--issue-json", str(write_issue(tmp_path, data)), "--here", "--timeout", "4",
+                    "--report-dir", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == ("not posted: not judged here: on torch 2.14.1 the script ran past 8 s, twice "
+                                           "the 4 s limit, and the issue reports no hang"), proc.stdout
+    assert proc.stdout.count("  torch 2.14.1: timeout") == 3, proc.stdout  # two runs, then one retry at 8 s
+    assert not (tmp_path / "out").exists()

@@ -124,7 +124,7 @@ def _reference(issue: Issue, request: Request, plan: triage_releases.Plan, repor
     """The release whose run gives the signature, whether it is (or stands in for) the reported one, or the
     standing that ends the triage before any run (a reported release that exists but cannot be installed now)."""
     if request.here:
-        here = triage_releases.version_of(sys.executable, request.timeout)
+        here = triage_releases.version_of(sys.executable, max(request.timeout, triage_releases.READ_VERSION_TIMEOUT))
         offered[here] = Offered(here, sys.executable)
         return here, not (reported is None or order(here) > order(reported)), None
     if request.releases:  # exactly these: every one built, the reference the nearest not newer than the reported
