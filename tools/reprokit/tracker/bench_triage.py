@@ -69,14 +69,17 @@ def _built(issue: issue_json.Issue, matrix) -> bool:
     """Whether a default triage of the issue runs only releases already built (its stand-in first, for a build)."""
     reported, _ = triage.release_judged_on(issue, None)
     named = issue_json.reported_version(issue)
-    if named and (stand_in := build_stand_in.stand_in(named, issue.created)) is not None:
+    stand_in = build_stand_in.stand_in(named, issue.created) if named else None
+    if stand_in is not None:
         reported = stand_in.before
     plan = triage_releases.plan(reported, matrix.targets["cpu"])
-    return all(torch_envs.built(r) for r in plan.releases)
+    stand_ins = stand_in.releases() if stand_in is not None else ()
+    return all(torch_envs.built(r) for r in (*plan.releases, *stand_ins))
 
 
-def fixture_triages(here: bool) -> tuple[list[float], int]:
-    """Each fixture's triage timed (--here, or by default where its releases are built), and how many were left out."""
+def fixture_triages(here: bool, log=lambda *_: None) -> tuple[list[float], int]:
+    """Each fixture's triage timed (--here, or by default where its releases are built), and how many were left out;
+    `log` gets each issue's number, time and standing."""
     matrix, times, left = load_root_matrix(ROOT), [], 0
     for path in sorted(FIXTURES.glob("*.json")):
         issue = issue_json.read(path)
@@ -85,8 +88,10 @@ def fixture_triages(here: bool) -> tuple[list[float], int]:
             continue
         with tempfile.TemporaryDirectory(prefix="reprokit-bench-") as out:
             start = time.perf_counter()
-            triage.triage(issue, triage.Request(matrix, "cpu", here=here), Path(out), log=lambda *_: None)
+            done = triage.triage(issue, triage.Request(matrix, "cpu", here=here), Path(out), log=lambda *_: None)
             times.append(time.perf_counter() - start)
+            log(f"#{issue.number}: {times[-1]:.0f} s, {done.standing.line()[:160]}"
+                + (" (drafted)" if done.draft else ""))
     return times, left
 
 
