@@ -153,3 +153,19 @@ def test_a_build_no_index_serves_is_stood_in_for_and_the_draft_says_which_releas
         "for it, exits 0 too)"), t.standing.line()
     assert "torch 2.14.1, standing in for it, exits 0 too" in render(data, issue_lifecycle.decide(t, data), [passed],
                                                                     "PyTorch version: 2.15.0")
+
+
+# Defect: "words left inside code spans" (a crash's own words, `crash (exit -11, signal SIGSEGV)`; "fails with exits -11").
+def test_a_crash_and_eagers_error_read_as_sentences_with_only_torchs_words_in_code():
+    data = issue("The compiled call segfaults (SIGSEGV) where eager raises IndexError.\n\n```python\n" + SCRIPT + "```\n")
+    crash = TriageRun("2.12.0", Observation(status="crash", exit_code=-11, signal="SIGSEGV", seconds=1.0,
+                                            dynamo={"unique_graphs": 1}))
+    now = ran("2.15.0", "IndexError", "index 5 is out of bounds for dimension 0 with size 2", stage="runtime")
+    t = issue_lifecycle.observe(data, crash, SCRIPT, False, "2.12.0")
+    t = issue_lifecycle.decide(issue_lifecycle.judge(t, [crash, now], {"2.15.0": "as eager does"}), data)
+    body = render(data, t, [crash, now], "PyTorch version: 2.15.0")
+    assert "the script in the description crashes with SIGSEGV (exit -11); the issue is open." in body, body
+    assert "it raises `IndexError: index 5 is out of bounds for dimension 0 with size 2`, as eager does." in body
+    assert "| 2.12.0 | crash (exit -11, signal SIGSEGV) |" in body
+    assert code_spans(body.split("| torch |")[1].split("<details>")[0]) == [
+        "python repro.py", "IndexError: index 5 is out of bounds for dimension 0 with size 2"], body

@@ -7,6 +7,7 @@ issue, when the release the comment is about came out against the day it was clo
 from __future__ import annotations
 
 import re
+import signal
 
 from reprokit.tracker.issue import release_dates
 from reprokit.tracker.judging import signature as sig
@@ -23,6 +24,7 @@ from reprokit.tracker.judging.triage_standing import (
 from reprokit.tracker.text.bug_text import OWN_WORDS, code_span, fence
 
 SAME_WAY = "fails the same way"
+_SIGNALS = {s.value: s.name for s in signal.Signals}
 _LOG_LINE = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d[.\d]*\s+\d+\s+\S+:\d+\].*\n?", re.M)
 
 
@@ -35,11 +37,16 @@ def _script(t) -> str:
     return "the script in the description" if t.script_from == "the description" else f"the script from {t.script_from}"
 
 
-def _failure(signature) -> str:
-    """How the signature's run failed, in Markdown: torch's error in a code span, our words outside it."""
-    if signature.kind != sig.RAISES:
-        return signature.line()
-    return code_span(signature.error()) + (f" in {signature.stage}" if signature.stage else "")
+def _fails(signature) -> str:
+    """How the signature's run failed, as a verb phrase in Markdown: torch's error in a code span, our words outside."""
+    if signature.kind == sig.RAISES:
+        return f"fails with {code_span(signature.error())}" + (f" in {signature.stage}" if signature.stage else "")
+    if signature.stage == "timeout":
+        return "runs past its time limit"
+    code = signature.exit_code
+    if code is not None and code < 0 and -code in _SIGNALS:
+        return f"crashes with {_SIGNALS[-code]} (exit {code})"
+    return f"exits {code} without raising"
 
 
 def _raised(j) -> str:
@@ -67,7 +74,7 @@ def _lead_unrun(issue, t, state: str) -> str:
     if t.standing.kind == NO_LONGER and t.judged:
         return (f"On torch {t.observed_on} {script} now raises {_raised(t.judged[-1])} ({unrun}); the issue is "
                 f"{state}. Is this the error the issue asks for, and can it be closed?")
-    return (f"On torch {t.observed_on} {script} fails with {_failure(t.signature)} ({unrun}); the issue is {state}."
+    return (f"On torch {t.observed_on} {script} {_fails(t.signature)} ({unrun}); the issue is {state}."
             + _against_close(issue, t.observed_on))
 
 
@@ -110,7 +117,7 @@ def _lead(issue, t) -> str:
     if not t.baseline_run:
         return _lead_unrun(issue, t, state)
     seen = ("finishes without the error the issue asks for" if t.accepts and t.signature.kind == sig.PASSES
-            else f"fails with {_failure(t.signature)}")
+            else _fails(t.signature))
     first = f"On {_on(t)} {_script(t)} {seen}; the issue is {state}."
     runs = [j for j in t.judged if j.outcome != sig.NOT_RUN]
     if t.standing.kind == STILL:
@@ -140,7 +147,7 @@ def _cell(t, r: TriageRun) -> str:
     if j is not None and j.outcome == sig.SAME and r.release != t.observed_on and t.signature.kind == sig.RAISES:
         return f"{SAME_WAY} as on {t.observed_on}"
     said = observed_line(r.obs)
-    if said == "exits 0":
+    if not r.obs.exception:  # exits 0, a crash, a timeout: our words for how the process ended
         return said
     return (code_span(said) + (f", {j.fix}" if j is not None and j.fix else "")).replace("|", "\\|")
 
