@@ -40,6 +40,8 @@ class StandIn:
         said = f"the {self.kind} build {self.build} the issue reports is served by no index"
         if tried:
             said += f"; torch {' and '.join(tried)}, standing in for it, exit{'s' if len(tried) == 1 else ''} 0 too"
+        elif self.before:
+            said += f", and torch {self.before}, the last release before it, was not run here"
         return said
 
     def releases(self) -> tuple[str, ...]:
