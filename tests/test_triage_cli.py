@@ -171,3 +171,97 @@ def test_a_triage_started_from_the_temporary_folder_runs_as_from_anywhere(tmp_pa
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("still reproduces on torch 2.14.1") and "Read-only file system" not in proc.stdout, \
         proc.stdout
+
+
+@pytest.mark.parametrize("field", ["labels", "comments", "nesting"])
+def test_a_malformed_issue_file_is_one_line_naming_the_file_and_exit_2(tmp_path, field):
+    data = issue(920002, GRAPH_BREAK)
+    path = tmp_path / "920002.json"
+    if field == "nesting":  # a decoder's recursion limit, not a field: still one line
+        path.write_text("[" * 200_000 + "]" * 200_000)
+    else:
+        path.write_text(json.dumps({**data, field: 7}))
+    proc = reprokit(tmp_path, "triage", "--issue-json", str(path), "--here", timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert str(path) in proc.stderr and (field in proc.stderr or "nests deeper" in proc.stderr), proc.stderr
+
+
+STORAGE_OFFSET = """import torch
+
+
+def shift(t):
+    off = t.storage_offset()
+    return t * 2 + off
+
+
+view = torch.arange(10.0)[3:7]
+torch.testing.assert_close(torch.compile(shift, fullgraph=True, backend="eager")(view), shift(view))
+"""
+
+
+@pytest.fixture
+def built_newest(tmp_path):
+    """cpu's newest stable (2.15.0), built once in the shared environment cache, linked into this test's own."""
+    real = Path(os.environ.get("REPROKIT_CACHE", Path.home() / ".cache" / "reprokit")) / "envs" / "torch-2.15.0"
+    if not (real / ".complete").exists():
+        pytest.skip("torch 2.15.0 is not built here (`reprokit envs`): a 4 GB build is not made for a test")
+    (tmp_path / "cache" / "envs").mkdir(parents=True)
+    (tmp_path / "cache" / "envs" / "torch-2.15.0").symlink_to(real, target_is_directory=True)
+
+
+# Defect: "a nightly, dev or source build is never run, and nothing stands in for it" (only the newest ran, alone).
+@pytest.mark.e2e
+def test_a_nightly_build_is_stood_in_for_by_the_last_release_before_it_and_the_draft_says_so(tmp_path, built_newest):
+    data = issue(920005, STORAGE_OFFSET, version="2.15.0.dev20261001")
+    data["body"] = data["body"].replace("torch._dynamo.exc.Unsupported: Call to `torch._dynamo.graph_break()`",
+                                        "Dynamo rejects it: torch.* op returned non-Tensor")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL="http://127.0.0.1:9/simple", UV_OFFLINE="1")
+    proc = reprokit(tmp_path, "triage", "--issue-json", str(write_issue(tmp_path, data)), "--report-dir",
+                    str(tmp_path / "out"), env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "torch 2.15.0.dev20261001+cpu is a nightly build no index serves: torch 2.14.1 then 2.15.0 stand in" \
+        in proc.stderr, proc.stderr
+    ran = [line.split(":")[0].strip() for line in proc.stdout.splitlines() if line.startswith("  torch ")]
+    assert ran == ["torch 2.14.1", "torch 2.15.0"], proc.stdout
+    assert proc.stdout.startswith("no longer reproduces since 2.15.0"), proc.stdout  # 2.14.1 and 2.15.0 are adjacent
+    draft = (tmp_path / "out" / "issue-920005-comment.md").read_text()
+    assert ("On torch 2.14.1 (the last release before the nightly build 2.15.0.dev20261001+cpu, which the issue "
+            "reports) the script in the description fails with `Unsupported: torch.* op returned non-Tensor") in draft
+
+
+# Defect: "where the body has no script, triage says 'no fenced Python block' and stops".
+@pytest.mark.e2e
+def test_a_script_in_a_members_comment_is_triaged_where_the_description_has_none(tmp_path):
+    """Closed on 2026-08-20, before 2.14.1 came out (2026-09-30): a release from after the close still failing is
+    news, and the draft says when it came out and that the script is the member's."""
+    data = issue(920006, GRAPH_BREAK, state="CLOSED")
+    data["body"] = data["body"].split("### 🐛 Describe the bug")[0] + "Dynamo rejects graph_break() under fullgraph " \
+        "with torch._dynamo.exc.Unsupported; no script yet.\n\nPyTorch version: 2.12.1+cpu\n"
+    data.update(closedAt="2026-08-20T00:00:00Z", stateReason="COMPLETED", author={"login": "reporter"})
+    data["comments"] = [{"author": {"login": "dev"}, "authorAssociation": "MEMBER", "createdAt": "2026-07-02T00:00:00Z",
+                         "body": "A minimal repro you can use to see if you fixed it:\n\n```python\n" + GRAPH_BREAK
+                         + "```\n"}]
+    proc = reprokit(tmp_path, "triage", "--issue-json", str(write_issue(tmp_path, data)), "--here", "--report-dir",
+                    str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    assert "the description has no script; running the one from a comment by @dev" in proc.stderr, proc.stderr
+    assert proc.stdout.startswith("still reproduces on torch 2.14.1"), proc.stdout
+    draft = (tmp_path / "out" / "issue-920006-comment.md").read_text()
+    assert "the script from a comment by @dev fails with `` Unsupported: Call to" in draft, draft
+    assert "Torch 2.14.1 was published on 2026-09-30, after the issue was closed on 2026-08-20." in draft
+    assert "the script in the description" not in draft and "the description's Python blocks" not in draft
+
+
+# Defect: "a run past its time limit becomes the signature" (where the issue reports no hang).
+@pytest.mark.e2e
+def test_a_script_running_past_its_limit_is_retried_once_longer_and_then_not_judged(tmp_path):
+    slow = "import time\n\nimport torch\n\ntime.sleep(900)\nprint(torch.compile(lambda x: x + 1)(torch.ones(2)))\n"
+    data = issue(920007, slow)
+    proc = reprokit(tmp_path, "triage", "--issue-json", str(write_issue(tmp_path, data)), "--here", "--timeout", "4",
+                    "--report-dir", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == ("not posted: not judged here: on torch 2.14.1 the script ran past 8 s, twice "
+                                           "the 4 s limit, and the issue reports no hang"), proc.stdout
+    assert proc.stdout.count("  torch 2.14.1: timeout") == 3, proc.stdout  # two runs, then one retry at 8 s
+    assert not (tmp_path / "out").exists()

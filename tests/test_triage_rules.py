@@ -9,11 +9,11 @@ from reprokit.run.execute import Observation
 from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import repro_history
-from reprokit.tracker.drafting import report_facts
+from reprokit.tracker.drafting import report_facts, triage_comment
 from reprokit.tracker.issue import issue_json, release_dates
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.issue.exit_evidence import of as evidence_of
-from reprokit.tracker.judging import eager_fix, issue_lifecycle, signature, triage_releases, triage_standing
+from reprokit.tracker.judging import eager_fix, issue_lifecycle, signature, triage_releases, triage_standing, unjudged
 from reprokit.tracker.judging.issue_lifecycle import Step
 from reprokit.tracker.judging.triage_standing import DOES_NOT, NO_LONGER, NOT_POSTED, STILL, TriageRun
 from reprokit.tracker.text.release_summary import ReleaseHistory
@@ -29,9 +29,9 @@ def issue(body, title="a bug", state="OPEN", reason="", closed_at=None, created=
                                            "createdAt": date} for a, assoc, date, b in comments]})
 
 
-def ran(release, status="fail", exception=None, message="", stage="dynamo", signal=None, code=None):
+def ran(release, status="fail", exception=None, message="", stage="dynamo", signal=None, code=None, seconds=1.0):
     obs = Observation(status=status, exit_code=code if code is not None else 0 if status == "pass" else 1,
-                      signal=signal, seconds=1.0, exception=exception, message=message,
+                      signal=signal, seconds=seconds, exception=exception, message=message,
                       stage=stage if exception else None, dynamo={"unique_graphs": 1})
     return TriageRun(release, obs)
 
@@ -53,7 +53,7 @@ def test_an_open_issue_whose_script_exits_0_where_its_release_was_not_run_gets_a
     assert t.step is Step.POSTED and t.standing.kind == DOES_NOT, t
     assert t.standing.line() == ("does not reproduce on torch 2.14.1: the script exits 0 where torch's exception would "
                                  "end it (the reported 2.12.0 was not run here)")
-    body = triage_standing.render(data, t, [ran("2.14.1", "pass")], "PyTorch version: 2.14.1")
+    body = triage_comment.render(data, t, [ran("2.14.1", "pass")], "PyTorch version: 2.14.1")
     assert "runs without error on torch 2.14.1 (the issue reports torch 2.12.0, which was not run here)" in body
     assert body.count("?") >= 1 and "no longer" not in body.lower()
     closed = issue(data.body, state="CLOSED", reason="COMPLETED", closed_at="2026-08-01T00:00:00Z")
@@ -69,7 +69,8 @@ def test_an_open_issue_whose_script_exits_0_where_its_release_was_not_run_gets_a
 def test_what_the_scripts_exit_status_says_is_read_from_its_code():
     raising = "import torch\n\nf = torch.compile(lambda x: x.relu())\nf(torch.ones(2))\n"
     assert evidence_of(raising, reports_error=True) is ExitEvidence.RAISES
-    assert evidence_of(raising, reports_error=False) is ExitEvidence.PRINTS_ONLY
+    printing = raising.replace("f(torch.ones(2))", "print(f(torch.ones(2)))")
+    assert evidence_of(printing, reports_error=False) is ExitEvidence.PRINTS_ONLY
     asserting = raising + "torch.testing.assert_close(f(torch.ones(2)), torch.ones(2))\n"
     assert evidence_of(asserting, reports_error=False) is ExitEvidence.ASSERTS
     catching = ("import torch\n\n\n@torch.compile\ndef f(x):\n    return x.relu()\n\n\ntry:\n    f(torch.ones(2))\n"
@@ -86,6 +87,86 @@ def test_what_the_scripts_exit_status_says_is_read_from_its_code():
     assert "checks nothing" not in t.standing.line() and "exit status says nothing" not in t.standing.line(), t
 
 
+# Defect: "a script that just crashes is read as 'only prints its results'" (an issue quoting one line of Dynamo's
+# message, a compiler's error line or a comment in the script, with no traceback and no error class).
+def test_a_script_that_prints_catches_and_asserts_nothing_is_judged_by_its_exit_status():
+    crashing = ("import torch\n\n\n@torch.compile(fullgraph=True)\ndef f(x):\n    return x.nonzero().sum()\n\n\n"
+                "# fails: Dynamo cannot trace data-dependent output shapes\nf(torch.ones(4))\nprint('done')\n")
+    assert evidence_of(crashing, reports_error=False) is ExitEvidence.RAISES
+    for text in ("Compiling fails with: Could not guard on data-dependent expression",
+                 "g++ says:\n```\ncabc.cpp:14:27: error: 'tmp7' was not declared in this scope\n```"):
+        data = issue(text + "\n\n```python\n" + crashing + "```\n")
+        assert issue_json.reported_failure(data) is None  # nothing in the text names an error class
+        t = judged(data, [ran("2.14.1", "pass")], reported="2.12.0", baseline_run=False,
+                   evidence=evidence_of(crashing, reports_error=False))
+        assert t.step is Step.POSTED and t.standing.kind == DOES_NOT, t.standing
+        assert "exit status says nothing" not in t.standing.line()
+    printing = crashing.replace("f(torch.ones(4))", "print(f(torch.ones(4)))")
+    assert evidence_of(printing, reports_error=False) is ExitEvidence.PRINTS_ONLY
+
+
+# Defect: "a run past its time limit becomes the signature" (2 of 3 runs under load outvoted the reported SIGFPE).
+def test_a_run_past_its_limit_is_never_the_signature_nor_a_draft_where_the_issue_reports_no_hang():
+    from reprokit.model.choices import TRIAGE_TIMEOUT
+    from reprokit.tracker.judging import triage_runs
+
+    assert TRIAGE_TIMEOUT >= 600  # a busy 2-core machine: 300 s timed out runs that finish in minutes
+    data = issue("The compiled call dies with SIGFPE (Floating point exception, core dumped).\n\n```python\n" + SCRIPT
+                 + "```\n")
+    assert not unjudged.reports_hang(data)
+    slow = ran("2.12.0", "timeout", code=-9, seconds=600.0)
+    fpe = ran("2.12.0", "crash", signal="SIGFPE", code=-8)
+    assert triage_runs.stable([slow, slow, fpe], hang_reported=False) == (fpe, None)
+    assert triage_runs.stable([slow, slow, fpe], hang_reported=True)[0] is slow  # a hang reported: it is the failure
+    t = judged(data, [slow], reported="2.12.0")
+    assert t.step is Step.NOT_POSTED and t.standing.line() == (
+        "not posted: not judged here: on torch 2.12.0 the script ran past 600 s, and the issue reports no hang"), t
+    t = judged(data, [fpe, ran("2.15.0", "timeout", code=-9, seconds=1200.0)], reported="2.12.0")
+    assert t.step is Step.NOT_POSTED and t.standing.line() == (
+        "not posted: not judged here: on torch 2.15.0 the script ran past 1200 s, and the issue reports no hang"), t
+    hanging = issue("It hangs forever in the compiled call.\n\n```python\n" + SCRIPT + "```\n")
+    t = judged(hanging, [slow, ran("2.15.0", "timeout", code=-9, seconds=600.0)], reported="2.12.0")
+    assert t.standing.kind == STILL, t  # where the issue reports a hang, running past the limit is the bug
+
+
+PKG_RESOURCES = """Traceback (most recent call last):
+  File "repro.py", line 9, in <module>
+    f(torch.ones(4))
+  File ".../site-packages/torch/_dynamo/eval_frame.py", line 489, in _fn
+    return fn(*args, **kwargs)
+  File ".../site-packages/torch/_inductor/codecache.py", line 33, in <module>
+    from torch.utils import cpp_extension
+  File ".../site-packages/torch/utils/cpp_extension.py", line 28, in <module>
+    from pkg_resources import packaging  # type: ignore[attr-defined]
+ModuleNotFoundError: No module named 'pkg_resources'
+"""
+
+
+# Defect: "a broken environment reads as the script's failure" (2.1.2 built with a setuptools without pkg_resources).
+def test_torch_failing_to_import_its_own_dependencies_is_an_environment_broken_in_one_line():
+    from reprokit.run import torch_envs
+
+    assert torch_envs.extras("2.1.2") == ("setuptools<81", "numpy<2")  # the tools an old release imports
+    assert torch_envs.extras("2.3.1") == ("setuptools<81", "numpy<2")
+    assert torch_envs.extras("2.4.0") == torch_envs.extras("nightly") == ("setuptools", "numpy")
+    data = issue("Inductor raises LoweringException on this.\n\n```python\n" + SCRIPT + "```\n")
+    broken = TriageRun("2.1.2", ran("2.1.2", exception="ModuleNotFoundError", message="No module named 'pkg_resources'",
+                                    stage="runtime").obs, "", PKG_RESOURCES)
+    t = judged(data, [broken], reported="2.1.2")
+    assert t.step is Step.NOT_POSTED and t.standing.line() == (
+        "not posted: environment broken: not judged (torch 2.1.2 cannot import its own dependencies here: "
+        "ModuleNotFoundError: No module named 'pkg_resources')"), t
+    lowering = ran("2.1.2", exception="torch._inductor.exc.LoweringException", message="AssertionError: x", stage="inductor")
+    t = judged(data, [lowering, TriageRun("2.15.0", broken.obs, "", PKG_RESOURCES)], reported="2.1.2")
+    assert t.step is Step.NOT_POSTED and t.standing.detail.startswith("environment broken: not judged (torch 2.15.0"), t
+    own = PKG_RESOURCES.replace(".../site-packages/torch/utils/cpp_extension.py", "repro.py")  # the script's import
+    t = judged(data, [TriageRun("2.1.2", broken.obs, "", own)], reported="2.1.2")
+    assert "environment broken" not in t.standing.line(), t
+    torch_own = PKG_RESOURCES.replace("No module named 'pkg_resources'", "No module named 'torch._C._dynamo.guards'")
+    t = judged(data, [TriageRun("2.1.2", broken.obs, "", torch_own)], reported="2.1.2")
+    assert "environment broken" not in t.standing.line(), t  # torch missing a part of itself is torch's bug
+
+
 # Defect: "a fix that raises eager's error is read as a new failure".
 def test_a_crash_replaced_by_the_error_eager_raises_is_no_longer_reproducing():
     data = issue("The compiled call segfaults (SIGSEGV) where eager raises IndexError.\n\n```python\n" + SCRIPT
@@ -95,8 +176,8 @@ def test_a_crash_replaced_by_the_error_eager_raises_is_no_longer_reproducing():
               stage="runtime")
     t = judged(data, [crash, now], reported="2.12.0", fixes={"2.15.0": "as eager does"})
     assert t.standing.kind == NO_LONGER and "now raises IndexError: index N" not in t.standing.detail
-    assert t.standing.detail.startswith("since 2.15.0: now raises IndexError: index 5 is out of bounds for dimension "
-                                        "0 with size 2, as eager does"), t.standing
+    assert t.standing.detail.startswith("on torch 2.15.0: now raises IndexError: index 5 is out of bounds for "
+                                        "dimension 0 with size 2, as eager does; fixed after 2.12.0"), t.standing
     assert t.step is Step.POSTED
     index_error = eager_fix.EagerError("IndexError", "index 5 is out of bounds for dimension 0 with size 2")
     assert eager_fix.eager_fixed(data, signature.EXITS, "IndexError", False, index_error) == "as eager does"

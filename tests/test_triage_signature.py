@@ -63,7 +63,8 @@ def test_the_signature_comes_from_the_run_and_the_text_only_confirms_it(shape):
     assert t.signature.exception == "InductorError" and t.signature.stage == "inductor"
     assert "0x" not in t.signature.skeleton and "/opt/conda" not in t.signature.skeleton
     assert t.standing.kind == NO_LONGER and t.post, t.standing.line()
-    assert t.standing.detail.startswith("since 2.14.1: the script exits 0 (last bad 2.13.0: InductorError")
+    assert t.standing.detail.startswith("on torch 2.14.1: the script exits 0; fixed after 2.13.0, the last release run "
+                                        "with the bug; the releases between (2.14.0) were not run")
 
 
 def test_a_failure_the_text_does_not_mention_and_a_reported_release_that_passes_say_nothing():
@@ -95,8 +96,8 @@ def test_an_issue_asking_for_an_error_is_fixed_when_a_release_raises_it():
     now = ran("2.14.1", exception="torch._inductor.exc.InductorError", message="IndexError: index 9 is out of bounds")
     t = judged(data, [ran("2.13.0", status="pass"), now], accepts=True)
     assert t.standing.kind == NO_LONGER and t.post
-    assert t.standing.detail.startswith("since 2.14.1: now raises InductorError: IndexError: index 9 is out of bounds")
-    assert "last bad 2.13.0: exits 0" in t.standing.detail
+    assert t.standing.detail.startswith("on torch 2.14.1: now raises InductorError: IndexError: index 9 is out of bounds")
+    assert "fixed after 2.13.0, the last release run with the bug" in t.standing.detail
     still = judged(data, [ran("2.13.0", status="pass"), ran("2.14.1", status="pass")], accepts=True)
     assert still.standing.kind == STILL and "accepts it without an error" in still.standing.detail
 
@@ -193,7 +194,8 @@ def test_every_state_and_its_record_come_from_the_one_lifecycle():
     data = issue(SHAPES["prose"], state="CLOSED", reason="COMPLETED")
     t = judged(data, [ran("2.13.0", exception=BAD[0], message=BAD[1]), ran("2.14.1", status="pass")])
     assert t.step is Step.NOT_POSTED and t.standing.kind == NO_LONGER  # agrees with the closed issue
-    assert t.record_line().startswith("no longer reproduces since 2.14.1") and t.standing.releases == ("2.14.1",)
+    assert t.record_line().startswith("no longer reproduces on torch 2.14.1: the script exits 0; fixed after 2.13.0")
+    assert t.standing.releases == ("2.14.1",)
     assert "[signature on torch 2.13.0: InductorError: LoweringException" in t.record_line()
     t = judged(data, [ran("2.13.0", exception=BAD[0], message=BAD[1]), ran("2.14.1", exception=BAD[0],
                                                                           message=BAD[1])])
@@ -219,10 +221,14 @@ def test_an_error_log_block_that_parses_as_python_is_not_joined_to_the_script():
 
 
 def test_a_draft_table_cell_holds_a_pipe_and_no_home_path():
-    from reprokit.tracker.judging.triage_standing import _cell
+    from reprokit.tracker.drafting.triage_comment import render
     from reprokit.tracker.text.user_paths import as_user_sees
 
-    assert _cell("Unsupported: 'Pair._replace | _replace'") == "`Unsupported: 'Pair._replace \\| _replace'`"
+    data = issue("Unsupported: 'Pair._replace | _replace'\n```python\n" + SCRIPT + "```")
+    piped = ran("2.13.0", exception="torch._dynamo.exc.Unsupported", message="'Pair._replace | _replace'")
+    t = judged(data, [piped, ran("2.14.1", exception="RuntimeError", message="a | b")])
+    body = render(data, t, [piped, ran("2.14.1", exception="RuntimeError", message="a | b")], "PyTorch version: 2.14.1")
+    assert "| 2.14.1 | `RuntimeError: a \\| b` |" in body, body
     home = str(Path.home())
     assert home not in as_user_sees(f'  File "{home}/.pyenv/versions/3.11.7/lib/python3.11/collections/x.py", line 1')
 

@@ -243,3 +243,18 @@ def test_a_closed_issue_our_case_only_relates_to_gets_no_comment_and_no_report(t
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (repo / "reports" / "upstream" / f"{case_id}-comment.md").exists()
     assert not (repo / "reports" / "upstream" / f"{case_id}.md").exists()
+
+
+def test_upstream_with_issues_json_reads_only_the_issue_its_case_links(tmp_path):
+    """`upstream ID --issues-json DIR` triaged every linked issue with a file in DIR (minutes a call): it reads only
+    ID's. Here another linked issue's file (#141865, not yet triaged) is malformed: read, it would end the command."""
+    case_id = "export-cat-plus-strided-slice"  # links #146315, open, and its recorded runs agree: nothing to comment
+    (tmp_path / "repo").mkdir()
+    repo = repo_with(tmp_path / "repo", case_id, "inductor-cpu-linear-half-input-accepted")
+    issues = tmp_path / "issues"
+    issues.mkdir()
+    (issues / "141865.json").write_text('{"number": 141865, "labels": 3}')
+    proc = reprokit(repo, "upstream", case_id, "--issues-json", str(issues), "--report-dir", str(tmp_path / "out"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "141865" not in proc.stderr and "#146315" not in proc.stderr.replace("issues/146315", ""), proc.stderr
+    assert "nothing to comment" in proc.stderr, proc.stderr

@@ -16,5 +16,5 @@ AREAS = (
 )
 
 # What `gh issue view N --json ...` must print for triage to read an issue.
-GH_FIELDS = "number,title,body,state,stateReason,closedAt,createdAt,labels,comments,url"
-TRIAGE_TIMEOUT = 300.0  # seconds per run of an issue's script
+GH_FIELDS = "number,title,body,author,state,stateReason,closedAt,createdAt,labels,comments,url"
+TRIAGE_TIMEOUT = 600.0  # seconds per run of an issue's script: a busy 2-core machine took over 300 s for runs that finish

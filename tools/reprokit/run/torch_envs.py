@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from packaging.version import InvalidVersion, Version
+
 from reprokit.images.wheelhouse import index_reachable
 from reprokit.model.schema import EnvironmentProblem, InputError
 from reprokit.run.env_cache import cache_root, cache_size, human_size, listing, uv_binary
@@ -31,6 +33,19 @@ from reprokit.run.env_cache import cache_root, cache_size, human_size, listing, 
 NIGHTLY_INDEX = "https://download.pytorch.org/whl/nightly/cpu"
 # Older releases' inductor imports setuptools; numpy is what the cases use besides torch.
 EXTRAS = ("setuptools", "numpy")
+# Releases before 2.4 need older tools: their torch.utils.cpp_extension imports pkg_resources, which setuptools 82
+# removed (Dynamo then cannot import at all), and their wheels were built against numpy 1.x.
+OLD_RELEASE_EXTRAS = ("setuptools<81", "numpy<2")
+NEEDS_OLD_TOOLS_BEFORE = (2, 4)
+
+
+def extras(version: str) -> tuple[str, ...]:
+    """What an environment of torch==version gets besides torch: the tools that release can import."""
+    try:
+        release = Version(version).release
+    except InvalidVersion:  # "nightly"
+        return EXTRAS
+    return OLD_RELEASE_EXTRAS if release[:2] < NEEDS_OLD_TOOLS_BEFORE else EXTRAS
 
 
 @dataclass(frozen=True)
@@ -162,7 +177,7 @@ def _ensure_locked(version: str, folder: Path, index_url: str | None, wheelhouse
     spec = ["--pre", "torch"] if version == "nightly" else [f"torch=={version}"]
     try:
         _call([uv, "venv", "-q", "--python", python_version, str(folder)], env)
-        _call([uv, "pip", "install", "-q", "--python", str(python), *source, *spec, *EXTRAS], env)
+        _call([uv, "pip", "install", "-q", "--python", str(python), *source, *spec, *extras(version)], env)
     except InputError:
         shutil.rmtree(folder, ignore_errors=True)  # a half-built environment holds gigabytes and is never used
         raise

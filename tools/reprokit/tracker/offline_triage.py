@@ -19,12 +19,16 @@ def issue_file(folder: Path, number: int) -> Path | None:
     return path if path.is_file() else None
 
 
-def with_triages(data: linked.Corpus, folder: Path, request: triage.Request, out: Path, log=print) -> linked.Corpus:
-    """The corpus with a fresh triage standing for every linked issue that has none and a file in `folder`."""
+def with_triages(data: linked.Corpus, folder: Path, request: triage.Request, out: Path, log=print,
+                 case_id: str | None = None) -> linked.Corpus:
+    """The corpus with a fresh triage standing for every linked issue that has none and a file in `folder` (with
+    `case_id`, only the issue that case links: `upstream ID` needs no other)."""
     if not folder.is_dir():
         raise InputError(f"--issues-json {folder}: not a folder (one <number>.json per issue, as gh prints it)")
     states = dict(data.states.issues)
     for item in linked.linked(data):
+        if case_id is not None and item.cd.case.id != case_id:
+            continue
         known = states.get(item.number)
         if (known and known.triage) or (path := issue_file(folder, item.number)) is None:
             continue
@@ -37,7 +41,7 @@ def with_triages(data: linked.Corpus, folder: Path, request: triage.Request, out
             log(f"#{item.number}: not triaged from {path.name}: {err}")
             continue
         base = known or IssueState(state="closed" if issue.closed else "open", checked=datetime.date.today())
-        states[item.number] = base.model_copy(update={"triage": done.triage.record_line()[:300],
+        states[item.number] = base.model_copy(update={"triage": done.triage.record_line(),
                                                       "triage_torch": done.triage.observed_on or "none run",
                                                       **linked.triage_data(done.standing)})
         log(f"#{item.number}: triaged from {path.name}: {done.standing.line()}")

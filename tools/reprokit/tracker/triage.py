@@ -28,7 +28,9 @@ from reprokit.model.schema import EnvironmentProblem, InputError
 from reprokit.run import torch_envs
 from reprokit.run.child_setup import write_readable_script
 from reprokit.store.views import release_of
-from reprokit.tracker.issue import exit_evidence, issue_json, release_dates, thread_reading
+from reprokit.tracker.drafting.triage_comment import render
+from reprokit.tracker.issue import build_stand_in, exit_evidence, issue_json, release_dates, thread_reading
+from reprokit.tracker.issue.build_stand_in import StandIn
 from reprokit.tracker.issue.issue_json import Issue
 from reprokit.tracker.judging import (
     eager_fix,
@@ -38,11 +40,12 @@ from reprokit.tracker.judging import (
     triage_device,
     triage_releases,
     triage_runs,
+    unjudged,
     upstream_runs,
 )
 from reprokit.tracker.judging.issue_lifecycle import Step, Triage
 from reprokit.tracker.judging.triage_releases import Offered, order
-from reprokit.tracker.judging.triage_standing import STILL, TriageRun, observed_line, render
+from reprokit.tracker.judging.triage_standing import STILL, TriageRun, observed_line
 from reprokit.tracker.text.user_paths import as_user_sees
 
 TIMEOUT = TRIAGE_TIMEOUT
@@ -72,7 +75,7 @@ def from_gh(number: int) -> Issue:
         raise EnvironmentProblem(f"gh issue view {number}: {(done.stderr.strip().splitlines() or ['failed'])[-1]}")
     try:
         return issue_json.parse(json.loads(done.stdout))
-    except ValueError:
+    except (ValueError, RecursionError):
         raise InputError(f"gh issue view {number}: did not print JSON") from None
 
 
@@ -121,7 +124,7 @@ def _reference(issue: Issue, request: Request, plan: triage_releases.Plan, repor
     """The release whose run gives the signature, whether it is (or stands in for) the reported one, or the
     standing that ends the triage before any run (a reported release that exists but cannot be installed now)."""
     if request.here:
-        here = triage_releases.version_of(sys.executable, request.timeout)
+        here = triage_releases.version_of(sys.executable, max(request.timeout, triage_releases.READ_VERSION_TIMEOUT))
         offered[here] = Offered(here, sys.executable)
         return here, not (reported is None or order(here) > order(reported)), None
     if request.releases:  # exactly these: every one built, the reference the nearest not newer than the reported
@@ -156,28 +159,6 @@ def _source(request: Request) -> tuple[str, str | None]:
     return target.family, (target.pins.index_url if target.family != "cpu" else None)
 
 
-def _bisect(t: Triage, runs: list[TriageRun], runner: triage_runs.Runner, request: Request,
-            offered: dict[str, Offered], log) -> list[TriageRun]:
-    """--since: the recorded releases between the last run that failed as observed and the newest, halved until the
-    first that does not."""
-    history = [str(v) for v in request.matrix.targets[request.target].pins.history]
-    same = [r for r in runs if issue_lifecycle.outcome(t, r) == signature.SAME]
-    if not same or issue_lifecycle.outcome(t, runs[-1]) == signature.SAME:
-        return runs
-    candidates = triage_releases.between(history, same[-1].release, runs[-1].release)
-    while candidates:
-        mid = candidates[len(candidates) // 2]
-        o = offered.setdefault(mid, triage_releases.offer(mid, request.timeout, log, *_source(request)))
-        if o.python is None:
-            candidates.remove(mid)
-            continue
-        ran = runner.ran(mid, o.python)
-        runs = sorted([*runs, ran], key=lambda r: order(r.release))
-        bad = issue_lifecycle.outcome(t, ran) == signature.SAME
-        candidates = [c for c in candidates if (order(c) > order(mid)) == bad and c != mid]
-    return runs
-
-
 def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=print) -> Triaged:
     """The thread first, then the run on the reported release (the signature), the newest stable judged against it,
     the fp64 check where the signature is a low-precision comparison, and the comment where one is worth posting.
@@ -185,12 +166,24 @@ def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=p
     (out / f"issue-{issue.number}-comment.md").unlink(missing_ok=True)  # an earlier draft says no more
     if verdict := thread_reading.closure(issue):
         return Triaged(issue, issue_lifecycle.reported(verdict.line() + " (nothing was run)"), [], None)
-    text = issue_json.reproducer(issue)
-    if text is None:
-        return Triaged(issue, issue_lifecycle.reported("the description has no fenced Python block that imports torch"),
-                       [], None)
+    found = issue_json.reproducer_anywhere(issue)
+    if found is None:
+        return Triaged(issue, issue_lifecycle.reported(
+            "neither the description nor a comment by its author or a member has a fenced Python block that imports "
+            "torch"), [], None)
+    if found.from_comment:
+        log(f"triage: the description has no script; running the one from {found.where}")
+    text = found.text
     setting = triage_device.setting(text, request.matrix, request.target, sys.executable, request.timeout)
     reported, by_date = release_judged_on(issue, request.reported)
+    named = request.reported or issue_json.reported_version(issue)  # the build as the issue names it, +local kept
+    stand_in = build_stand_in.stand_in(named, issue.created) if named else None
+    if stand_in is not None and stand_in.before is not None:
+        log(f"triage: torch {stand_in.build} is a {stand_in.kind} build no index serves: torch "
+            f"{' then '.join(stand_in.releases())} stand{'s' if len(stand_in.releases()) == 1 else ''} in for it")
+        reported = stand_in.before
+    else:
+        stand_in = None
     plan = triage_releases.plan(reported, request.matrix.targets[request.target], nightly=request.nightly,
                                 given=list(request.releases) or None, here=request.here)
     log(plan.announce(request.target))
@@ -199,13 +192,30 @@ def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=p
     try:
         folder.chmod(0o755)
         runner = triage_runs.Runner(setting, _write_script(folder / "script", text), (*ours, torch_envs.cache_root(), folder))
-        return _judged(issue, request, plan, text, reported, by_date, runner, folder, out, log)
+        return _judged(issue, request, plan, found, (reported, by_date, stand_in), runner, folder, out, log)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _judged(issue: Issue, request: Request, plan, text: str, reported: str | None, by_date: str, runner: triage_runs.Runner,
-            folder: Path, out: Path, log) -> Triaged:
+def _stand_ins_after(stand_in: StandIn | None, ref: str, plan: triage_releases.Plan) -> list[tuple[str, bool]]:
+    """Where the stand-in before a build exits 0: the release the build became (judged as the reported one), then the
+    newest judged alone (its exit status asked about), each only where newer than the release run."""
+    if stand_in is None:
+        return []
+    newest = next(r for r in reversed(plan.releases) if r != "nightly")
+    became = [(stand_in.became, True)] if stand_in.became and order(stand_in.became) > order(ref) else []
+    return [*became, *([(newest, False)] if order(newest) > order(ref) else [])]
+
+
+def _shows_nothing(t: Triage) -> bool:
+    return t.step is Step.NOT_POSTED and t.signature is not None and t.signature.kind == signature.PASSES
+
+
+def _judged(issue: Issue, request: Request, plan, found: issue_json.Reproducer,
+            judged_on: tuple[str | None, str, StandIn | None], runner: triage_runs.Runner, folder: Path, out: Path,
+            log) -> Triaged:
+    reported, by_date, stand_in = judged_on
+    text = found.text
     offered: dict[str, Offered] = {}
     ref, baseline_run, ended = _reference(issue, request, plan, reported, by_date, offered, log)
     if ended is not None:
@@ -214,7 +224,12 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
         return Triaged(issue, issue_lifecycle.reported("no torch release could be installed here"),
                        [TriageRun(o.release, None, o.why) for o in offered.values()], None)
     python_of = {r: o.python for r, o in offered.items() if o.python}
-    chosen, tries = triage_runs.reference_runs(ref, python_of[ref], runner, log)
+    hangs = unjudged.reports_hang(issue)
+    chosen, tries, past = triage_runs.reference_runs(ref, python_of[ref], runner, log, hangs)
+    if chosen is None and past:
+        return Triaged(issue, issue_lifecycle.reported(
+            f"not judged here: on torch {ref} the script {past}, twice the {request.timeout:.0f} s limit, and the "
+            "issue reports no hang"), tries, None)
     if chosen is None:
         return _flaky(issue, ref, tries)
     accepts = thread_reading.asks_for_error(issue)
@@ -224,13 +239,30 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
                                 or issue_json.cut_before_error(issue))  # a traceback, cut: an error was reported
     runs = [chosen]
     t = issue_lifecycle.observe(issue, chosen, text, accepts, reported, by_date, baseline_run=baseline_run,
-                                evidence=evidence, eager=eager)
+                                evidence=evidence, eager=eager, stand_in=stand_in)
+    for alt, baseline in _stand_ins_after(stand_in, ref, plan) if not (request.here or request.releases) else []:
+        if not _shows_nothing(t):
+            break
+        o = offered.get(alt) or triage_releases.offer(alt, request.timeout, log, *_source(request))
+        offered[o.release] = o
+        if o.python is None:
+            continue
+        python_of[alt] = o.python
+        again = next((r for r in runs if r.release == alt), None) or triage_runs.reference_runs(
+            alt, o.python, runner, log, hangs)[0]
+        if again is None:
+            break
+        tried = (*t.stood_in, ref) if ref != alt else t.stood_in
+        runs, ref, chosen = [*(r for r in runs if r.release != alt), again], alt, again
+        eager = runner.eager_error(o.python) if again.obs.exception and complains else None
+        t = issue_lifecycle.observe(issue, again, text, accepts, reported, by_date, baseline_run=baseline,
+                                    evidence=evidence, eager=eager, stand_in=stand_in, stood_in=tried)
     if t.step is Step.OBSERVED:  # only then are the later releases worth running (built one at a time, on demand)
         assert t.signature is not None  # observe gives an observed triage its signature
         for release in [r for r in _named(plan, offered) if order(r) > order(ref)] if not request.here else []:
             o = offered.get(release) or triage_releases.offer(release, request.timeout, log, *_source(request))
             offered[o.release] = o
-            runs.append(runner.ran(o.release, o.python) if o.python else TriageRun(o.release, None, o.why))
+            runs.append(runner.ran_to_end(o.release, o.python, hangs) if o.python else TriageRun(o.release, None, o.why))
             python_of.update({o.release: o.python} if o.python else {})
         newest = runs[-1]
         fixes: dict[str, str] = {}
@@ -241,7 +273,9 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
                                         newest.obs.message or "")
             fixes = {newest.release: how} if how else {}
         if request.since:
-            runs = _bisect(t, runs, runner, request, offered, log)
+            history = [str(v) for v in request.matrix.targets[request.target].pins.history]
+            runs = triage_runs.bisect(t, runs, runner, history, lambda r: offered.setdefault(
+                r, triage_releases.offer(r, request.timeout, log, *_source(request))))
             python_of.update({r: o.python for r, o in offered.items() if o.python})
         t = issue_lifecycle.judge(t, runs, fixes)
     extra = []
@@ -254,7 +288,7 @@ def _judged(issue: Issue, request: Request, plan, text: str, reported: str | Non
         t = issue_lifecycle.numerics(t, judged.line(), judged.wrong_result if judged.judged else None, on)
         extra = [f"Against an fp64 reference (torch {on}, the script's random inputs seeded alike on every side): "
                  f"{judged.line()}.", ""]
-    t = issue_lifecycle.decide(t, issue)
+    t = issue_lifecycle.decide(dataclasses.replace(t, script_from=found.where), issue)
     draft = None
     if t.post:
         newest = next(r for r in reversed(runs) if r.obs is not None)

@@ -217,7 +217,7 @@ def draft(root: Path, store_dir: Path, matrix: Matrix, case_id: str, target: str
         if target not in matrix.targets:
             raise InputError(f"--target {target!r}: no such target in matrix.yaml")
         data = offline_triage.with_triages(data, issues_json, triage.Request(matrix, target, here=True), out,
-                                           log=lambda line: print(line, file=sys.stderr))
+                                           log=lambda line: print(line, file=sys.stderr), case_id=case_id)
     cd = next((c for c in data.cases if c.case.id == case_id), None)
     if cd is None:
         raise InputError(f"{case_id!r}: no such case (see `reprokit list`)")

@@ -82,8 +82,8 @@ def render(ev: CommentEvidence) -> str:
     """The comment: the poster's own words, what the issue's own script did (when triaged), then the case's runs,
     named as what they are: supporting evidence from a repro written from the issue."""
     said = still_line(ev.histories) if ev.kind == STILL else no_longer_line(ev.histories)
-    lead = ([f"The script in this issue's description, run unchanged (`reprokit triage`): {ev.triage}.", ""]
-            if ev.triage else ["The script in this issue's description was not run here; what follows is a repro "
+    lead = ([f"The issue's own script, run unchanged (`reprokit triage`): {ev.triage}.", ""]
+            if ev.triage else ["The issue's own script was not run here; what follows is a repro "
                                "written from it.", ""])
     support = (f"Supporting evidence: a repro written from this issue (not its own code) {said}"
                + (", although the issue is closed." if ev.kind == STILL else

@@ -1,7 +1,9 @@
 """What an issue's script says by its exit status, read from its syntax tree: a script that lets torch's exception end
 the process (no try/except swallowing a compiled call) or that asserts on its results exits non-zero while the bug is
 there, so its exit 0 is evidence; one that catches the compiled call's error, or only prints what it computed, exits 0
-either way and says nothing by it. Pure: nothing is run."""
+either way and says nothing by it. A script that prints no result, catches nothing and asserts nothing has torch's
+exception as its only way to fail: its exit status decides, whatever the issue quotes (a traceback or one line of
+Dynamo's message). Pure: nothing is run."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from reprokit.contrib.script_code import dotted, parse
 COMPILERS = ("torch.compile", "torch._dynamo.optimize", "torch.export.export", "torch.export", "torch.jit.script",
              "torch._dynamo.export")
 # calls whose failure the script reports on its own: an assertion helper raises, so the exit status speaks
+PRINTING = ("print", "pprint", "pprint.pprint", "sys.stdout.write", "sys.stderr.write")
 ASSERTING = ("torch.testing.assert_close", "torch.testing.assert_allclose", "numpy.testing.assert_allclose",
              "np.testing.assert_allclose", "sys.exit", "exit")
 
@@ -79,9 +82,21 @@ def _asserts(tree: ast.AST) -> bool:
     return False
 
 
+def _prints_a_result(tree: ast.AST) -> bool:
+    """A print of something the script computed: a call to print (or its kin) with an argument that is not a
+    literal (`print("compiled ok")` reports progress, `print(out)` a value someone must read)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and dotted(node.func) in PRINTING:
+            for arg in [*node.args, *(k.value for k in node.keywords if k.arg is None)]:
+                if not isinstance(arg, ast.Constant):
+                    return True
+    return False
+
+
 def of(script: str, reports_error: bool) -> ExitEvidence:
-    """How the script reports a failure. `reports_error`: the issue reports an exception or a crash (then a script
-    that neither catches nor asserts still fails by torch's own exception); a script reporting values only prints."""
+    """How the script reports a failure, read from its code. A script that prints no result decides by its exit
+    status; one that prints results decides only where the issue reports an exception or a crash
+    (`reports_error`: then it still fails by torch's own exception), else it only prints."""
     tree = parse(script)
     if tree is None:
         return ExitEvidence.PRINTS_ONLY
@@ -92,4 +107,4 @@ def of(script: str, reports_error: bool) -> ExitEvidence:
             return ExitEvidence.CATCHES  # (a `try: compiled() except: ... else: raise` fails when it does not raise)
     if _asserts(tree):
         return ExitEvidence.ASSERTS
-    return ExitEvidence.RAISES if reports_error else ExitEvidence.PRINTS_ONLY
+    return ExitEvidence.RAISES if reports_error or not _prints_a_result(tree) else ExitEvidence.PRINTS_ONLY

@@ -18,6 +18,7 @@ from reprokit.model.schema import InputError
 
 MAX_JSON_BYTES = 4_000_000  # an issue with its comments; GitHub caps a body at 65,536 characters
 MAX_TEXT = 262_144  # characters of one body or comment: a larger one is refused, never cut
+LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")  # GitHub's logins: anything else is not named in a draft
 MAINTAINERS = ("MEMBER", "OWNER", "COLLABORATOR")  # authorAssociation of the people who speak for the project
 FENCE = re.compile(r"^ {0,3}(```+|~~~+)\s*([\w+-]*)[^\n]*$")
 PYTHON_INFO = ("python", "py", "python3", "pycon", "")
@@ -71,6 +72,7 @@ class Issue:
     labels: list[str] = field(default_factory=list)
     comments: list[Comment] = field(default_factory=list)
     created: str = ""
+    author: str = ""  # the login of who opened it ("" where the file does not say)
 
     @property
     def closed(self) -> bool:
@@ -89,6 +91,15 @@ def _text(data: dict, key: str, limit: int = MAX_TEXT, where: str = "") -> str:
     return value
 
 
+def _list(data: dict, key: str) -> list:
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"issue JSON: {key} is not a list (gh prints a list of objects)")
+    return value
+
+
 def parse(data: object) -> Issue:
     """An Issue from gh's JSON (already decoded); raises InputError naming the field that is wrong."""
     if not isinstance(data, dict):
@@ -96,9 +107,9 @@ def parse(data: object) -> Issue:
     number = data.get("number")
     if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
         raise InputError("issue JSON: number is not a positive integer")
-    labels = [lb.get("name") for lb in data.get("labels") or [] if isinstance(lb, dict)]
+    labels = [lb.get("name") for lb in _list(data, "labels") if isinstance(lb, dict)]
     comments: list[Comment] = []
-    for c in data.get("comments") or []:
+    for c in _list(data, "comments"):
         if isinstance(c, dict):
             author = c.get("author")
             author = author if isinstance(author, dict) else {}
@@ -109,19 +120,27 @@ def parse(data: object) -> Issue:
     state = _text(data, "state").upper()
     if state not in ("OPEN", "CLOSED"):
         raise InputError(f"issue JSON: state {state!r}: OPEN or CLOSED")
+    opener = data.get("author")
+    author = str(opener.get("login") or "")[:100] if isinstance(opener, dict) else ""
     return Issue(number, _text(data, "title", 1000), _text(data, "body"), state,
                  _text(data, "stateReason", 40).upper(), _text(data, "closedAt", 100),
                  f"https://github.com/pytorch/pytorch/issues/{number}",
-                 [str(n)[:100] for n in labels if isinstance(n, str)], comments, _text(data, "createdAt", 100))
+                 [str(n)[:100] for n in labels if isinstance(n, str)], comments, _text(data, "createdAt", 100), author)
 
 
 def read(path: Path) -> Issue:
     if not path.is_file() or path.stat().st_size > MAX_JSON_BYTES:
         raise InputError(f"{path}: not a regular file of at most {MAX_JSON_BYTES} bytes")
     try:
-        return parse(json.loads(path.read_text(encoding="utf-8")))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as err:
         raise InputError(f"{path}: not JSON ({err})") from None
+    except RecursionError:  # brackets nested deeper than the decoder goes: no issue gh prints looks so
+        raise InputError(f"{path}: not an issue: its JSON nests deeper than the decoder reads") from None
+    try:
+        return parse(data)
+    except InputError as err:
+        raise InputError(f"{path}: {err}") from None
 
 
 def fences(body: str) -> list[tuple[str, str]]:
@@ -165,10 +184,39 @@ def _is_error_text(text: str) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Reproducer:
+    """The script triage runs and where it was found, in words ("the description", "a comment by @login")."""
+
+    text: str
+    where: str = "the description"
+
+    @property
+    def from_comment(self) -> bool:
+        return self.where != "the description"
+
+
 def reproducer(issue: Issue) -> str | None:
+    """The description's script (script_of); None when the description has none."""
+    return script_of(issue.body)
+
+
+def reproducer_anywhere(issue: Issue) -> Reproducer | None:
+    """The description's script; where it has none, the first script in a comment by the issue's author or by a
+    member of the project (a maintainer's minimal repro), oldest first; None when neither has one."""
+    if (text := script_of(issue.body)) is not None:
+        return Reproducer(text)
+    for c in issue.comments:
+        if (c.association in MAINTAINERS or (issue.author and c.author == issue.author)) and \
+                (text := script_of(c.body)) is not None:
+            return Reproducer(text, f"a comment by @{c.author}" if LOGIN.fullmatch(c.author) else "a comment")
+    return None
+
+
+def script_of(body: str) -> str | None:
     """The first fenced Python block that imports torch, with the Python blocks right after it that continue it
-    (they import no torch themselves and the whole still parses); None when the issue has none."""
-    blocks = fences(issue.body)
+    (they import no torch themselves and the whole still parses); None when the text has none."""
+    blocks = fences(body)
     start = next((i for i, (info, text) in enumerate(blocks) if _is_python(info, text) and IMPORTS_TORCH.search(text)),
                  None)
     if start is None:

@@ -15,19 +15,20 @@ passes, or, for an issue that asks for an error, now raises one), "fails differe
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from typing import Any
 
 from reprokit.model.records import RunStatus
+from reprokit.model.releases import release_key
 from reprokit.tracker.issue import release_dates
+from reprokit.tracker.issue.build_stand_in import StandIn
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.issue.issue_json import Issue, cut_before_error, without_script
 from reprokit.tracker.issue.release_dates import on_reported, reported_words, source_words
-from reprokit.tracker.judging import eager_fix
+from reprokit.tracker.judging import eager_fix, unjudged
 from reprokit.tracker.judging import signature as sig
-from reprokit.tracker.judging.not_a_bug import UNKNOWN_NAME
 from reprokit.tracker.judging.signature import Signature
 from reprokit.tracker.judging.triage_standing import (
     DIFFERENT,
@@ -39,14 +40,11 @@ from reprokit.tracker.judging.triage_standing import (
     TriageStanding,
     observed_line,
 )
+from reprokit.tracker.text.clipped import clipped
 
 NOW_RAISES = "now raises"
-NO_CUDA = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are available")
-HANG_WORDS = re.compile(r"\b(hangs?|hung|stuck|forever|never (?:finishes|returns|ends)|deadlock|time[sd]? ?out)\b", re.I)
-# torch's own words when the failure is the behaviour it documents (it names what to use instead)
-DOCUMENTED = (re.compile(r"This graph break is fundamental"), re.compile(r"\bmaybe_mark_dynamic\b"))
-
-
+order = partial(release_key, labels="nightly-last")  # oldest first, as triage_releases orders them
+RECORD_LIMIT = 300  # characters of the sentence issue-states.yaml keeps
 class Step(str, Enum):
     REPORTED = "reported"
     OBSERVED = "observed on the reported release"
@@ -61,7 +59,11 @@ class ReleaseJudgement:
 
     release: str
     outcome: str  # signature.SAME | GOOD | OTHER | NOT_RUN | NOW_RAISES
-    line: str
+    line: str  # what the run did (observed_line), torch's words only
+    fix: str = ""  # NOW_RAISES: how that error is the fix, in our words ("as eager does")
+
+    def said(self) -> str:
+        return f"{self.line}, {self.fix}" if self.fix else self.line
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,10 @@ class Triage:
     judged: tuple[ReleaseJudgement, ...] = ()
     baseline_run: bool = True  # False: the reported release was not run (--here, or it cannot be installed here)
     exit_says: str = ""  # why the script's exit status is evidence (exit_evidence), where a clean exit is judged
+    stand_in: StandIn | None = None  # where the issue names a build no index serves: the releases standing in for it
+    stood_in: tuple[str, ...] = ()  # stand-ins run before `observed_on` that exit 0 (they showed nothing)
+    script_from: str = "the description"  # where the script run was found (issue_json.Reproducer.where)
+    unrun_between: tuple[str, ...] = ()  # NO_LONGER: published releases between the last bad and the first good, not run
 
     @property
     def post(self) -> bool:
@@ -84,25 +90,22 @@ class Triage:
 
     def source(self) -> str:
         """Where the release it is judged on comes from, in words."""
+        if self.stand_in is not None and self.observed_on:
+            return f"{self.stand_in.role(self.observed_on)}, which the issue reports"
         return source_words(self.reported, self.reported_by_date)
 
-    def record_line(self) -> str:
-        """What issue-states.yaml keeps: the standing, and the signature it was judged against."""
-        said = self.standing.line()
-        return f"{said} [signature on torch {self.observed_on}: {self.signature.line()}]" if self.signature else said
+    def record_line(self, limit: int = RECORD_LIMIT) -> str:
+        """What issue-states.yaml keeps, in at most `limit` characters: the standing, where the script came from when
+        not the description, and the signature it was judged against (each part cut at a word, the bracket whole)."""
+        source = "" if self.script_from == "the description" else f" (the script from {self.script_from})"
+        bracket = f" [signature on torch {self.observed_on}: {self.signature.line(limit // 3)}]" if self.signature \
+            else ""
+        return clipped(self.standing.line(), limit - len(source) - len(bracket)) + source + bracket
 
 
 def reported(standing_reason: str, **facts) -> Triage:
     """REPORTED -> NOT_POSTED before anything runs (or with nothing to judge)."""
     return Triage(Step.NOT_POSTED, TriageStanding(NOT_POSTED, standing_reason), **facts)
-
-
-def _needs_other_torch(ran: TriageRun) -> str | None:
-    text = f"{ran.log}\n{ran.obs.message or ''}" if ran.obs else ""
-    for pattern in UNKNOWN_NAME:
-        if m := pattern.search(text):
-            return m.group(0)
-    return None
 
 
 def _before_compile(ran: TriageRun) -> bool:
@@ -115,34 +118,27 @@ def _before_compile(ran: TriageRun) -> bool:
 
 def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_release: str | None,
             reported_by_date: str = "", *, baseline_run: bool = True, evidence: ExitEvidence = ExitEvidence.RAISES,
-            eager: eager_fix.EagerError | None = None) -> Triage:
+            eager: eager_fix.EagerError | None = None, stand_in: StandIn | None = None,
+            stood_in: tuple[str, ...] = ()) -> Triage:
     """REPORTED -> OBSERVED (or NOT_POSTED): the signature of the run on the reported release (or, where the issue
     names none, the newest release when it was opened). `baseline_run` False: the reported release was not run and
     `ref` is newer (--here, or the reported one cannot be installed): a clean exit, or eager's error where the issue
     reports a crash, is then judged on this run alone. `eager`: the error the script raises with torch.compile
-    disabled on `ref`, where that was run."""
+    disabled on `ref`, where that was run. `stand_in`: the issue names a build no index serves, and `ref` stands in
+    for it (`stood_in`: the stand-ins run before, which exit 0)."""
     facts: dict[str, Any] = {"reported": reported_release, "reported_by_date": reported_by_date,  # Triage's fields
-                             "observed_on": ref.release, "accepts": accepts, "baseline_run": baseline_run}
-    if ref.obs is None or ref.obs.exit_code == 77:
-        return reported(f"the script could not run on torch {ref.release}, the release the issue is judged on "
-                        f"({ref.why or observed_line(ref.obs)})", **facts)
-    if NO_CUDA.search(ref.obs.message or ""):
-        return reported(f"the script needs CUDA, which torch {ref.release} here lacks", **facts)
-    if name := _needs_other_torch(ref):
-        return reported(f"the script uses what torch {ref.release} does not have ({name}): it needs the release it "
-                        "was written for", **facts)
-    for pattern in DOCUMENTED:
-        if m := pattern.search(ref.obs.message or ""):
-            return reported(f"documented behaviour: torch {ref.release}'s own message says {m.group(0)!r} "
-                            f"({observed_line(ref.obs)})", **facts)
+                             "observed_on": ref.release, "accepts": accepts, "baseline_run": baseline_run,
+                             "stand_in": stand_in, "stood_in": stood_in}
+    if why := unjudged.reference_unjudged(ref, issue):
+        return reported(why, **facts)
+    assert ref.obs is not None  # reference_unjudged: a run that did not run is unjudged
     found = sig.of(ref.obs, ref.log)
     texts = [issue.title, issue.body, *(c.body for c in issue.comments)]
-    unrun = "" if baseline_run else f" (the reported {reported_words(reported_release, reported_by_date)} was " \
-                                    "not run here)"
+    unrun = "" if baseline_run else f" ({_unrun_words(facts)})"
     if found.kind == sig.PASSES:
         return _passes(ref, found, accepts, evidence, unrun, facts)
     if found.kind == sig.EXITS:
-        words = HANG_WORDS if ref.obs.status == RunStatus.TIMEOUT else eager_fix.CRASH_WORDS
+        words = unjudged.HANG_WORDS if ref.obs.status == RunStatus.TIMEOUT else eager_fix.CRASH_WORDS
         if not words.search("\n".join(texts)):
             return reported(f"on torch {ref.release} the script {observed_line(ref.obs)}, which the issue's text does "
                             "not describe", signature=found, **facts)
@@ -155,11 +151,12 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
     if eager is not None and fixed:
         said = f"{observed_line(ref.obs)}, {fixed}"
         if baseline_run:
-            return reported(f"on {on_reported(ref.release, reported_release, reported_by_date)} the script raises "
+            return reported(f"on {_on(ref.release, facts)} the script raises "
                             f"{said}: the failure the issue reports did not happen here", signature=found, **facts)
         return Triage(Step.JUDGED, TriageStanding(NO_LONGER, f"on torch {ref.release}: now raises {said}{unrun}",
                                                   (ref.release,)),
-                      signature=found, judged=(ReleaseJudgement(ref.release, NOW_RAISES, said),), **facts)
+                      signature=found, judged=(ReleaseJudgement(ref.release, NOW_RAISES, observed_line(ref.obs), fixed),),
+                      **facts)
     normal = sig.normalised_text(texts)  # once: both checks read it
     confirmed = sig.confirmed_in(found, texts, normal, without_script(issue)) or \
         sig.printed_in(ref.obs.stdout_tail, texts, normal)
@@ -171,11 +168,25 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
     return Triage(Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed=confirmed, **facts)
 
 
+def _on(release: str, facts: dict[str, Any]) -> str:
+    """The release a run was, in words: the reported one, the newest at the issue's date, or what it stands in for."""
+    if (stand_in := facts["stand_in"]) is not None:
+        return f"torch {release}, {stand_in.role(release)} the issue reports"
+    return on_reported(release, facts["reported"], facts["reported_by_date"])
+
+
+def _unrun_words(facts: dict[str, Any]) -> str:
+    """Why the run is judged alone: the reported release (or build) not run, and the stand-ins that showed nothing."""
+    stand_in, tried = facts["stand_in"], facts["stood_in"]
+    if stand_in is None:
+        return f"the reported {reported_words(facts['reported'], facts['reported_by_date'])} was not run here"
+    return stand_in.unrun_words(tried)
+
+
 def _passes(ref: TriageRun, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str,
             facts: dict[str, Any]) -> Triage:
     """The reference run exits 0: the bug itself where the issue asks for an error; a question where the reported
     release was not run and the script's exit status decides; else nothing to say."""
-    reported_release, reported_by_date = facts["reported"], facts["reported_by_date"]
     if accepts:
         return Triage(Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed="the issue asks for an "
                       "error and the script finishes without one", **facts)
@@ -188,7 +199,7 @@ def _passes(ref: TriageRun, found: Signature, accepts: bool, evidence: ExitEvide
                       signature=found, judged=(ReleaseJudgement(ref.release, sig.GOOD, "exits 0"),), exit_says=evidence.words(),
                       **facts)
     checks = "" if evidence.decides else f" ({evidence.words()})"
-    return reported(f"does not reproduce on {on_reported(ref.release, reported_release, reported_by_date)}: the "
+    return reported(f"does not reproduce on {_on(ref.release, facts)}: the "
                     f"script exits 0{checks}; nothing to say", signature=found, **facts)
 
 
@@ -217,14 +228,16 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     acceptance or an internal error (eager_fixed), with how in words: the fix the issue asked for."""
     assert t.signature is not None  # an observed triage has its signature (observe)
     eager_fixes = eager_fixes or {}
-    judged = tuple(ReleaseJudgement(r.release, o, (f"{observed_line(r.obs)}, {eager_fixes[r.release]}"
-                                                   if o == NOW_RAISES and r.release in eager_fixes
-                                                   else r.why or observed_line(r.obs)))
+    judged = tuple(ReleaseJudgement(r.release, o, r.why or observed_line(r.obs),
+                                    eager_fixes.get(r.release, "") if o == NOW_RAISES else "")
                    for r in runs for o in [outcome(t, r, r.release in eager_fixes)])
     start = next(i for i, r in enumerate(runs) if r.release == t.observed_on)
     since = [j for j in judged[start:] if j.outcome != sig.NOT_RUN]
     newest = since[-1]
     step = dataclasses.replace(t, step=Step.JUDGED, judged=judged)
+    late = next(r for r in runs if r.release == newest.release)
+    if why := unjudged.later_unjudged(late, t.signature):
+        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(NOT_POSTED, why))
     if newest.outcome == sig.SAME:
         same = [j.release for j in since if j.outcome == sig.SAME]
         said = "accepts it without an error" if t.accepts and t.signature.kind == sig.PASSES else t.signature.line()
@@ -237,10 +250,20 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
                 break
             stretch.insert(0, j.release)
         last_bad = next((j for j in reversed(since) if j.outcome == sig.SAME and j.release not in stretch), None)
-        how = (f"now raises {newest.line}" if newest.outcome == NOW_RAISES else "the script exits 0")
-        detail = (f"since {stretch[0]}: {how} (last bad {last_bad.release}: {last_bad.line})" if last_bad
-                  else f"on every release run from {_span(stretch)}: {how}")
-        return dataclasses.replace(step, standing=TriageStanding(NO_LONGER, detail, tuple(stretch)))
+        how = (f"now raises {newest.said()}" if newest.outcome == NOW_RAISES else "the script exits 0")
+        ran = {j.release for j in judged if j.outcome != sig.NOT_RUN}
+        unrun = tuple(r for r in release_dates.published() if r not in ran and last_bad is not None
+                      and order(last_bad.release) < order(r) < order(stretch[0]))
+        if last_bad is None:
+            detail = f"on every release run from {_span(stretch)}: {how}"
+        elif unrun:  # "since" would claim the releases between, which nothing ran
+            detail = (f"on torch {_span(stretch)}: {how}; fixed after {last_bad.release}, the last release run with "
+                      f"the bug; the releases between ({_span(list(unrun))}) were not run: --since bisects "
+                      "them")
+        else:
+            detail = f"since {stretch[0]}: {how} (last bad {last_bad.release}: {last_bad.said()})"
+        return dataclasses.replace(step, standing=TriageStanding(NO_LONGER, detail, tuple(stretch)),
+                                   unrun_between=unrun)
     if _before_compile(next(r for r in runs if r.release == newest.release)):
         return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(
             NOT_POSTED, f"on torch {newest.release} the script fails before any compiled call ({newest.line}): that "

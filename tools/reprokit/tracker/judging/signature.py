@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 from reprokit.model.records import RunStatus
 from reprokit.run.execute import Observation
+from reprokit.tracker.text.clipped import clipped
 from reprokit.tracker.text.traceback_text import headline, last_frames
+from reprokit.tracker.text.user_paths import as_user_sees
 
 RAISES, EXITS, PASSES = "raises", "exits", "passes"
 SAME, OTHER, GOOD, NOT_RUN = "same", "other", "passes", "not run"
@@ -54,14 +56,21 @@ class Signature:
     exit_code: int | None = None
     script_line: int | None = None  # the script's innermost line in the traceback (`python repro.py`'s)
     tokens: tuple[str, ...] = ()  # distinctive parts of the whole message (tokens_of): what an issue may quote instead
+    shown: str = ""  # the message's first line as the user sees it: the words a person reads (never matched)
 
-    def line(self) -> str:
+    def line(self, limit: int = 240) -> str:
+        """The signature in words, with torch's own message (the skeleton is for matching, never for reading)."""
         if self.kind == PASSES:
             return "exits 0"
         if self.kind == EXITS:
             return f"exits {self.exit_code} without raising"
-        said = f"{self.exception}: {self.skeleton}" if self.skeleton else self.exception
-        return f"{said} (in {self.stage})"[:240] if self.stage else said[:240]
+        stage = f" (in {self.stage})" if self.stage else ""
+        return self.error(limit - len(stage)) + stage
+
+    def error(self, limit: int = 200) -> str:
+        """RAISES: the exception's class and torch's own message, as `python repro.py` prints them (cut at a word)."""
+        message = self.shown or self.skeleton
+        return clipped(f"{self.exception}: {message}", limit) if message else self.exception
 
     def as_fields(self) -> dict:
         return {"kind": self.kind, "exception": self.exception, "stage": self.stage, "skeleton": self.skeleton,
@@ -79,7 +88,8 @@ def of(obs: Observation, log: str = "") -> Signature:
         return Signature(PASSES, exit_code=0)
     if obs.exception:
         return Signature(RAISES, obs.exception.rsplit(".", 1)[-1], obs.stage or "", skeleton(obs.message),
-                         script_line=script_line(log), tokens=tokens_of(obs.message or "", log))
+                         script_line=script_line(log), tokens=tokens_of(obs.message or "", log),
+                         shown=" ".join(headline(as_user_sees(obs.message or "")).split())[:400])
     return Signature(EXITS, exit_code=obs.exit_code, stage=obs.status)
 
 

@@ -76,6 +76,9 @@ def plan(reported: str | None, target: Target, *, nightly: bool = False, given: 
     return Plan((*paths, *named), installable)
 
 
+READ_VERSION_TIMEOUT = 120.0  # the least time `import torch` is given to say its version (a busy machine is slow)
+
+
 def version_of(python: str, timeout: float) -> str:
     """The torch release an interpreter holds (a local build's suffix dropped); one line where it cannot be read."""
     try:
@@ -95,7 +98,7 @@ def version_of(python: str, timeout: float) -> str:
 def offer(release: str, timeout: float, log=print, family: str = "cpu", index_url: str | None = None) -> Offered:
     """One release's interpreter, built on first use; where it cannot be had, why (and whether trying later may)."""
     if "/" in release:
-        return Offered(version_of(release, timeout), release)
+        return Offered(version_of(release, max(timeout, READ_VERSION_TIMEOUT)), release)
     try:
         python = str(torch_envs.ensure(release, index_url, log=log, family=family).python)
     except torch_envs.BuildFailed as err:
