@@ -67,8 +67,19 @@ for _name in TARGETS:
     def _history(session: nox.Session, _target: str = _name) -> None:
         session.install("-e", ".", "uv")
         for version in TARGETS[_target]["pins"].get("history", []):  # each in its own environment (uv, one cache)
-            session.run("reprokit", "run", "--host", "--target", _target, "--torch", version, "--skip-recorded",
-                        "--no-report", *session.posargs, success_codes=[0, 1])
+            session.run(
+                "reprokit",
+                "run",
+                "--host",
+                "--target",
+                _target,
+                "--torch",
+                version,
+                "--skip-recorded",
+                "--no-report",
+                *session.posargs,
+                success_codes=[0, 1],
+            )
         session.run("reprokit", "report")
 
     _history.__doc__ = f"Run the corpus on every torch release of {_name}'s history (recorded runs are skipped)."
@@ -210,8 +221,10 @@ def bench(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """Lint with ruff, check the package's import layers (import-linter contracts in pyproject.toml) and its types
     (mypy, configured in pyproject.toml: the package itself is installed, so that its dependencies' types are read)."""
-    session.install("-e", ".", "ruff", "import-linter>=2.1", "mypy", "types-PyYAML", "types-docker", "types-regex",
-                    "types-tabulate")
+    session.install(
+        "-e", ".", "ruff", "import-linter>=2.1", "mypy", "types-PyYAML", "types-docker", "types-regex", "types-tabulate"
+    )
     session.run("ruff", "check", "tools", "tests", "sweep", "noxfile.py")
+    session.run("ruff", "format", "--check", "tools", "tests", "sweep", "noxfile.py")
     session.run("lint-imports", env={"PYTHONPATH": str(ROOT / "tools")})
     session.run("mypy")

@@ -13,7 +13,6 @@ def script():
     return lambda name: SCRIPTS / name
 
 
-
 # pytest puts the running test's id in PYTEST_CURRENT_TEST, which every child process inherits; Linux refuses to start
 # a program with one variable over 128 KiB ("Argument list too long"), so a parameter's value never becomes its id
 # beyond a few KiB: give such parameters ids.

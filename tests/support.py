@@ -1,5 +1,6 @@
 """Small builders shared by the tests: records and stores made in memory, the store a run wrote, and `reprokit` run
 as a user runs it."""
+
 import os
 import shutil
 import subprocess
@@ -10,11 +11,33 @@ from reprokit.model.records import Record
 from reprokit.store.store import Store
 
 
-def record(case="c", variant="repro", dtype="float32", verdict="reproduces", torch="2.13.0+cpu", target="cpu",
-           suite="cases", recorded_at="2026-11-30T00:00:00Z", run_id="r1", **fields) -> Record:
-    return Record(target=target, suite=suite, torch=torch, device="cpu", case=case, variant=variant, dtype=dtype,
-                  verdict=verdict, why=fields.pop("why", ""), run_id=run_id, recorded_at=recorded_at,
-                  reprokit="test", **fields)
+def record(
+    case="c",
+    variant="repro",
+    dtype="float32",
+    verdict="reproduces",
+    torch="2.13.0+cpu",
+    target="cpu",
+    suite="cases",
+    recorded_at="2026-11-30T00:00:00Z",
+    run_id="r1",
+    **fields,
+) -> Record:
+    return Record(
+        target=target,
+        suite=suite,
+        torch=torch,
+        device="cpu",
+        case=case,
+        variant=variant,
+        dtype=dtype,
+        verdict=verdict,
+        why=fields.pop("why", ""),
+        run_id=run_id,
+        recorded_at=recorded_at,
+        reprokit="test",
+        **fields,
+    )
 
 
 def stored(folder: Path, target: str | None = None, suite: str | None = None) -> list[Record]:
@@ -39,8 +62,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def run_reprokit(root: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """`reprokit --root ROOT ARGS` in a process of its own, from this checkout's package."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], env=env,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(root), *args], env=env, capture_output=True, text=True
+    )
 
 
 def empty_repository(folder: Path) -> Path:
@@ -96,7 +120,10 @@ def venv_without_torch(folder: Path) -> Path:
 def committed_files(*, outputs: bool = False, runs: bool = False) -> list[Path]:
     """The committed store's records files (with `outputs`, their output files too; with `runs`, the run headers'),
     never none: a check over every committed record passes vacuously when there is none to check."""
-    files = [path for path in sorted((ROOT / "results").glob("*/*/*.jsonl"))
-             if (outputs or not path.name.endswith(".output.jsonl")) and (runs or not path.name.endswith(".runs.jsonl"))]
+    files = [
+        path
+        for path in sorted((ROOT / "results").glob("*/*/*.jsonl"))
+        if (outputs or not path.name.endswith(".output.jsonl")) and (runs or not path.name.endswith(".runs.jsonl"))
+    ]
     assert len(files) >= 10, f"{ROOT / 'results'}: {len(files)} committed files; a check over them would be vacuous"
     return files

@@ -4,6 +4,7 @@ The script is this test's own: compiled, a float16 @ float32 batched matmul that
 torch 2.11.0, and raises as eager does from 2.12.1 on (measured on both releases). Each release runs in its own
 environment (run/torch_envs.py); the test needs those two built (`reprokit run --torch 2.11.0`, ~4 GB each), and says
 so when they are not."""
+
 import os
 import subprocess
 import sys
@@ -52,10 +53,27 @@ def test_a_script_fixed_in_a_known_release_is_bisected_to_that_release_and_nothi
     (repo / "matrix.yaml").write_bytes((ROOT / "matrix.yaml").read_bytes())
     script = tmp_path / "half_matmul.py"
     script.write_text(SCRIPT)
-    proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(repo), "bisect", "--target", "cpu",
-                           "--from", str(script), "--wrong-result", "--versions", *RELEASES],
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "tools")}, capture_output=True, text=True,
-                          timeout=1200)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(repo),
+            "bisect",
+            "--target",
+            "cpu",
+            "--from",
+            str(script),
+            "--wrong-result",
+            "--versions",
+            *RELEASES,
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "| 2.11.0 | 🔴 reproduces |" in proc.stdout and "| 2.12.1 | 🟢 does-not-reproduce |" in proc.stdout
     assert "fixed in 2.12.1: last bad 2.11.0, first good 2.12.1" in proc.stdout
@@ -63,10 +81,10 @@ def test_a_script_fixed_in_a_known_release_is_bisected_to_that_release_and_nothi
     assert not any((repo / "cases").iterdir()) and not (repo / "results").exists()
 
 
-COMPILES = '''import torch
+COMPILES = """import torch
 
 print(torch.compile(lambda x: torch.sin(x) * torch.cos(x) + x.sum())(torch.randn(64)))
-'''
+"""
 
 
 def bisect(tmp_path, script_text, *args):
@@ -75,17 +93,34 @@ def bisect(tmp_path, script_text, *args):
     (repo / "matrix.yaml").write_bytes((ROOT / "matrix.yaml").read_bytes())
     script = tmp_path / "script.py"
     script.write_text(script_text)
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(repo), "bisect", "--target", "cpu",
-                           "--from", str(script), *args], env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
-                          capture_output=True, text=True, timeout=2400)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(repo),
+            "bisect",
+            "--target",
+            "cpu",
+            "--from",
+            str(script),
+            *args,
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
+        capture_output=True,
+        text=True,
+        timeout=2400,
+    )
 
 
 @pytest.mark.heavy
 @pytest.mark.timeout(1800)
 def test_releases_whose_runs_time_out_make_the_answer_undecided_and_keep_what_they_printed(tmp_path):
     """A first compile outlives a 1 s limit (and the lone re-run's 3 s) on every release: never "no change"."""
-    proc = bisect(tmp_path, COMPILES, "--nonzero-exit", "--timeout", "1", "--versions", "2.13.0", "2.14.1",
-                  "--no-between")
+    proc = bisect(
+        tmp_path, COMPILES, "--nonzero-exit", "--timeout", "1", "--versions", "2.13.0", "2.14.1", "--no-between"
+    )
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]  # undecided: no answer
     assert "undecided: torch 2.14.1 and 2.13.0 are both undecided for the same reason (timed out" in proc.stdout
     assert "no change" not in proc.stdout
@@ -95,4 +130,5 @@ def test_releases_whose_runs_time_out_make_the_answer_undecided_and_keep_what_th
     folder = Path(kept.split(" (")[0])
     assert (folder / "results").is_dir()
     import shutil
+
     shutil.rmtree(folder)

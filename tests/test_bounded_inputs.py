@@ -1,6 +1,7 @@
 """Inputs a contributor (or an attacker) controls, read within bounds: a script for `new-case --from` is refused over
 1 MB before anything reads it whole, an expression nested too deeply is one line (no RecursionError traceback), and
 the syntax tree is built within a memory limit."""
+
 import os
 import subprocess
 import sys
@@ -51,10 +52,14 @@ def test_a_script_that_is_not_utf8_is_refused_in_one_line(tmp_path):
 
 @pytest.mark.e2e
 @pytest.mark.skipif(not hasattr(new_case, "read_script"), reason="new_case.create reads --from with read_script")
-@pytest.mark.parametrize("content, message", [
-    (None, "more than the 1048576 a case script may have"),
-    ("x = " + "1+" * 200_000 + "1\n", "nested too deeply for Python to read it"),
-], ids=["oversized", "nested-too-deeply"])  # an id made of the 400 KB script would be in PYTEST_CURRENT_TEST, which
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "more than the 1048576 a case script may have"),
+        ("x = " + "1+" * 200_000 + "1\n", "nested too deeply for Python to read it"),
+    ],
+    ids=["oversized", "nested-too-deeply"],
+)  # an id made of the 400 KB script would be in PYTEST_CURRENT_TEST, which
 # every child inherits: execve refuses a variable that long ("Argument list too long")
 def test_new_case_refuses_a_hostile_script_in_one_line(tmp_path, content, message):
     (tmp_path / "cases").mkdir()
@@ -65,8 +70,23 @@ def test_new_case_refuses_a_hostile_script_in_one_line(tmp_path, content, messag
             fh.truncate(24 << 20)
     else:
         path.write_text(content)
-    proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(tmp_path), "new-case", "attack", "--from",
-                           str(path), "--no-run"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(tmp_path),
+            "new-case",
+            "attack",
+            "--from",
+            str(path),
+            "--no-run",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
+    )
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert not (tmp_path / "cases" / "attack").exists()

@@ -1,4 +1,5 @@
 """The `reprokit` command end to end, with real processes: expected-state gating, reports, shards, deadlines."""
+
 import json
 import os
 import shutil
@@ -51,8 +52,13 @@ def make_corpus(tmp_path, n, sleep=0.0):
 
 def reprokit(root, *args, env=None, **kwargs):
     env = env or {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], env=env,
-                          capture_output=True, text=True, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(root), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        **kwargs,
+    )
 
 
 def test_expected_state_gates_changes_in_both_directions(tmp_path):
@@ -77,8 +83,10 @@ def test_cases_added_later_are_a_second_run_shown_beside_the_first(tmp_path):
     reprokit(root, "run", "--host", "--target", "cpu", "--case", "fixture-01")
     after = {r.key: r for r in stored(root)}
     assert len(after) == 6
-    assert {k for k in after if after[k].run_id != first[k].run_id} == {"fixture-01/fixed@float32",
-                                                                      "fixture-01/repro@float32"}
+    assert {k for k in after if after[k].run_id != first[k].run_id} == {
+        "fixture-01/fixed@float32",
+        "fixture-01/repro@float32",
+    }
     md = (root / "reports" / "cpu.md").read_text()
     assert "Added later: host mode, " in md and "for the selection fixture-01" in md
 
@@ -106,16 +114,21 @@ def test_history_lists_every_record(tmp_path):
     root = make_corpus(tmp_path, 2)
     reprokit(root, "run", "--host", "--target", "cpu")
     rows = json.loads(reprokit(root, "history", "--json", "--case", "fixture-01").stdout)
-    assert [(r["case"], r["variant"], r["verdict"]) for r in rows] == [("fixture-01", "fixed", "fix-works"),
-                                                                       ("fixture-01", "repro", "reproduces")]
+    assert [(r["case"], r["variant"], r["verdict"]) for r in rows] == [
+        ("fixture-01", "fixed", "fix-works"),
+        ("fixture-01", "repro", "reproduces"),
+    ]
     assert set(rows[0]) >= {"case", "variant", "dtype", "target", "torch", "device", "verdict", "recorded_at"}
 
 
 def test_corrupt_store_file_is_one_line_and_left_alone(tmp_path):
     root = make_corpus(tmp_path, 1)
     reprokit(root, "run", "--host", "--target", "cpu", "--no-ladder")
-    (path,) = [p for p in (root / "results" / "cpu" / "cases").glob("*.jsonl")
-               if not p.name.endswith((".runs.jsonl", ".output.jsonl"))]
+    (path,) = [
+        p
+        for p in (root / "results" / "cpu" / "cases").glob("*.jsonl")
+        if not p.name.endswith((".runs.jsonl", ".output.jsonl"))
+    ]
     path.write_text(path.read_text()[:-40] + "\n")
     before = path.read_text()
     proc = reprokit(root, "run", "--host", "--target", "cpu", "--resume")
@@ -124,13 +137,18 @@ def test_corrupt_store_file_is_one_line_and_left_alone(tmp_path):
     assert path.read_text() == before
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "--host", "--target", "h200"], "--target 'h200': unknown target; matrix.yaml has cpu, a10"),
-    (["run", "--host", "--target", "cpu", "--case", "nope-*"], "--case 'nope-*': no case matches"),
-    (["run", "--host", "--target", "cpu", "--shard", "3/2"], "--shard '3/2': must be i/n"),
-    (["run", "--host", "--target", "cpu", "--dtype", "float16"],
-     "--dtype 'float16': no selected run is in that dtype (they are in float32)"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "--host", "--target", "h200"], "--target 'h200': unknown target; matrix.yaml has cpu, a10"),
+        (["run", "--host", "--target", "cpu", "--case", "nope-*"], "--case 'nope-*': no case matches"),
+        (["run", "--host", "--target", "cpu", "--shard", "3/2"], "--shard '3/2': must be i/n"),
+        (
+            ["run", "--host", "--target", "cpu", "--dtype", "float16"],
+            "--dtype 'float16': no selected run is in that dtype (they are in float32)",
+        ),
+    ],
+)
 def test_unknown_target_case_or_shard_is_one_line(tmp_path, args, message):
     proc = reprokit(make_corpus(tmp_path, 1), *args)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
@@ -145,7 +163,8 @@ def test_gpu_target_is_refused_on_a_cpu_machine(tmp_path):
 def test_forced_gpu_target_records_skips_with_reasons(tmp_path):
     root = make_corpus(tmp_path, 1)
     (root / "cases" / "fixture-00" / "case.yaml").write_text(
-        CASE_YAML.format(id="fixture-00").replace("devices: [cpu]", "devices: [cuda], min_devices: 2"))
+        CASE_YAML.format(id="fixture-00").replace("devices: [cpu]", "devices: [cuda], min_devices: 2")
+    )
     reprokit(root, "run", "--host", "--target", "h100", "--force")
     (rec,) = [r for r in stored(root, "h100") if r.variant == "repro"]
     assert rec.verdict == "skipped" and rec.why == "needs 2 CUDA devices, found 0"
@@ -194,12 +213,16 @@ def test_cache_warm_rerun_hits_inductor_cache_and_says_warm(tmp_path):
     root = make_corpus(tmp_path, 0)
     folder = root / "cases" / "compiles"
     folder.mkdir(parents=True)
-    (folder / "case.yaml").write_text(CASE_YAML.format(id="compiles").replace(
-        "{kind: raises, exception: ValueError}", "{kind: stdout, match: never printed}"))
+    (folder / "case.yaml").write_text(
+        CASE_YAML.format(id="compiles").replace(
+            "{kind: raises, exception: ValueError}", "{kind: stdout, match: never printed}"
+        )
+    )
     (folder / "repro.py").write_text(
         "import torch\nfrom torch._dynamo.utils import counters\n"
         "torch.compile(lambda x: x.cos() * 2)(torch.randn(8))\n"
-        "print('hits', counters['inductor']['fxgraph_cache_hit'])\n")
+        "print('hits', counters['inductor']['fxgraph_cache_hit'])\n"
+    )
     cache = tmp_path / "cache"
     args = ("run", "--host", "--target", "cpu", "--cache", str(cache), "--no-ladder")
     reprokit(root, *args)

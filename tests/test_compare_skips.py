@@ -1,5 +1,6 @@
 """The compare view separates "skipped on one side, ran on the other" from "differs": a skip observed nothing, so it is
 no difference of verdicts; a verdict that changed is."""
+
 from reprokit.publish.site.compare import DIFFER, ONE_SIDE, SAME, SKIP_VS_RAN, compare, differs, verdict_words
 from support import record
 
@@ -18,12 +19,18 @@ def test_a_skip_against_a_run_is_listed_apart_from_a_difference():
 
 
 def test_rows_list_differences_then_skips_then_one_side():
-    verdicts = {"a-skip": {"x": column(repro="skipped"), "y": column(repro="reproduces")},
-                "b-same": {"x": column(repro="reproduces"), "y": column(repro="reproduces")},
-                "c-one": {"y": column(repro="reproduces")},
-                "d-differs": {"x": column(repro="reproduces"), "y": column(repro="does-not-reproduce")}}
+    verdicts = {
+        "a-skip": {"x": column(repro="skipped"), "y": column(repro="reproduces")},
+        "b-same": {"x": column(repro="reproduces"), "y": column(repro="reproduces")},
+        "c-one": {"y": column(repro="reproduces")},
+        "d-differs": {"x": column(repro="reproduces"), "y": column(repro="does-not-reproduce")},
+    }
     assert [(r.case, r.differs) for r in compare(verdicts, "x", "y")] == [
-        ("d-differs", DIFFER), ("a-skip", SKIP_VS_RAN), ("c-one", ONE_SIDE), ("b-same", SAME)]
+        ("d-differs", DIFFER),
+        ("a-skip", SKIP_VS_RAN),
+        ("c-one", ONE_SIDE),
+        ("b-same", SAME),
+    ]
 
 
 def test_the_changes_pages_rule_is_the_compare_views_a_skip_on_either_side_is_no_change():

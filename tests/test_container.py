@@ -8,6 +8,7 @@ and reports CUDA, finds no GPU, the GPU-only case is skipped with its reason and
 Needs a running Docker engine, a local base image ($REPROKIT_E2E_BASE) and the wheelhouses; .ci/run prepares them.
 Skipped elsewhere, except under CI, where a missing engine is a failure.
 """
+
 import os
 import subprocess
 import sys
@@ -36,8 +37,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("gigabytes")]
 
 def reprokit(*args):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), *args], env=env,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(ROOT), *args], env=env, capture_output=True, text=True
+    )
 
 
 def test_image_builds_and_is_reused_when_unchanged():
@@ -57,8 +59,13 @@ def test_a_base_image_that_is_not_here_and_cannot_be_pulled_says_what_to_do_inst
     proc = reprokit("image", "--target", "cpu", "--base-image", absent, "--wheelhouse", WHEELHOUSE)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     (line,) = [x for x in proc.stderr.splitlines() if x.strip()]
-    assert "image build failed" in line and f"({absent}, the base image, is not on this machine and could not be " \
-        "pulled: build FROM a local image with --base-image" in line and "--host" in line, line
+    assert (
+        "image build failed" in line
+        and f"({absent}, the base image, is not on this machine and could not be "
+        "pulled: build FROM a local image with --base-image"
+        in line
+        and "--host" in line
+    ), line
 
 
 @pytest.mark.heavy
@@ -75,8 +82,21 @@ def test_corpus_in_the_container_matches_the_host_verdicts(tmp_path):
     article = sorted(first_of_category.values())
     assert len(article) >= 12
     selection = [arg for case_id in article for arg in ("--case", case_id)]
-    proc = reprokit("run", "--target", "cpu", "--container", "--base-image", BASE, "--wheelhouse", WHEELHOUSE,
-                    "--jobs", "2", "--out", str(tmp_path), *selection)
+    proc = reprokit(
+        "run",
+        "--target",
+        "cpu",
+        "--container",
+        "--base-image",
+        BASE,
+        "--wheelhouse",
+        WHEELHOUSE,
+        "--jobs",
+        "2",
+        "--out",
+        str(tmp_path),
+        *selection,
+    )
     recorded = stored(tmp_path)
     expected = expected_state.load(ROOT / "expected" / "cpu.yaml")
     mine = {k: v for k, v in expected.items() if k.split("/")[0] in article}
@@ -90,10 +110,25 @@ def test_corpus_in_the_container_matches_the_host_verdicts(tmp_path):
 
 def test_options_reach_the_container_whole(tmp_path):
     """--warm and --no-ladder used to be dropped on the way into the container; now the whole request goes in."""
-    proc = reprokit("run", "--target", "cpu", "--container", "--base-image", BASE, "--wheelhouse", WHEELHOUSE,
-                    "--case", "custom-op-unregistered-gemm", "--warm", "--no-ladder", "--out", str(tmp_path))
+    proc = reprokit(
+        "run",
+        "--target",
+        "cpu",
+        "--container",
+        "--base-image",
+        BASE,
+        "--wheelhouse",
+        WHEELHOUSE,
+        "--case",
+        "custom-op-unregistered-gemm",
+        "--warm",
+        "--no-ladder",
+        "--out",
+        str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     from reprokit.store.store import Store
+
     (header,) = Store(tmp_path / "results").load().runs.values()
     assert header.interpreter.startswith("warm") and header.selection == ["custom-op-unregistered-gemm"]
 
@@ -112,19 +147,36 @@ def test_the_cuda_image_builds_here_and_runs_on_a_machine_without_a_gpu(tmp_path
         _runs_on_a_machine_without_a_gpu(built, image, tmp_path)
     finally:  # about 10 GB that only this test uses: removed once it is done with it
         import docker
+
         docker.from_env().images.remove(built.stdout.strip().splitlines()[-1], force=True)
 
 
 def _runs_on_a_machine_without_a_gpu(built, image, tmp_path):
     assert "cuda 13.0 devices visible 0" in built.stdout or "up to date" in built.stdout  # the build's self-test
-    proc = reprokit("run", "--target", "h100", "--container", "--force", *image, "--jobs", "2", "--no-ladder",
-                    "--case", "custom-op-unregistered-gemm", "--case", "partition-p2p-access", "--out", str(tmp_path))
+    proc = reprokit(
+        "run",
+        "--target",
+        "h100",
+        "--container",
+        "--force",
+        *image,
+        "--jobs",
+        "2",
+        "--no-ladder",
+        "--case",
+        "custom-op-unregistered-gemm",
+        "--case",
+        "partition-p2p-access",
+        "--out",
+        str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     records = {r.key: r for r in stored(tmp_path, "h100")}
     assert records["partition-p2p-access/repro@float32"].why == "needs 2 CUDA devices, found 0"
     ran = records["custom-op-unregistered-gemm/repro@float32"]
     assert ran.verdict == "reproduces" and ran.device == "cpu" and ran.torch == "2.13.0+cu130"
     from reprokit.store.store import Store
+
     (header,) = Store(tmp_path / "results").load("h100").runs.values()
     assert header.environment["cuda"] == "13.0" and header.environment["device_count"] == 0
     assert "summary: h100: 5 runs recorded" in proc.stdout

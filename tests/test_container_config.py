@@ -1,6 +1,7 @@
 """What a container run asks Docker for: the family's devices (by id where the runner was given some), the groups
 that own the device nodes, limits that scale with the jobs. Checked on real device-node files and with a real
 `docker create` + inspect (the engine stores the request as sent; starting it would need the GPU runtime)."""
+
 import os
 from pathlib import Path
 
@@ -80,8 +81,9 @@ def _config(tmp_path, target, env, jobs=4, gpus=4):
 
 def test_a_cuda_container_gets_the_runners_gpus_by_id(tmp_path):
     host = _created(_config(tmp_path, "h100", {"CUDA_VISIBLE_DEVICES": "1,3"}))
-    assert host["DeviceRequests"] == [{"Driver": "", "Count": 0, "DeviceIDs": ["1", "3"],
-                                       "Capabilities": [["gpu"]], "Options": {}}]
+    assert host["DeviceRequests"] == [
+        {"Driver": "", "Count": 0, "DeviceIDs": ["1", "3"], "Capabilities": [["gpu"]], "Options": {}}
+    ]
 
 
 def test_a_cuda_container_gets_every_gpu_when_the_runner_was_given_none(tmp_path):

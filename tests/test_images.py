@@ -1,4 +1,5 @@
 """Dockerfiles rendered from images/*.j2 for every target: lint clean, content-addressed tags, injection-proof."""
+
 import json
 import shutil
 import subprocess
@@ -21,8 +22,9 @@ def test_every_target_renders_and_passes_hadolint(name, tmp_path):
     dockerfile = tmp_path / "Dockerfile"
     dockerfile.write_text(dockerfiles.render(TEMPLATES, name, MATRIX.targets[name]))
     hadolint = shutil.which("hadolint") or str(Path(sys.executable).with_name("hadolint"))
-    proc = subprocess.run([hadolint, "--config", str(ROOT / ".hadolint.yaml"), str(dockerfile)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [hadolint, "--config", str(ROOT / ".hadolint.yaml"), str(dockerfile)], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     text = dockerfile.read_text()
     assert "USER 1000:1000" in text and "org.opencontainers.image.version" in text
@@ -43,8 +45,9 @@ def test_tag_changes_with_content_and_only_with_content():
     assert dockerfiles.image_tag(TEMPLATES, "cpu", bumped, cpu.base_image, None) != tag
     assert dockerfiles.image_tag(TEMPLATES, "cpu", cpu, "local/debian:bookworm", None) != tag
     assert dockerfiles.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, ["torch-2.13.0+cpu-x.whl"]) != tag
-    assert (dockerfiles.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, ["torch-2.13.0+cpu-x.whl"])
-            != dockerfiles.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, ["torch-2.13.0+cpu-y.whl"]))
+    assert dockerfiles.image_tag(
+        TEMPLATES, "cpu", cpu, cpu.base_image, ["torch-2.13.0+cpu-x.whl"]
+    ) != dockerfiles.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, ["torch-2.13.0+cpu-y.whl"])
     assert dockerfiles.image_tag(TEMPLATES, "cpu", cpu, cpu.base_image, None, base_python="3.12") != tag
 
 
@@ -61,7 +64,9 @@ def test_torch_comes_from_its_own_index_alone_and_the_rest_from_pypi(name):
     assert "extra-index-url" not in text and "triton==" not in text and "matplotlib" not in text
     torch_line = next(line for line in text.splitlines() if f"torch=={target.pins.torch}" in line)
     assert torch_line.split("pip install ")[1].split() == (
-        (["--index-url", target.pins.index_url] if target.pins.index_url else []) + [f"torch=={target.pins.torch}", "\\"])
+        (["--index-url", target.pins.index_url] if target.pins.index_url else [])
+        + [f"torch=={target.pins.torch}", "\\"]
+    )
     assert f"python{target.python} -m venv" in text
 
 
@@ -81,7 +86,7 @@ def test_ascend_sets_up_cann_at_container_start_and_imports_torch_npu_only_there
     assert "ENV LD_LIBRARY_PATH" not in text  # the base image's (CANN's) library path stays
     assert "--system-site-packages" in text  # the CANN Python's toolkit dependencies
     (entrypoint,) = [line for line in text.splitlines() if line.startswith("ENTRYPOINT")]
-    argv = json.loads(entrypoint[len("ENTRYPOINT"):])
+    argv = json.loads(entrypoint[len("ENTRYPOINT") :])
     assert argv[:2] == ["/bin/bash", "-c"] and argv[-1] == "--"
     assert "/usr/local/Ascend/ascend-toolkit/set_env.sh" in argv[2] and 'exec "$@"' in argv[2]
 
@@ -90,14 +95,14 @@ def _entrypoint_on_this_machine(tmp_path: Path) -> list[str]:
     """The Ascend image's ENTRYPOINT, with /usr/local/Ascend moved under tmp_path."""
     text = dockerfiles.render(TEMPLATES, "ascend910b", MATRIX.targets["ascend910b"])
     (entrypoint,) = [line for line in text.splitlines() if line.startswith("ENTRYPOINT")]
-    argv = json.loads(entrypoint[len("ENTRYPOINT"):])
+    argv = json.loads(entrypoint[len("ENTRYPOINT") :])
     return [arg.replace("/usr/local/Ascend", str(tmp_path / "Ascend")) for arg in argv]
 
 
 # What CANN's set_env.sh does that matters here: it puts the toolkit's Python packages on PYTHONPATH. The folder it
 # adds holds a stand-in for torch_npu (the real one needs an NPU driver), so the self-test passes only if set_env.sh
 # was sourced first.
-SET_ENV = 'export PYTHONPATH={site}${{PYTHONPATH:+:$PYTHONPATH}}\nexport ASCEND_STANDIN_SOURCED=1\n'
+SET_ENV = "export PYTHONPATH={site}${{PYTHONPATH:+:$PYTHONPATH}}\nexport ASCEND_STANDIN_SOURCED=1\n"
 STANDIN = "import torch, types\n__version__ = 'standin'\ntorch.npu = types.SimpleNamespace(device_count=lambda: 0)\n"
 
 
@@ -124,8 +129,9 @@ def test_the_ascend_entrypoint_sources_cann_then_self_tests_then_runs_the_comman
 
 def test_the_ascend_entrypoint_stops_when_the_self_test_fails(tmp_path):
     argv = _entrypoint_on_this_machine(tmp_path) + ["bash", "-c", "echo ran"]  # no CANN here: no torch_npu
-    proc = subprocess.run(argv, capture_output=True, text=True, env={"PATH": f"{_bin_with_python(tmp_path)}:/usr/bin:/bin"},
-                          timeout=120)
+    proc = subprocess.run(
+        argv, capture_output=True, text=True, env={"PATH": f"{_bin_with_python(tmp_path)}:/usr/bin:/bin"}, timeout=120
+    )
     assert proc.returncode != 0 and "ran" not in proc.stdout and "torch_npu" in proc.stderr
 
 
@@ -146,7 +152,9 @@ def test_the_image_holds_every_dependency_of_the_runner_but_the_hosts():
 
     import tomllib
 
-    wanted = {re.split(r"[<>=!~ ;\[]", d)[0].lower()
-              for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]}
+    wanted = {
+        re.split(r"[<>=!~ ;\[]", d)[0].lower()
+        for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    }
     pinned = {p.split("==")[0].lower() for p in dockerfiles.RUNNER_PACKAGES}
     assert wanted - set(dockerfiles.HOST_ONLY) == pinned

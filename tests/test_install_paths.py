@@ -1,5 +1,6 @@
 """A record holds what torch said, never where the recording machine keeps it: graph-break reasons name torch's files
 as `.../site-packages/torch/...`, in a new record and in every committed one."""
+
 import json
 import re
 from pathlib import Path
@@ -9,8 +10,10 @@ from support import committed_files, record
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST_PATH = re.compile(r"(^|[\s`'\"])/(root|home|tmp|usr|opt|work)\b|\.cache/|\.nox/")
-REASON = ("Attempted to call function marked as skipped\n  Explanation: Dynamo developers have intentionally marked "
-          "that the function `backward` in file `{}/torch/autograd/__init__.py` should not be traced.")
+REASON = (
+    "Attempted to call function marked as skipped\n  Explanation: Dynamo developers have intentionally marked "
+    "that the function `backward` in file `{}/torch/autograd/__init__.py` should not be traced."
+)
 
 
 def test_a_new_record_names_torch_s_files_without_the_machine_s_install_prefix():
@@ -32,12 +35,17 @@ def test_no_committed_record_holds_a_host_path_in_its_graph_break_reasons():
 
 
 def test_what_torch_printed_is_kept_without_a_home_folders_interpreter_or_environment():
-    said = ("g++ x.cpp -I/root/.pyenv/versions/3.11.7/include/python3.11 -L/root/.pyenv/versions/3.11.7/lib "
-            "-I/home/ci/.cache/reprokit/envs/torch-2.8.0/lib/python3.11/site-packages/torch/include\n"
-            "  from /root/.cache/reprokit/e")
+    said = (
+        "g++ x.cpp -I/root/.pyenv/versions/3.11.7/include/python3.11 -L/root/.pyenv/versions/3.11.7/lib "
+        "-I/home/ci/.cache/reprokit/envs/torch-2.8.0/lib/python3.11/site-packages/torch/include\n"
+        "  from /root/.cache/reprokit/e"
+    )
     rec = record(message=said, stderr_tail=said)
-    assert rec.message == rec.stderr_tail == ("g++ x.cpp -I.../include/python3.11 -L.../lib "
-                                              "-I.../site-packages/torch/include\n  from ...")
+    assert (
+        rec.message
+        == rec.stderr_tail
+        == ("g++ x.cpp -I.../include/python3.11 -L.../lib -I.../site-packages/torch/include\n  from ...")
+    )
 
 
 def test_no_committed_record_or_output_tail_names_a_home_folder_or_this_checkouts_venv():
@@ -47,13 +55,17 @@ def test_no_committed_record_or_output_tail_names_a_home_folder_or_this_checkout
 
 
 def test_a_folder_of_the_temporary_folder_is_cut_to_the_folder_below_it():
-    said = ('File "/tmp/fresh42/cases/x/repro.py", line 3\n/tmp/reprokit-jc29nj4p/inductor/l5/c.cpp:3:4: error\n'
-            "g++ -I/tmp/reprokit-jc29nj4p/tmp/torchinductor_nobody/precompiled_headers/a.h\n"
-            "/tmp/python-build.20260509073455.222/Python-3.11.7/Python/ceval.c")
+    said = (
+        'File "/tmp/fresh42/cases/x/repro.py", line 3\n/tmp/reprokit-jc29nj4p/inductor/l5/c.cpp:3:4: error\n'
+        "g++ -I/tmp/reprokit-jc29nj4p/tmp/torchinductor_nobody/precompiled_headers/a.h\n"
+        "/tmp/python-build.20260509073455.222/Python-3.11.7/Python/ceval.c"
+    )
     rec = record(message=said, stderr_tail=said)
-    assert rec.stderr_tail == ('File ".../cases/x/repro.py", line 3\n.../inductor/l5/c.cpp:3:4: error\n'
-                               "g++ -I.../precompiled_headers/a.h\n"
-                               ".../Python-3.11.7/Python/ceval.c")
+    assert rec.stderr_tail == (
+        'File ".../cases/x/repro.py", line 3\n.../inductor/l5/c.cpp:3:4: error\n'
+        "g++ -I.../precompiled_headers/a.h\n"
+        ".../Python-3.11.7/Python/ceval.c"
+    )
 
 
 def test_every_committed_record_and_output_tail_is_as_a_new_record_would_hold_it():
@@ -62,20 +74,30 @@ def test_every_committed_record_and_output_tail_is_as_a_new_record_would_hold_it
     for path in committed_files(outputs=True):
         for line in path.read_text(encoding="utf-8").splitlines():
             data = json.loads(line)
-            found += [(path.name, data.get("case"), field) for field in ("message", "stderr_tail", "stdout_tail")
-                      if isinstance(data.get(field), str) and without_install_paths(data[field]) != data[field]]
+            found += [
+                (path.name, data.get("case"), field)
+                for field in ("message", "stderr_tail", "stdout_tail")
+                if isinstance(data.get(field), str) and without_install_paths(data[field]) != data[field]
+            ]
     assert not found, found[:3]
 
 
 def test_a_checkouts_and_a_carried_site_folders_root_are_cut_as_install_paths_are():
-    said = ('File "/work/wt-ledger/cases/x/repro.py", line 3\n  File "/work/main/.dev43/tools/reprokit/child/probe.py"'
-            '\n  File "/srv/sweep-wt/sweep/cell.py", line 76\n/opt/ao-site/torchao/quant_api.py:1731: SyntaxWarning\n'
-            "of binary: /opt/torch/.venv/bin/python3\nsee https://github.com/o/r/tree/main/cases/x and x.contiguous()/view")
+    said = (
+        'File "/work/wt-ledger/cases/x/repro.py", line 3\n  File "/work/main/.dev43/tools/reprokit/child/probe.py"'
+        '\n  File "/srv/sweep-wt/sweep/cell.py", line 76\n/opt/ao-site/torchao/quant_api.py:1731: SyntaxWarning\n'
+        "of binary: /opt/torch/.venv/bin/python3\nsee https://github.com/o/r/tree/main/cases/x and x.contiguous()/view"
+    )
     rec = record(message=said, stderr_tail=said)
-    assert rec.message == rec.stderr_tail == (
-        'File ".../cases/x/repro.py", line 3\n  File ".../tools/reprokit/child/probe.py"\n  File ".../sweep/cell.py", '
-        "line 76\n.../torchao/quant_api.py:1731: SyntaxWarning\nof binary: .../bin/python3\n"
-        "see https://github.com/o/r/tree/main/cases/x and x.contiguous()/view")
+    assert (
+        rec.message
+        == rec.stderr_tail
+        == (
+            'File ".../cases/x/repro.py", line 3\n  File ".../tools/reprokit/child/probe.py"\n  File ".../sweep/cell.py", '
+            "line 76\n.../torchao/quant_api.py:1731: SyntaxWarning\nof binary: .../bin/python3\n"
+            "see https://github.com/o/r/tree/main/cases/x and x.contiguous()/view"
+        )
+    )
 
 
 # Absolute paths a record may name: no machine's own folder, but what every machine has at that place (a device,
@@ -102,8 +124,9 @@ def test_no_committed_file_of_the_results_names_an_absolute_path_of_a_machine():
     for path in committed_files(outputs=True, runs=True):
         for line in path.read_text(encoding="utf-8").splitlines():
             for text in strings(json.loads(line)):
-                found += [(path.name, m.group()) for m in ABSOLUTE_PATH.finditer(text)
-                          if not SYSTEM_PATH.match(m.group())]
+                found += [
+                    (path.name, m.group()) for m in ABSOLUTE_PATH.finditer(text) if not SYSTEM_PATH.match(m.group())
+                ]
     assert not found, sorted(set(found))[:5]
 
 
@@ -127,8 +150,12 @@ def run_module(module, *args):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
+    )
 
 
 def test_an_imported_records_output_tails_are_cut_as_a_run_cuts_them():

@@ -1,4 +1,5 @@
 """The claim-judging rules (CONTRIBUTING.md, "Judging a claim"): what validate rejects and how the ledger judges."""
+
 import shutil
 from pathlib import Path
 
@@ -44,18 +45,29 @@ def case(stance=", stance: fails", oracle="{kind: nonzero-exit}"):
 
 # ------------------------------------------------------------------ validate: rule 3 (real names)
 
+
 def test_validate_rejects_an_oracle_naming_a_class_torch_does_not_have(tmp_path):
     problems = validate(repo(tmp_path, case(oracle="{kind: raises, exception: CompileError}")))
     assert len(problems) == 1 and "'CompileError' is no exception class" in problems[0]
 
 
 def test_validate_rejects_a_dotted_oracle_class_that_does_not_resolve(tmp_path):
-    problems = validate(repo(tmp_path, case(oracle="{kind: raises, exception: torch._dynamo.exc.UnsupportedNodeError}")))
+    problems = validate(
+        repo(tmp_path, case(oracle="{kind: raises, exception: torch._dynamo.exc.UnsupportedNodeError}"))
+    )
     assert len(problems) == 1 and "does not resolve" in problems[0]
 
 
-@pytest.mark.parametrize("name", ["RuntimeError", "Unsupported", "torch._dynamo.exc.Unsupported",
-                                  "BackendCompilerFailed", "GuardOnDataDependentSymNode"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "RuntimeError",
+        "Unsupported",
+        "torch._dynamo.exc.Unsupported",
+        "BackendCompilerFailed",
+        "GuardOnDataDependentSymNode",
+    ],
+)
 def test_validate_accepts_classes_that_exist(tmp_path, name):
     assert validate(repo(tmp_path, case(oracle=f"{{kind: raises, exception: {name}}}"))) == []
 
@@ -67,6 +79,7 @@ def test_validate_rejects_a_script_comparing_with_a_class_name_torch_does_not_ha
 
 
 # ------------------------------------------------------------------ validate: rule 6 (stance)
+
 
 def test_validate_rejects_a_case_without_a_declared_stance(tmp_path):
     problems = validate(repo(tmp_path, case(stance="")))
@@ -86,30 +99,51 @@ def test_a_measurement_needs_a_bound_and_a_fix_or_a_reason(tmp_path):
     problems = validate(repo(tmp_path, case(stance=", stance: measures, bound: ratio <= 0.75")))
     assert len(problems) == 1 and "needs fixed.py or article.no_fix" in problems[0]
     shutil.rmtree(tmp_path / "cases")
-    assert validate(repo(tmp_path, case(stance=", stance: measures, bound: ratio <= 0.75, no_fix: a measurement"))) == []
+    assert (
+        validate(repo(tmp_path, case(stance=", stance: measures, bound: ratio <= 0.75, no_fix: a measurement"))) == []
+    )
 
 
 # ------------------------------------------------------------------ validate: rules 2, 4, 7 (claims)
+
 
 def claims(*rows):
     return "claims:\n" + "".join(f"  - {r}\n" for r in rows)
 
 
 def test_validate_rejects_two_claims_decided_by_one_variant(tmp_path):
-    problems = validate(repo(tmp_path, case(), claims=claims(
-        '{id: claim-a, section: "1", claim: one, cases: [my-case]}', '{id: claim-b, section: "1", claim: two, cases: [my-case]}')))
+    problems = validate(
+        repo(
+            tmp_path,
+            case(),
+            claims=claims(
+                '{id: claim-a, section: "1", claim: one, cases: [my-case]}',
+                '{id: claim-b, section: "1", claim: two, cases: [my-case]}',
+            ),
+        )
+    )
     assert len(problems) == 1 and "already decides claim 'claim-a'" in problems[0]
 
 
 def test_validate_rejects_an_article_fix_claim_without_article_fix_py(tmp_path):
-    problems = validate(repo(tmp_path, case(), claims=claims(
-        '{id: claim-a, section: "1", claim: the fix works, cases: [my-case], article_fix: true}')))
+    problems = validate(
+        repo(
+            tmp_path,
+            case(),
+            claims=claims('{id: claim-a, section: "1", claim: the fix works, cases: [my-case], article_fix: true}'),
+        )
+    )
     assert len(problems) == 1 and "has no article_fix.py" in problems[0]
 
 
 def test_validate_rejects_a_hardware_claim_without_hardware(tmp_path):
-    problems = validate(repo(tmp_path, case(), claims=claims(
-        '{id: claim-a, section: "1", claim: "A100 PCIe needs this", cases: [my-case]}')))
+    problems = validate(
+        repo(
+            tmp_path,
+            case(),
+            claims=claims('{id: claim-a, section: "1", claim: "A100 PCIe needs this", cases: [my-case]}'),
+        )
+    )
     assert len(problems) == 1 and "claim names hardware (A100, PCIe)" in problems[0]
 
 
@@ -118,6 +152,7 @@ def test_committed_claims_and_cases_pass_validate():
 
 
 # ------------------------------------------------------------------ the ledger
+
 
 def case_dir(stance="fails", **article):
     text = case(stance=f", stance: {stance}" + "".join(f", {k}: {v}" for k, v in article.items()))
@@ -132,11 +167,17 @@ def claim(**fields):
     return Claim.model_validate({"id": "claim-c", "section": "1", "claim": "x", "cases": ["my-case"], **fields})
 
 
-@pytest.mark.parametrize("stance, verdict, expected", [
-    ("fails", "reproduces", ledger.CONFIRMED), ("fails", "does-not-reproduce", ledger.REFUTED),
-    ("works", "reproduces", ledger.REFUTED), ("works", "does-not-reproduce", ledger.CONFIRMED),
-    ("measures", "reproduces", ledger.REFUTED), ("measures", "does-not-reproduce", ledger.CONFIRMED),
-])
+@pytest.mark.parametrize(
+    "stance, verdict, expected",
+    [
+        ("fails", "reproduces", ledger.CONFIRMED),
+        ("fails", "does-not-reproduce", ledger.REFUTED),
+        ("works", "reproduces", ledger.REFUTED),
+        ("works", "does-not-reproduce", ledger.CONFIRMED),
+        ("measures", "reproduces", ledger.REFUTED),
+        ("measures", "does-not-reproduce", ledger.CONFIRMED),
+    ],
+)
 def test_stance_decides_what_a_failing_repro_means(stance, verdict, expected):
     extra = {"bound": "x <= 1", "no_fix": "a measurement"} if stance == "measures" else {}
     assert ledger.judge(claim(), case_dir(stance, **extra), [rec(verdict)])[0] == expected
@@ -171,20 +212,25 @@ def test_a_rate_claim_counts_configurations_not_one_cases_exit():
 
 
 def test_a_printed_figure_outside_its_bound_makes_the_claim_mixed():
-    figures = [{"name": "DDP/single", "printed": r"DDP/single (\d+\.\d+)", "claimed": 1.0, "low": 0.9, "high": 1.1},
-               {"name": "FSDP/DDP", "printed": r"FSDP/DDP (\d+\.\d+)", "claimed": 0.33, "high": 0.75}]
+    figures = [
+        {"name": "DDP/single", "printed": r"DDP/single (\d+\.\d+)", "claimed": 1.0, "low": 0.9, "high": 1.1},
+        {"name": "FSDP/DDP", "printed": r"FSDP/DDP (\d+\.\d+)", "claimed": 0.33, "high": 0.75},
+    ]
     cases = case_dir("measures", bound="'FSDP/DDP <= 0.75'", no_fix="a measurement")
     printed = "ratios DDP/single {} (article 1.00), FSDP/DDP 0.43 (article 0.33)"
-    verdict, detail = ledger.judge(claim(figures=figures), cases, [rec("does-not-reproduce", stdout=printed.format(
-        "1.20"))])
+    verdict, detail = ledger.judge(
+        claim(figures=figures), cases, [rec("does-not-reproduce", stdout=printed.format("1.20"))]
+    )
     assert verdict == ledger.MIXED
     assert "DDP/single 1.2 vs the article's 1: outside 0.9 - 1.1" in detail
     assert "FSDP/DDP 0.43 vs the article's 0.33: within <= 0.75" in detail
     ok = ledger.judge(claim(figures=figures), cases, [rec("does-not-reproduce", stdout=printed.format("1.02"))])
     assert ok[0] == ledger.CONFIRMED
     # a run that printed no figure (or a forged, non-numeric one) is judged by its verdict alone
-    assert ledger.judge(claim(figures=figures), cases, [rec("does-not-reproduce", stdout="DDP/single x.y")])[0] == \
-        ledger.CONFIRMED
+    assert (
+        ledger.judge(claim(figures=figures), cases, [rec("does-not-reproduce", stdout="DDP/single x.y")])[0]
+        == ledger.CONFIRMED
+    )
     with pytest.raises(ValueError, match="needs low and/or high"):
         claim(figures=[{"name": "x", "printed": "(1)", "claimed": 1.0}])
 
@@ -192,6 +238,7 @@ def test_a_printed_figure_outside_its_bound_makes_the_claim_mixed():
 def test_the_committed_ledger_rows_of_the_audit():
     from reprokit.model.claims import load_claims
     from reprokit.model.corpus import discover
+
     cases = {cd.case.id: cd for cd in discover(ROOT / "cases")}
     claims = {c.id: c for c in load_claims(ROOT / "claims.yaml", set(cases)).claims}
     assert "torch.jit.frontend.UnsupportedNodeError" in claims["dtensor-from-local"].untested
@@ -199,8 +246,13 @@ def test_the_committed_ledger_rows_of_the_audit():
     refused = record(case="compile-options-rtx4090-example", verdict="reproduces", status="fail")
     verdict, detail = ledger.judge(claims["rtx4090-example"], cases, [refused], target="cpu")
     assert verdict == ledger.REFUTED and detail.startswith("on a CPU as substitute")
-    memory = record(case="fsdp-peak-memory-ratios", verdict="does-not-reproduce", status="pass", target="h100",
-                    stdout_tail="ratios DDP/single 1.20 (article 1.00), FSDP/DDP 0.43 (article 0.33)\n")
+    memory = record(
+        case="fsdp-peak-memory-ratios",
+        verdict="does-not-reproduce",
+        status="pass",
+        target="h100",
+        stdout_tail="ratios DDP/single 1.20 (article 1.00), FSDP/DDP 0.43 (article 0.33)\n",
+    )
     verdict, detail = ledger.judge(claims["memory-table"], cases, [memory], target="h100")
     assert verdict == ledger.PARTLY_TESTED and detail.startswith("tested part mixed")
 
@@ -212,8 +264,15 @@ def test_the_ledger_speaks_one_vocabulary_of_claim_verdicts():
     from reprokit.publish.pages.ledger import ClaimVerdict
 
     assert set(ledger.SYMBOL) == set(ClaimVerdict)
-    assert [str(v) for v in ClaimVerdict] == ["confirmed", "refuted", "mixed", "inconclusive", "not testable here",
-                                             "not run", "partly tested"]
+    assert [str(v) for v in ClaimVerdict] == [
+        "confirmed",
+        "refuted",
+        "mixed",
+        "inconclusive",
+        "not testable here",
+        "not run",
+        "partly tested",
+    ]
     assert ledger.record_stance(record(verdict="reproduces"), "fails") is ClaimVerdict.CONFIRMED
     assert ledger.article_fix_stance(record(verdict="fix-broken", variant="article_fix")) is ClaimVerdict.REFUTED
     assert f"{ClaimVerdict.NOT_TESTABLE}" == "not testable here" and json.dumps([ClaimVerdict.MIXED]) == '["mixed"]'

@@ -1,5 +1,6 @@
 """The run lifecycle under interrupts, kills and concurrency, with real runner processes. Waits are on deterministic
 signals (journal lines, live processes carrying the run's token), never on elapsed times."""
+
 import json
 import os
 import signal
@@ -20,9 +21,11 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 QUICK = "import time\ntime.sleep(0.2)\nraise ValueError('bug')\n"
 # A repro that stays in flight, and leaves a daemon behind (double fork + setsid) that would outlive the run.
-SLOW = ("import os, subprocess, sys, time\n"
-        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
-        "time.sleep(600)\n")
+SLOW = (
+    "import os, subprocess, sys, time\n"
+    "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
+    "time.sleep(600)\n"
+)
 
 
 def corpus(tmp_path):
@@ -37,9 +40,26 @@ def corpus(tmp_path):
 
 def start(root, *args):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    return subprocess.Popen([sys.executable, "-m", "reprokit", "--root", str(root), "run", "--host", "--target", "cpu",
-                             "--no-ladder", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(root),
+            "run",
+            "--host",
+            "--target",
+            "cpu",
+            "--no-ladder",
+            *args,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def journal_of(root) -> Path:
@@ -57,8 +77,15 @@ def wait_until_two_slow_in_flight(root) -> tuple[str, list[str]]:
         lines = [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
         token = lines[0]["token"]
         keys = [f"{r['record']['case']}/{r['record']['variant']}@{r['record']['dtype']}" for r in lines[1:]]
-        sleepers = [p for p in processes_with_token(token) if b"time.sleep(600)" in Path(f"/proc/{p}/cmdline")
-                    .read_bytes().replace(b"\0", b" ")] if len(keys) >= 5 else []
+        sleepers = (
+            [
+                p
+                for p in processes_with_token(token)
+                if b"time.sleep(600)" in Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ")
+            ]
+            if len(keys) >= 5
+            else []
+        )
         if len(keys) == 5 and len(sleepers) >= 2:  # both slow repros started (each has started its daemon)
             return token, keys
         time.sleep(0.05)
@@ -141,8 +168,16 @@ def test_a_contributor_with_another_torch_string_keeps_every_published_record(tm
 def test_the_records_of_another_release_are_history_and_the_run_does_not_fail(tmp_path):
     root = make_corpus(tmp_path, 1)
     set_cpu_pin(root, "2.0.1")
-    Store(root / "results").merge([record(case="fixture-00", torch="2.0.1", verdict="does-not-reproduce",
-                                          case_hash=content_hash(root / "cases" / "fixture-00"))])
+    Store(root / "results").merge(
+        [
+            record(
+                case="fixture-00",
+                torch="2.0.1",
+                verdict="does-not-reproduce",
+                case_hash=content_hash(root / "cases" / "fixture-00"),
+            )
+        ]
+    )
     proc = reprokit(root, "run", "--host", "--target", "cpu", "--no-ladder")
     assert proc.returncode == 0 and "is not the pinned 2.0.1: recorded as history" in proc.stdout
     md = (root / "reports" / "cpu.md").read_text()
@@ -157,12 +192,15 @@ def test_bisect_answers_from_recorded_results_without_running(tmp_path):
     versions = ["2.8.0", "2.9.1", "2.10.0", "2.11.0"]
     verdicts = ["reproduces", "reproduces", "does-not-reproduce", "does-not-reproduce"]
     now = content_hash(root / "cases" / "fixture-00")  # records of the case as it is (a hashless one is history)
-    Store(root / "results").merge([record(case="fixture-00", torch=v, verdict=w, case_hash=now)
-                                   for v, w in zip(versions, verdicts, strict=True)])
+    Store(root / "results").merge(
+        [record(case="fixture-00", torch=v, verdict=w, case_hash=now) for v, w in zip(versions, verdicts, strict=True)]
+    )
     proc = reprokit(root, "bisect", "fixture-00", "--target", "cpu", "--versions", *versions)
     assert proc.returncode == 0, proc.stderr
-    assert ("fixture-00 on cpu: reproduces 2.8.0 – 2.9.1; does not reproduce 2.10.0 – 2.11.0; fixed in 2.10.0: "
-            "last bad 2.9.1, first good 2.10.0") in proc.stdout
+    assert (
+        "fixture-00 on cpu: reproduces 2.8.0 – 2.9.1; does not reproduce 2.10.0 – 2.11.0; fixed in 2.10.0: "
+        "last bad 2.9.1, first good 2.10.0"
+    ) in proc.stdout
     assert "runs made: 0 (none: all recorded)" in proc.stdout
 
 
@@ -170,15 +208,27 @@ def test_one_bisect_step_runs_this_environments_torch_without_building_it(tmp_pa
     """The releases before this one are recorded; the one left to run is this environment's own torch, which bisect
     reuses (no environment built, nothing downloaded) and records."""
     from packaging.version import Version
+
     root = make_corpus(tmp_path, 1)
     history = json.loads(reprokit(root, "versions", "--target", "cpu", "--json").stdout)["torch"]
     older = [v for v in history if Version(v) < Version(RUNNING)][-3:]
     now = content_hash(root / "cases" / "fixture-00")
-    Store(root / "results").merge([record(case="fixture-00", torch=v, verdict="does-not-reproduce", case_hash=now)
-                                   for v in older])
+    Store(root / "results").merge(
+        [record(case="fixture-00", torch=v, verdict="does-not-reproduce", case_hash=now) for v in older]
+    )
     cache = tmp_path / "cache"
-    proc = reprokit(root, "bisect", "fixture-00", "--target", "cpu", "--versions", *older, RUNNING,
-                    "--no-between", env={**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(cache)})
+    proc = reprokit(
+        root,
+        "bisect",
+        "fixture-00",
+        "--target",
+        "cpu",
+        "--versions",
+        *older,
+        RUNNING,
+        "--no-between",
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(cache)},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"regressed in {RUNNING}: last good {older[-1]}, first bad {RUNNING}" in proc.stdout
     assert f"runs made: 1 ({RUNNING})" in proc.stdout and not (cache / "envs").exists()
@@ -187,10 +237,22 @@ def test_one_bisect_step_runs_this_environments_torch_without_building_it(tmp_pa
 
 def test_a_bisect_whose_runs_time_out_is_undecided_and_says_which_timeout_to_give(tmp_path):
     root = make_corpus(tmp_path, 1, sleep=30)
-    Store(root / "results").merge([record(case="fixture-00", torch="2.10.0", verdict="timeout",
-                                          why="killed after 5 s", status="timeout")])
-    proc = reprokit(root, "bisect", "fixture-00", "--target", "cpu", "--versions", "2.10.0", RUNNING,
-                    "--no-between", "--timeout", "2")
+    Store(root / "results").merge(
+        [record(case="fixture-00", torch="2.10.0", verdict="timeout", why="killed after 5 s", status="timeout")]
+    )
+    proc = reprokit(
+        root,
+        "bisect",
+        "fixture-00",
+        "--target",
+        "cpu",
+        "--versions",
+        "2.10.0",
+        RUNNING,
+        "--no-between",
+        "--timeout",
+        "2",
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # undecided is no answer
     assert "undecided: " in proc.stdout and "timed out" in proc.stdout and "no change" not in proc.stdout
     # the retry names the longest limit that killed a run (2.10.0's recorded 5 s; this run's 2 s is confirmed with

@@ -2,6 +2,7 @@
 reproduces on every release, the Intel Xeon never; the store's newest record per release from either machine) is
 built into every report and the site, and no change list, feed entry, 'since', history line, grid word or mark calls
 it regressed or fixed; the upstream table has a row per machine. A real fix on the same releases is still a change."""
+
 import re
 import shutil
 from pathlib import Path
@@ -25,9 +26,15 @@ EPYC, XEON = "AMD EPYC 7763", "Intel(R) Xeon(R) Processor"
 
 
 def header(run_id: str, cpu: str, torch: str) -> RunHeader:
-    return RunHeader(run_id=run_id, target="cpu", torch=torch, device="cpu", reprokit="test",
-                     environment={"torch": torch, "collect_env": {"cpu_info": f"Model name: {cpu}\n"}},
-                     sittings=[Sitting(jobs=2, started="2026-12-01T00:00:00Z", finished="2026-12-01T00:00:00Z")])
+    return RunHeader(
+        run_id=run_id,
+        target="cpu",
+        torch=torch,
+        device="cpu",
+        reprokit="test",
+        environment={"torch": torch, "collect_env": {"cpu_info": f"Model name: {cpu}\n"}},
+        sittings=[Sitting(jobs=2, started="2026-12-01T00:00:00Z", finished="2026-12-01T00:00:00Z")],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -44,15 +51,34 @@ def two_cpus(tmp_path_factory) -> Path:
             run = f"{release}-{cpu.split()[0].strip('(R)')}"
             when = f"2026-12-0{n + 1}T0{m}:00:00Z"
             fixed_now = release == "2.15.0"
-            store.merge([
-                record(case=BY_MACHINE, torch=torch, verdict=verdict, run_id=run, recorded_at=when, stage="inductor",
-                       case_hash=corpus.content_hash(root / "cases" / BY_MACHINE),
-                       **({"exception": "AssertionError", "message": "Tensor-likes are not close!"}
-                          if verdict == "reproduces" else {})),
-                record(case=FIXED, torch=torch, verdict="does-not-reproduce" if fixed_now else "reproduces",
-                       run_id=run, recorded_at=when, case_hash=corpus.content_hash(root / "cases" / FIXED),
-                       **({} if fixed_now else {"exception": "RuntimeError", "message": "mirrored meta"}))],
-                [header(run, cpu, torch)])
+            store.merge(
+                [
+                    record(
+                        case=BY_MACHINE,
+                        torch=torch,
+                        verdict=verdict,
+                        run_id=run,
+                        recorded_at=when,
+                        stage="inductor",
+                        case_hash=corpus.content_hash(root / "cases" / BY_MACHINE),
+                        **(
+                            {"exception": "AssertionError", "message": "Tensor-likes are not close!"}
+                            if verdict == "reproduces"
+                            else {}
+                        ),
+                    ),
+                    record(
+                        case=FIXED,
+                        torch=torch,
+                        verdict="does-not-reproduce" if fixed_now else "reproduces",
+                        run_id=run,
+                        recorded_at=when,
+                        case_hash=corpus.content_hash(root / "cases" / FIXED),
+                        **({} if fixed_now else {"exception": "RuntimeError", "message": "mirrored meta"}),
+                    ),
+                ],
+                [header(run, cpu, torch)],
+            )
     return root
 
 
@@ -60,8 +86,9 @@ def two_cpus(tmp_path_factory) -> Path:
 def built(two_cpus, tmp_path_factory):
     loaded = Store(two_cpus / "results").load()
     published = render.gather(two_cpus, load_root_matrix(two_cpus), loaded)
-    site = website.pages(published, history_rows(loaded, [], None), website.from_git(ROOT),
-                         current=website.current_identities(loaded))
+    site = website.pages(
+        published, history_rows(loaded, [], None), website.from_git(ROOT), current=website.current_identities(loaded)
+    )
     out = tmp_path_factory.mktemp("reports")
     render.write_all(two_cpus, out, load_root_matrix(two_cpus), Store(two_cpus / "results").load())
     return published, site, {p.name: p.read_text() for p in out.glob("*.md")}
@@ -71,7 +98,10 @@ def test_the_store_holds_the_disagreement_on_every_release(built):
     published, _, _ = built
     shown = {rel: next(r for r in recs if r.case == BY_MACHINE) for rel, recs in published.histories["cpu"].items()}
     assert {rel: str(r.verdict) for rel, r in shown.items()} == {
-        "2.13.0": "does-not-reproduce", "2.14.1": "reproduces", "2.15.0": "does-not-reproduce"}
+        "2.13.0": "does-not-reproduce",
+        "2.14.1": "reproduces",
+        "2.15.0": "does-not-reproduce",
+    }
     assert all(r.machine_dependent for r in shown.values())
     assert not is_change(shown["2.13.0"], shown["2.14.1"]) and not is_change(shown["2.14.1"], shown["2.15.0"])
 
@@ -93,11 +123,12 @@ def test_no_report_says_since_or_fixed_of_it(built):
     cpu = reports["cpu.md"]
     rows = [line for line in cpu.splitlines() if BY_MACHINE in line]
     assert rows and not any(re.search(r"since \d|fixed in \d", line) for line in rows), rows
-    changes = cpu[cpu.index("## Changes between torch releases"):]
+    changes = cpu[cpu.index("## Changes between torch releases") :]
     assert BY_MACHINE not in changes and FIXED in changes
     history = [line for line in reports["cpu-history.md"].splitlines() if f"{BY_MACHINE}`" in line]
-    assert history and all(line.count("⇄ by machine") == 3 and "✖" not in line for line in history
-                           if "repro@" in line), history
+    assert history and all(
+        line.count("⇄ by machine") == 3 and "✖" not in line for line in history if "repro@" in line
+    ), history
 
 
 def test_the_upstream_table_has_a_row_per_machine(built):
@@ -112,16 +143,16 @@ def test_the_grid_shows_one_word_for_every_release_and_filters_on_each_machine(b
     _, site, _ = built
     grid = site["grid-cpu.html"]
     for release in RELEASES:
-        cell = grid[grid.index(f'id="{BY_MACHINE}/cpu/{release}"'):]
-        cell = cell[:cell.index("</td>")]
+        cell = grid[grid.index(f'id="{BY_MACHINE}/cpu/{release}"') :]
+        cell = cell[: cell.index("</td>")]
         assert '<span class="verdict v-machine-dependent">by machine</span>' in cell, cell
         assert "Δ" not in cell and "changed" not in cell.split(">", 1)[0]
         assert f"reproduces on {EPYC}" in cell and f"does-not-reproduce on {XEON}" in cell
-    row = grid[grid.rindex("<tr", 0, grid.index(f'id="{BY_MACHINE}/cpu/2.15.0"')):]
-    row = row[:row.index(">")]
+    row = grid[grid.rindex("<tr", 0, grid.index(f'id="{BY_MACHINE}/cpu/2.15.0"')) :]
+    row = row[: row.index(">")]
     assert "2.15.0=reproduces" in row and "2.15.0=does-not-reproduce" in row and "2.15.0=machine-dependent" in row
-    fixed = grid[grid.index(f'id="{FIXED}/cpu/2.15.0"'):]
-    assert "Δ" in fixed[:fixed.index("</td>")]  # a real change keeps its mark
+    fixed = grid[grid.index(f'id="{FIXED}/cpu/2.15.0"') :]
+    assert "Δ" in fixed[: fixed.index("</td>")]  # a real change keeps its mark
 
 
 def test_compare_counts_it_as_no_difference(built):

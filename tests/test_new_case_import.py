@@ -1,6 +1,7 @@
 """Importing an upstream issue with `reprokit new-case`: the oracle, devices, launcher, title and the issue's facts
 come from the flags and from one run of the script, so the case needs no editing by hand. Real processes; the
 scripts import no torch, so each test takes about a second."""
+
 import os
 import subprocess
 import sys
@@ -17,8 +18,13 @@ FACTS = ["--link", ISSUE, "--reported-on", "2.4.0", "--issue-state", "open", "--
 
 def reprokit(root, *args):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(root), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -53,22 +59,31 @@ def test_the_observed_failure_proposes_the_oracle_and_the_issue_facts_are_record
     assert made.returncode == 0, made.stderr
     assert ": reproduces (" in made.stdout and "CodegenFailed)" in made.stdout  # judged as run judges it
     data = case_yaml(repo)
-    assert data["expect"]["repro"] == {"kind": "raises", "exception": "CodegenFailed",
-                                       "match": r"C\+\+\ compile\ error\ in\ kernel"}
+    assert data["expect"]["repro"] == {
+        "kind": "raises",
+        "exception": "CodegenFailed",
+        "match": r"C\+\+\ compile\ error\ in\ kernel",
+    }
     assert data["title"] == "Inductor codegen fails for a strided max (from the issue)."
     assert data["requires"]["devices"] == ["cpu"]
     assert {k: data[k] for k in ("source", "reported_on", "issue_state", "area")} == {
-        "source": "upstream", "reported_on": "2.4.0", "issue_state": "open", "area": "inductor-cpu"}
+        "source": "upstream",
+        "reported_on": "2.4.0",
+        "issue_state": "open",
+        "area": "inductor-cpu",
+    }
     assert data["issue_checked"]  # the date the state was read
 
 
 def test_an_assertion_is_a_wrong_result_and_a_passing_script_says_it_does_not_reproduce(repo, tmp_path):
-    made = reprokit(repo, "new-case", "wrong", "--from", str(write(tmp_path, "assert 1 == 2, 'compiled != eager'\n")),
-                    *FACTS)
+    made = reprokit(
+        repo, "new-case", "wrong", "--from", str(write(tmp_path, "assert 1 == 2, 'compiled != eager'\n")), *FACTS
+    )
     assert made.returncode == 0, made.stderr
     assert case_yaml(repo, "wrong")["expect"]["repro"] == {"kind": "wrong-result"}
-    made = reprokit(repo, "new-case", "passes", "--from", str(write(tmp_path, "print('ok')\n")), "--wrong-result",
-                    *FACTS)
+    made = reprokit(
+        repo, "new-case", "passes", "--from", str(write(tmp_path, "print('ok')\n")), "--wrong-result", *FACTS
+    )
     assert made.returncode == 0, made.stderr
     assert ": does-not-reproduce (ran and exited 0)" in made.stdout
     assert case_yaml(repo, "passes")["expect"]["repro"] == {"kind": "wrong-result"}  # the flag wins
@@ -85,8 +100,20 @@ def test_an_upstream_case_without_the_issue_facts_records_them_as_unknown(repo, 
 def test_fixed_script_devices_and_torch_range_need_no_hand_edit(repo, tmp_path):
     fixed = tmp_path / "fixed.py"
     fixed.write_text("print('fixed')\n")
-    made = reprokit(repo, "new-case", "gpu-only", "--from", str(write(tmp_path, "x = 'cuda'\n")), "--no-run",
-                    "--wrong-result", "--fixed", str(fixed), "--requires-torch", ">=2.4", *FACTS)
+    made = reprokit(
+        repo,
+        "new-case",
+        "gpu-only",
+        "--from",
+        str(write(tmp_path, "x = 'cuda'\n")),
+        "--no-run",
+        "--wrong-result",
+        "--fixed",
+        str(fixed),
+        "--requires-torch",
+        ">=2.4",
+        *FACTS,
+    )
     assert made.returncode == 0, made.stderr
     data = case_yaml(repo, "gpu-only")
     assert data["requires"] == {"devices": ["cuda"], "torch": ">=2.4"}
@@ -94,17 +121,22 @@ def test_fixed_script_devices_and_torch_range_need_no_hand_edit(repo, tmp_path):
 
 
 def test_launcher_and_ranks_are_read_from_a_torchrun_script():
-    text = 'import os\nif "RANK" not in os.environ:\n    run(["--nproc-per-node=4", __file__])\nos.environ["REPRO_DEVICE"]'
+    text = (
+        'import os\nif "RANK" not in os.environ:\n    run(["--nproc-per-node=4", __file__])\nos.environ["REPRO_DEVICE"]'
+    )
     assert infer_requires(text) == {"devices": ["cpu", "cuda"], "world_size": 4, "launcher": "torchrun"}
 
 
 def test_the_exception_line_is_the_last_traceback_s_and_the_match_is_a_stable_prefix():
-    stderr = ("Traceback (most recent call last):\n  File 'a.py', line 1\nKeyError: 'x'\n\nThe above exception was the "
-              "direct cause of the following exception:\n\nTraceback (most recent call last):\n  File 'a.py', line 3\n"
-              "    raise Unsupported\ntorch._dynamo.exc.Unsupported: Data-dependent branching\n  Explanation: ...\n")
+    stderr = (
+        "Traceback (most recent call last):\n  File 'a.py', line 1\nKeyError: 'x'\n\nThe above exception was the "
+        "direct cause of the following exception:\n\nTraceback (most recent call last):\n  File 'a.py', line 3\n"
+        "    raise Unsupported\ntorch._dynamo.exc.Unsupported: Data-dependent branching\n  Explanation: ...\n"
+    )
     assert exception_line(stderr) == ("torch._dynamo.exc.Unsupported", "Data-dependent branching")
     assert message_regex("Could not guard on data-dependent expression Eq(u0, 1)") == re_escaped(
-        "Could not guard on data-dependent expression Eq")
+        "Could not guard on data-dependent expression Eq"
+    )
     assert message_regex("u0 (x)") is None  # too short to be stable
 
 
@@ -118,7 +150,9 @@ def test_match_alone_accepts_any_exception_class_whose_message_matches():
     from reprokit.contrib.new_case import oracle_from_flags
 
     assert oracle_from_flags(None, "C\\+\\+ compile error", None, None, False) == {
-        "kind": "raises", "match": "C\\+\\+ compile error"}
+        "kind": "raises",
+        "match": "C\\+\\+ compile error",
+    }
 
 
 CPU_SCRIPT_TALKING_OF_CUDA = '''"""Reported on CUDA ("cuda:0", an A100); this repro runs on the CPU."""
@@ -131,8 +165,16 @@ assert x.device.type == "cpu", "torch put a CPU tensor elsewhere"
 
 
 def test_a_comment_or_docstring_saying_cuda_does_not_make_a_cpu_script_a_cuda_case(repo, tmp_path):
-    made = reprokit(repo, "new-case", "talks-of-cuda", "--from", str(write(tmp_path, CPU_SCRIPT_TALKING_OF_CUDA)),
-                    "--no-run", "--wrong-result", *FACTS)
+    made = reprokit(
+        repo,
+        "new-case",
+        "talks-of-cuda",
+        "--from",
+        str(write(tmp_path, CPU_SCRIPT_TALKING_OF_CUDA)),
+        "--no-run",
+        "--wrong-result",
+        *FACTS,
+    )
     assert made.returncode == 0, made.stderr
     assert case_yaml(repo, "talks-of-cuda")["requires"]["devices"] == ["cpu"]
     # the code itself decides: a hard-coded device string or a .cuda() call makes it CUDA-only
@@ -142,8 +184,10 @@ def test_a_comment_or_docstring_saying_cuda_does_not_make_a_cpu_script_a_cuda_ca
 
 
 def test_dtypes_and_ranks_come_from_code_tokens():
-    text = ('import torch\n# torch.float16 in a comment, "--nproc-per-node=8" too\n'
-            'x = torch.ones(2, dtype=torch.bfloat16)\n')
+    text = (
+        'import torch\n# torch.float16 in a comment, "--nproc-per-node=8" too\n'
+        "x = torch.ones(2, dtype=torch.bfloat16)\n"
+    )
     assert infer_requires(text) == {"devices": ["cpu"], "dtypes": ["bfloat16"]}
     ranked = 'import os, subprocess\nsubprocess.run(["torchrun", "--nproc-per-node=3", __file__])\n'
     assert infer_requires(ranked) == {"devices": ["cpu"], "world_size": 3, "launcher": "torchrun"}

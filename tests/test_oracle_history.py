@@ -1,5 +1,6 @@
 """`validate` checks every oracle regex against every release's recorded message of its case: a branch that alone
 accepts one release's message while the same exception fails differently on another release is reported."""
+
 from pathlib import Path
 
 from reprokit.contrib.oracle_history import branches, recorded_message_problems

@@ -1,5 +1,6 @@
 """Runs placed on accelerators: which ids a run may use, balancing, jobs per device, runs needing several devices,
 exclusive runs; then the real scheduler running real child processes that report the devices they were given."""
+
 import json
 from pathlib import Path
 
@@ -39,8 +40,10 @@ def test_by_default_no_device_caps_the_jobs():
 def test_balancing_alone_keeps_two_device_runs_from_costing_jobs(tmp_path):
     """Four runs on two devices each and eight on one, 8 jobs on 2 GPUs: with the default every job runs; a cap of
     jobs/devices (4 per GPU) would leave jobs idle while the two-device runs hold room on both GPUs."""
-    spec = {**{f"pair-{i}": "{devices: [cuda], min_devices: 2}" for i in range(4)},
-            **{f"single-{i}": "{devices: [cuda]}" for i in range(8)}}
+    spec = {
+        **{f"pair-{i}": "{devices: [cuda], min_devices: 2}" for i in range(4)},
+        **{f"single-{i}": "{devices: [cuda]}" for i in range(8)},
+    }
     runs = _runs(tmp_path, spec)
 
     def started(per_device):
@@ -87,16 +90,24 @@ def _runs(tmp_path, spec):
         folder.mkdir(parents=True)
         (folder / "case.yaml").write_text(
             f"id: {cid}\ntitle: placement fixture\ncategory: diagnosis\nrequires: {requires}\n"
-            "expect:\n  repro: {kind: nonzero-exit}\n")
+            "expect:\n  repro: {kind: nonzero-exit}\n"
+        )
         (folder / "repro.py").write_text(REPORTER)
     found = corpus.discover(tmp_path / "cases")
-    return corpus.plan(found, "h100", MATRIX.targets["h100"], {"device_kind": "cuda", "device_count": 2,
-                                                               "compute_capability": 9.0})
+    return corpus.plan(
+        found, "h100", MATRIX.targets["h100"], {"device_kind": "cuda", "device_count": 2, "compute_capability": 9.0}
+    )
 
 
 def test_the_dispatcher_puts_exclusive_runs_first_and_starts_nothing_beside_them(tmp_path):
-    runs = _runs(tmp_path, {"a-one": "{devices: [cuda]}", "b-two": "{devices: [cuda], min_devices: 2}",
-                            "c-measures": "{devices: [cuda], min_devices: 2, exclusive: true}"})
+    runs = _runs(
+        tmp_path,
+        {
+            "a-one": "{devices: [cuda]}",
+            "b-two": "{devices: [cuda], min_devices: 2}",
+            "c-measures": "{devices: [cuda], min_devices: 2, exclusive: true}",
+        },
+    )
     dispatch = Dispatcher(runs, jobs=8, slots=DeviceSlots(("0", "1"), per_device=2))
     run, ids = dispatch.next()
     assert run.case.id == "c-measures" and ids == ("0", "1")
@@ -132,26 +143,34 @@ def test_the_measuring_cases_are_exclusive():
 
 
 # Each run reports the devices it was given and when it ran (real child processes, through the real probe).
-REPORTER = ("import json, os, time\nstart = time.time()\ntime.sleep(0.4)\n"
-            "print('PLACED ' + json.dumps({'ids': os.environ['CUDA_VISIBLE_DEVICES'], 'start': start, "
-            "'end': time.time(), 'device': os.environ['REPRO_DEVICE']}))\n")
+REPORTER = (
+    "import json, os, time\nstart = time.time()\ntime.sleep(0.4)\n"
+    "print('PLACED ' + json.dumps({'ids': os.environ['CUDA_VISIBLE_DEVICES'], 'start': start, "
+    "'end': time.time(), 'device': os.environ['REPRO_DEVICE']}))\n"
+)
 
 
 @pytest.mark.e2e
 def test_real_runs_see_only_their_devices_balanced_and_capped(tmp_path):
-    spec = {**{f"single-{i}": "{devices: [cuda]}" for i in range(8)},
-            "pair-0": "{devices: [cuda], min_devices: 2}", "pair-1": "{devices: [cuda], min_devices: 2}",
-            "measure-0": "{devices: [cuda], min_devices: 2, exclusive: true}"}
+    spec = {
+        **{f"single-{i}": "{devices: [cuda]}" for i in range(8)},
+        "pair-0": "{devices: [cuda], min_devices: 2}",
+        "pair-1": "{devices: [cuda], min_devices: 2}",
+        "measure-0": "{devices: [cuda], min_devices: 2, exclusive: true}",
+    }
     runs = _runs(tmp_path, spec)
     opts = RunOptions(device_kind="cuda", jobs=6, ladder=False, devices=("0", "1"), jobs_per_device=2)
     records = run_all(runs, Identity("h100", "cases", "t", "d", "r"), opts)
     seen = {}
     for rec in records:
         line = next(ln for ln in rec.stdout_tail.splitlines() if ln.startswith("PLACED "))
-        seen[rec.case] = json.loads(line[len("PLACED "):])
+        seen[rec.case] = json.loads(line[len("PLACED ") :])
     assert len(seen) == len(spec) and {s["device"] for s in seen.values()} == {"cuda"}
     assert {cid: s["ids"] for cid, s in seen.items() if not cid.startswith("single")} == {
-        "pair-0": "0,1", "pair-1": "0,1", "measure-0": "0,1"}
+        "pair-0": "0,1",
+        "pair-1": "0,1",
+        "measure-0": "0,1",
+    }
     singles = [s["ids"] for cid, s in seen.items() if cid.startswith("single")]
     assert sorted(singles) == ["0"] * 4 + ["1"] * 4  # balanced
     # At no moment more than 2 runs on one device; the exclusive run overlapped nothing.
@@ -172,8 +191,23 @@ def test_a_gpu_target_forced_onto_this_cpu_runs_what_a_cpu_can_and_ends_with_its
     from support import stored
     from test_cli import reprokit
 
-    proc = reprokit(ROOT, "run", "--target", "h100", "--host", "--force", "--no-ladder", "--jobs", "2",
-                    "--case", "custom-op-unregistered-gemm", "--case", "partition-p2p-access", "--out", str(tmp_path))
+    proc = reprokit(
+        ROOT,
+        "run",
+        "--target",
+        "h100",
+        "--host",
+        "--force",
+        "--no-ladder",
+        "--jobs",
+        "2",
+        "--case",
+        "custom-op-unregistered-gemm",
+        "--case",
+        "partition-p2p-access",
+        "--out",
+        str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     records = {r.key: r for r in stored(tmp_path, "h100")}
     assert records["partition-p2p-access/repro@float32"].why == "needs 2 CUDA devices, found 0"
@@ -188,8 +222,15 @@ def test_a_gpu_target_forced_onto_this_cpu_runs_what_a_cpu_can_and_ends_with_its
 
 
 def test_longest_expected_runs_start_first_recorded_times_over_timeouts(tmp_path):
-    runs = _runs(tmp_path, {"a-short": "{devices: [cuda], timeout: 60}", "b-long": "{devices: [cuda], timeout: 1200}",
-                            "c-default": "{devices: [cuda]}", "d-skipped": "{devices: [rocm], timeout: 7000}"})
+    runs = _runs(
+        tmp_path,
+        {
+            "a-short": "{devices: [cuda], timeout: 60}",
+            "b-long": "{devices: [cuda], timeout: 1200}",
+            "c-default": "{devices: [cuda]}",
+            "d-skipped": "{devices: [rocm], timeout: 7000}",
+        },
+    )
     assert [r.case.id for r in runs if r.skip] == ["d-skipped"]
     fresh = [r.case.id for r in longest_first(runs, {})]
     assert fresh == ["b-long", "c-default", "a-short", "d-skipped"]  # a fresh store: the declared timeouts decide

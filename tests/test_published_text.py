@@ -1,5 +1,6 @@
 """What a case controls (its exception's class name and message, its output) cannot break or inject into what we
 publish: Markdown tables, JUnit XML, autofix pull-request bodies, progress lines in a CI log."""
+
 from xml.etree import ElementTree as ET
 
 from reprokit.contrib import autofix
@@ -15,9 +16,15 @@ HOSTILE_TEXT = "\x1b[31mred\x1b[0m | <img src=x onerror=alert(1)> ``` \x00 \x07\
 
 
 def hostile():
-    return record(case="c", verdict="fails-differently", exception=HOSTILE_CLASS, message=HOSTILE_TEXT,
-                  why=f"expected X, got {HOSTILE_CLASS}\n::add-mask::x", status="fail",
-                  stderr_tail="```\n# injected heading outside the block\n" + HOSTILE_TEXT)
+    return record(
+        case="c",
+        verdict="fails-differently",
+        exception=HOSTILE_CLASS,
+        message=HOSTILE_TEXT,
+        why=f"expected X, got {HOSTILE_CLASS}\n::add-mask::x",
+        status="fail",
+        stderr_tail="```\n# injected heading outside the block\n" + HOSTILE_TEXT,
+    )
 
 
 def test_markdown_cells_hold_no_raw_pipe_backtick_html_or_control_character():
@@ -25,7 +32,7 @@ def test_markdown_cells_hold_no_raw_pipe_backtick_html_or_control_character():
     unescaped = row.replace("\\|", "").replace("\\`", "")
     assert unescaped.count("|") == 2  # the table's own two borders: one cell, as rendered
     assert "`x`" not in row and "<script>" not in row and "<img" not in row
-    assert not any(ord(ch) < 32 or 0x7f <= ord(ch) <= 0x9f for ch in row)
+    assert not any(ord(ch) < 32 or 0x7F <= ord(ch) <= 0x9F for ch in row)
 
 
 def test_junit_xml_stays_valid_xml():
@@ -37,8 +44,9 @@ def test_junit_xml_stays_valid_xml():
 
 def test_autofix_body_keeps_case_output_inside_its_block_and_has_no_nul():
     rec = hostile()
-    body = autofix.body([(rec.key, Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY)],
-                        View("cpu", "cases", "2.13.0", [rec], []))
+    body = autofix.body(
+        [(rec.key, Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY)], View("cpu", "cases", "2.13.0", [rec], [])
+    )
     assert "\x00" not in body
     lines = body.splitlines()
     opening = next(i for i, line in enumerate(lines) if line.startswith("````"))

@@ -1,4 +1,5 @@
 """Real cases from the corpus, run by the real runner against the installed torch."""
+
 import os
 import subprocess
 import sys
@@ -16,8 +17,27 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("real-cases")]
 def records(tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "run", "--host", "--target", "cpu", "--jobs", "2",
-                    "--case", "custom-op-unregistered-gemm", "--out", str(out)], env=env, check=False)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(ROOT),
+            "run",
+            "--host",
+            "--target",
+            "cpu",
+            "--jobs",
+            "2",
+            "--case",
+            "custom-op-unregistered-gemm",
+            "--out",
+            str(out),
+        ],
+        env=env,
+        check=False,
+    )
     return {r.key: r.model_dump(mode="json") for r in stored(out)}
 
 

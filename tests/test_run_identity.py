@@ -2,6 +2,7 @@
 retitling a case, adding a declaration or editing its notes, links or category leaves every one of its records
 current; and records made while the hash covered the whole folder get their version's identity from git history,
 the same hash a re-record would store."""
+
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,12 +20,15 @@ from support import record
 ROOT = Path(__file__).resolve().parents[1]
 CASE = "aot-autograd-backward-inside-compiled-fn"  # an upstream case, no declaration yet
 
+
 def edited(change):
     """A case.yaml edit: the YAML read, changed by `change(data)`, written back (reformatted: formatting is no edit)."""
+
     def edit(text: str) -> str:
         data = yaml.safe_load(text)
         change(data)
         return yaml.safe_dump(data, sort_keys=False)
+
     return edit
 
 
@@ -36,10 +40,13 @@ def _declare_documented(data: dict) -> None:
 DESCRIPTION_EDITS = {
     "retitled": edited(lambda d: d.update(title="Retitled - " + d["title"])),
     "declared documented": edited(_declare_documented),
-    "notes and links": edited(lambda d: d.update(notes="a note", links=[*d.get("links", []),
-                                                                          "https://github.com/pytorch/pytorch/issues/1"])),
+    "notes and links": edited(
+        lambda d: d.update(notes="a note", links=[*d.get("links", []), "https://github.com/pytorch/pytorch/issues/1"])
+    ),
     "category": edited(lambda d: d.update(category="diagnosis")),
-    "declared outside compile": edited(lambda d: d.update(outside_compile={"kind": "invalid-usage", "why": "no such op"})),
+    "declared outside compile": edited(
+        lambda d: d.update(outside_compile={"kind": "invalid-usage", "why": "no such op"})
+    ),
 }
 EXECUTED_EDITS = {
     "oracle": edited(lambda d: d["expect"]["repro"].update(match="another message")),
@@ -64,9 +71,18 @@ def current_keys(root: Path) -> set[str]:
 def test_retitling_a_case_or_adding_a_declaration_leaves_every_one_of_its_records_current(tmp_path, edit):
     root, yml = a_case(tmp_path)
     before = corpus.content_hash(yml.parent)
-    Store(root / "results").merge([record(case=CASE, variant=v, case_hash=before, run_id=f"r{v}",
-                                          **({} if v == "repro" else {"verdict": "fix-works"}))
-                                   for v in ("repro", "fixed")])
+    Store(root / "results").merge(
+        [
+            record(
+                case=CASE,
+                variant=v,
+                case_hash=before,
+                run_id=f"r{v}",
+                **({} if v == "repro" else {"verdict": "fix-works"}),
+            )
+            for v in ("repro", "fixed")
+        ]
+    )
     assert current_keys(root) == {f"{CASE}/repro@float32", f"{CASE}/fixed@float32"}
     yml.write_text(DESCRIPTION_EDITS[edit](yml.read_text()))
     load_case(yml)  # still a valid case
@@ -100,14 +116,18 @@ def test_editing_a_script_supersedes(tmp_path):
 def test_a_default_written_out_is_the_same_run(tmp_path):
     root, yml = a_case(tmp_path)
     before = corpus.content_hash(yml.parent)
-    yml.write_text(edited(lambda d: d.update(expect={**d["expect"], "fix": "passes"},
-                                             requires={**d["requires"], "world_size": 1}))(yml.read_text()))
+    yml.write_text(
+        edited(
+            lambda d: d.update(expect={**d["expect"], "fix": "passes"}, requires={**d["requires"], "world_size": 1})
+        )(yml.read_text())
+    )
     assert corpus.content_hash(yml.parent) == before
 
 
 def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True
+    )
 
 
 def test_old_records_get_their_versions_identity_as_a_re_record_would(tmp_path):
@@ -117,16 +137,21 @@ def test_old_records_get_their_versions_identity_as_a_re_record_would(tmp_path):
     git(root, "init", "-q")
     git(root, "add", ".")
     git(root, "commit", "-qm", "v1")
+
     def files():
         return [(str(p.relative_to(yml.parent)), p.read_bytes()) for p in yml.parent.rglob("*") if p.is_file()]
+
     v1_old, v1_identity = rehash.folder_digest(files()), corpus.content_hash(yml.parent)
     yml.write_text(DESCRIPTION_EDITS["retitled"](yml.read_text()))
     git(root, "commit", "-qam", "v2: retitled")
     v2_old = rehash.folder_digest(files())
-    Store(root / "results").merge([
-        record(case=CASE, torch="2.13.0+cpu", case_hash=v1_old, run_id="a"),
-        record(case=CASE, torch="2.14.1+cpu", case_hash=v2_old, run_id="b"),
-        record(case=CASE, torch="2.15.0+cpu", case_hash="fedcba9876543210", run_id="c")])  # no committed version
+    Store(root / "results").merge(
+        [
+            record(case=CASE, torch="2.13.0+cpu", case_hash=v1_old, run_id="a"),
+            record(case=CASE, torch="2.14.1+cpu", case_hash=v2_old, run_id="b"),
+            record(case=CASE, torch="2.15.0+cpu", case_hash="fedcba9876543210", run_id="c"),
+        ]
+    )  # no committed version
     assert current_keys(root) == set()  # before: whole-folder hashes match nothing now
 
     counts = rehash.rehash(root)
@@ -146,6 +171,9 @@ def test_old_records_get_their_versions_identity_as_a_re_record_would(tmp_path):
 def test_committed_records_are_identities():
     """Every hashed record of the committed store holds a run identity, none a whole-folder digest of a version."""
     now = {d.name: corpus.content_hash(d) for d in (ROOT / "cases").iterdir() if (d / "case.yaml").is_file()}
-    current = [r for r in Store(ROOT / "results").load("cpu", "cases", outputs=False).records
-               if r.case_hash and r.case_hash == now.get(r.case)]
+    current = [
+        r
+        for r in Store(ROOT / "results").load("cpu", "cases", outputs=False).records
+        if r.case_hash and r.case_hash == now.get(r.case)
+    ]
     assert len(current) > 1000

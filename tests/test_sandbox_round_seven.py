@@ -2,6 +2,7 @@
 link or a foreign folder at the cache's place, a case's deep or folder-heavy tree through the real runner and
 bubblewrap, a copy-out cut off at its limit; what the runner does with them is read back from the host's disk and
 the record. Speed is not asserted here: `nox -s bench` prints copy-out's MiB/s."""
+
 import os
 import subprocess
 import sys
@@ -23,9 +24,14 @@ expect:
 
 
 def reprokit(root: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-P", "-m", "reprokit", "--root", str(root), *args], capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT / "tools"), **(env or {})},
-                          cwd=root)
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "reprokit", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tools"), **(env or {})},
+        cwd=root,
+    )
 
 
 def repo_with_case(tmp_path: Path, case_id: str, source: str) -> Path:
@@ -38,8 +44,13 @@ def repo_with_case(tmp_path: Path, case_id: str, source: str) -> Path:
 
 
 def run_with_cache(tmp_path: Path, source: str, cache: Path, timeout: float = 60):
-    return observe(case_script(tmp_path, source), env=dict(os.environ), extra_env={"REPRO_CACHE": str(cache)},
-                   timeout=timeout, writable=(cache,))
+    return observe(
+        case_script(tmp_path, source),
+        env=dict(os.environ),
+        extra_env={"REPRO_CACHE": str(cache)},
+        timeout=timeout,
+        writable=(cache,),
+    )
 
 
 def host_files(folder: Path) -> dict[str, int]:
@@ -99,8 +110,22 @@ def test_a_link_at_a_cache_folder_is_refused_in_one_line_and_nothing_runs(tmp_pa
     else:
         (cache / "plants").mkdir(mode=0o755)
         (cache / "plants" / "repro@float32").symlink_to(victim, target_is_directory=True)
-    done = reprokit(root, "run", "--host", "--target", "cpu", "--case", "plants", "--cache", str(cache),
-                    "--out", str(tmp_path / "out"), "--no-report", "--jobs", "1")
+    done = reprokit(
+        root,
+        "run",
+        "--host",
+        "--target",
+        "cpu",
+        "--case",
+        "plants",
+        "--cache",
+        str(cache),
+        "--out",
+        str(tmp_path / "out"),
+        "--no-report",
+        "--jobs",
+        "1",
+    )
     assert done.returncode == 2, done.stdout + done.stderr
     said = done.stderr.strip().splitlines()
     assert len(said) == 1 and "is a link" in said[-1] and "rm " in said[-1], done.stderr
@@ -137,8 +162,9 @@ def test_a_folder_the_run_writes_that_another_user_owns_is_refused_before_the_ru
     cache.mkdir()
     os.chown(cache, 1234, 1234)
     with pytest.raises(InputError, match="owned by uid 1234, not by this runner"):
-        run_with_cache(tmp_path, "import os\nopen(os.path.join(os.environ['REPRO_CACHE'], 'k'), 'w').write('k')\n",
-                       cache)
+        run_with_cache(
+            tmp_path, "import os\nopen(os.path.join(os.environ['REPRO_CACHE'], 'k'), 'w').write('k')\n", cache
+        )
     assert os.listdir(cache) == []
 
 
@@ -304,8 +330,11 @@ def test_an_1100_level_tree_left_on_the_host_is_removed(tmp_path):
     os.close(fd)
     cache = tmp_path / "cache"
     try:
-        obs = run_with_cache(tmp_path, "import os\nopen(os.path.join(os.environ['REPRO_CACHE'], 'k'), 'w')"
-                             ".write('k')\nraise SystemExit(3)\n", cache)
+        obs = run_with_cache(
+            tmp_path,
+            "import os\nopen(os.path.join(os.environ['REPRO_CACHE'], 'k'), 'w').write('k')\nraise SystemExit(3)\n",
+            cache,
+        )
     finally:
         remove_chain(cache)
     assert (obs.status, obs.exit_code) == ("fail", 3), (obs.status, obs.contained, obs.stderr_tail)
@@ -332,6 +361,7 @@ def test_removing_a_1100_level_tree_needs_no_recursion(tmp_path):
 
 
 # ------------------------------------------------------------------ 4: new-case's seeding, by the tokenizer's lines
+
 
 @pytest.mark.parametrize("separator", ["\f", "\u2028", "\x85", "\x1c", "\x1d", "\x1e"])
 def test_seeding_lands_after_the_last_import_whatever_str_splitlines_would_count(tmp_path, separator):

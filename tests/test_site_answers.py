@@ -5,6 +5,7 @@ run has recorded finds "not recorded", a search of several words finds its case,
 stop and above the fold, every focused grid cell is wholly in view at 390 px, Escape closes a tooltip whatever the
 mouse did, and the compare view lists the cases two releases disagree on. The expectations come from the store and
 matrix.yaml, not from the site's code."""
+
 import gzip
 import html
 import json
@@ -73,12 +74,15 @@ def test_a_pasted_issue_whose_verdict_depends_on_the_machine_shows_each_machines
     told = page.inner_text("p.reproduce-from")
     reproducing = [m for m, v in by_machine.items() if "reproduces" in v]
     assert told.startswith("The newest recorded release on which the repro reproduces") and any(
-        f"on {m}" in told for m in reproducing), told
+        f"on {m}" in told for m in reproducing
+    ), told
 
     page.goto(f"{site_url}/upstream.html")
     page.fill("input[name=q]", "#150114")
-    shown = page.eval_on_selector_all("#upstream-issues tbody tr:not([hidden])", "rows => rows.map(r => "
-                                      "[r.getAttribute('data-target'), r.getAttribute('data-machine')])")
+    shown = page.eval_on_selector_all(
+        "#upstream-issues tbody tr:not([hidden])",
+        "rows => rows.map(r => [r.getAttribute('data-target'), r.getAttribute('data-machine')])",
+    )
     assert sorted(m for t, m in shown if t == "cpu") == sorted(by_machine)
 
 
@@ -89,11 +93,16 @@ def test_a_question_about_a_target_no_run_has_recorded_finds_not_recorded(site_u
     assert "a100" in targets and "a100" not in recorded
     page.goto(f"{site_url}/index.html")
     assert page.eval_on_selector_all("#targets-table tbody tr", "rows => rows.map(r => r.dataset.target)") == [
-        *(t for t in targets if t in recorded), *(t for t in targets if t not in recorded)]
+        *(t for t in targets if t in recorded),
+        *(t for t in targets if t not in recorded),
+    ]
     page.fill("input[name=q]", "A100")
     note = page.locator("#target-note")
-    assert note.is_visible() and "a100" in note.inner_text() and "not recorded (no such hardware has run it)" in \
-        note.inner_text()
+    assert (
+        note.is_visible()
+        and "a100" in note.inner_text()
+        and "not recorded (no such hardware has run it)" in note.inner_text()
+    )
     for case_id in visible_ids(page):  # only a case that mentions the hardware, none with a verdict there
         row = page.locator(f'#cases-table tr[data-case="{case_id}"]')
         assert "a100" in row.inner_text().lower() and "a100:" not in row.locator("td.standing").inner_text()
@@ -105,13 +114,13 @@ def test_a_question_about_a_target_no_run_has_recorded_finds_not_recorded(site_u
     for target in targets:
         if target not in recorded:
             assert "not recorded (no such hardware has run it)" in page.inner_text(
-                f'#first-bad-good tr[data-target="{target}"]')
+                f'#first-bad-good tr[data-target="{target}"]'
+            )
 
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
-def test_the_search_is_the_first_skip_links_stop_above_the_fold_with_the_issue_state(site_url, browser, width,
-                                                                                     height):
+def test_the_search_is_the_first_skip_links_stop_above_the_fold_with_the_issue_state(site_url, browser, width, height):
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(f"{site_url}/index.html")
     box = page.locator("input[name=q]").bounding_box()
@@ -201,12 +210,19 @@ def test_axe_core_reports_no_violations_on_the_new_answers(site_url, browser):
     axe = axe_or_skip()
     for width, height in ((1440, 900), (390, 844)):
         page = browser.new_page(viewport={"width": width, "height": height})
-        for name in ("index.html?q=a100", "grid-a100.html", f"cases/{MACHINE_CASE}.html", "upstream.html?q=150114",
-                     "compare.html?a=cpu@2.13.0&b=cpu@2.14.1"):
+        for name in (
+            "index.html?q=a100",
+            "grid-a100.html",
+            f"cases/{MACHINE_CASE}.html",
+            "upstream.html?q=150114",
+            "compare.html?a=cpu@2.13.0&b=cpu@2.14.1",
+        ):
             page.goto(f"{site_url}/{name}")
             page.add_script_tag(path=str(axe))
-            found = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
-                                  ".map(v => `${v.id} (${v.impact}): ${v.nodes.length} nodes, e.g. ${v.nodes[0].html}`)")
+            found = page.evaluate(
+                "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+                ".map(v => `${v.id} (${v.impact}): ${v.nodes.length} nodes, e.g. ${v.nodes[0].html}`)"
+            )
             assert found == [], (name, width, found)
         page.close()
 
@@ -224,9 +240,13 @@ def changed_cases(target: str, old: str, new: str) -> set[str]:
     out = set()
     for (release, key), rec in newest.items():
         was = newest.get((old, key))
-        if release == new and was and was.verdict != rec.verdict and not (was.machine_dependent or
-                                                                           rec.machine_dependent) and \
-                Verdict.FLAKY not in (was.verdict, rec.verdict):
+        if (
+            release == new
+            and was
+            and was.verdict != rec.verdict
+            and not (was.machine_dependent or rec.machine_dependent)
+            and Verdict.FLAKY not in (was.verdict, rec.verdict)
+        ):
             out.add(rec.case)
     return out
 
@@ -236,8 +256,9 @@ def test_the_compare_view_of_two_releases_lists_the_cases_that_differ_first(site
     differ = changed_cases("cpu", "2.13.0", "2.14.1")
     assert differ
     page.goto(f"{site_url}/compare.html?a=cpu@2.13.0&b=cpu@2.14.1")
-    rows = page.eval_on_selector_all("#compare-table tbody tr:not([hidden])",
-                                     "rows => rows.map(r => [r.dataset.case, r.dataset.differs])")
+    rows = page.eval_on_selector_all(
+        "#compare-table tbody tr:not([hidden])", "rows => rows.map(r => [r.dataset.case, r.dataset.differs])"
+    )
     listed = [case for case, d in rows if d == "yes"]
     assert set(listed) == differ
     assert [d for _, d in rows] == sorted((d for _, d in rows), key=lambda d: d != "yes")  # those that differ first
@@ -329,11 +350,24 @@ def test_a_phone_lays_out_the_record_list_a_hundred_rows_at_a_time_and_a_permali
 def test_the_compare_view_of_two_targets_from_its_address(site_url, page):
     loaded = know_content(Store(ROOT / "results").load(), corpus.discover(ROOT / "cases"))
     known = {c.case.id for c in corpus.discover(ROOT / "cases")}
-    on = {t: {r.case for r in loaded.records if r.target == t and release_of(r.torch) == "2.11.0" and r.case in known
-              and r.suite == "cases" and not superseded(r, loaded.content)} for t in ("cpu", "h100")}
+    on = {
+        t: {
+            r.case
+            for r in loaded.records
+            if r.target == t
+            and release_of(r.torch) == "2.11.0"
+            and r.case in known
+            and r.suite == "cases"
+            and not superseded(r, loaded.content)
+        }
+        for t in ("cpu", "h100")
+    }
     page.goto(f"{site_url}/compare.html?a=cpu@2.11.0&b=h100@2.11.0")
-    assert page.inner_text("#compare-a") == "cpu, torch 2.11.0" and page.inner_text("#compare-b") == "h100, torch 2.11.0"
-    rows = page.eval_on_selector_all("#compare-table tbody tr", "rows => rows.map(r => [r.dataset.case, "
-                                     "r.dataset.differs])")
+    assert (
+        page.inner_text("#compare-a") == "cpu, torch 2.11.0" and page.inner_text("#compare-b") == "h100, torch 2.11.0"
+    )
+    rows = page.eval_on_selector_all(
+        "#compare-table tbody tr", "rows => rows.map(r => [r.dataset.case, r.dataset.differs])"
+    )
     assert {case for case, _ in rows} == on["cpu"] | on["h100"]
     assert {case for case, d in rows if d == "one side"} == on["cpu"] ^ on["h100"]

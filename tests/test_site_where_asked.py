@@ -6,6 +6,7 @@ target; the upstream page's flags carry the link kind, whether the case ever rep
 rule for "changed" on the changes pages, the compare view, the grid marks and the feed; the badges are linked with the
 Markdown to paste and name the release and the torch.compile failure rate. Then the smaller points, rendered
 in-process. Every expectation comes from the store, matrix.yaml and issue-states.yaml, not from the site's code."""
+
 import html
 import json
 import re
@@ -87,8 +88,9 @@ def test_history_only_runs_are_on_the_grid_the_record_list_and_the_index_marked(
         assert set(visible_ids(page)) == set(runs)
 
         page.goto(f"{site_url}/matrix.html?target={target}")
-        marked = page.eval_on_selector_all("#matrix tbody tr.history", "rows => rows.map(r => [r.id.split('/')[0], "
-                                           "r.innerText])")
+        marked = page.eval_on_selector_all(
+            "#matrix tbody tr.history", "rows => rows.map(r => [r.id.split('/')[0], r.innerText])"
+        )
         assert {case for case, _ in marked} == set(runs)
         assert all(runs[case].recorded_at[:10] in text and "not current" in text for case, text in marked)
 
@@ -109,9 +111,11 @@ def test_history_only_runs_are_on_the_grid_the_record_list_and_the_index_marked(
 def test_a_pasted_question_finds_its_issue_and_an_empty_search_says_why(site_url, page):
     number = next(n for n in issue_numbers(cases_by_id()[MACHINE_CASE].case))
     page.goto(f"{site_url}/index.html")
-    for question in (f"is pytorch/pytorch#{number} fixed, on which hardware?",
-                     f"Does https://github.com/pytorch/pytorch/issues/{number} still fail on CPU?",
-                     f"what about issue {number}"):
+    for question in (
+        f"is pytorch/pytorch#{number} fixed, on which hardware?",
+        f"Does https://github.com/pytorch/pytorch/issues/{number} still fail on CPU?",
+        f"what about issue {number}",
+    ):
         page.fill("input[name=q]", question)
         assert visible_ids(page) == [MACHINE_CASE], question
         assert f"#{number}" in page.inner_text("#search-note"), question
@@ -145,21 +149,27 @@ def test_hardware_words_lead_to_their_target(site_url, page):
             assert note.is_visible() and f"target {target}" in note.inner_text(), (word, note.inner_text())
             assert page.locator(f'#target-note a[href="grid-{target}.html"]').count() == 1
             shown = visible_ids(page)
-            assert shown and all(f"{target}:" in page.inner_text(f'#cases-table tr[data-case="{c}"] td.standing')
-                                 or word.lower() in page.inner_text(f'#cases-table tr[data-case="{c}"]').lower()
-                                 for c in shown)
+            assert shown and all(
+                f"{target}:" in page.inner_text(f'#cases-table tr[data-case="{c}"] td.standing')
+                or word.lower() in page.inner_text(f'#cases-table tr[data-case="{c}"]').lower()
+                for c in shown
+            )
             asked += 1
     assert asked
     for word, where in (("Ascend", "ascend"), ("910b", "910b"), ("rocm", "rocm"), ("MI300", "mi300")):
-        targets = [n for n, t in matrix.targets.items()
-                   if where in f"{n} {t.family} {t.device.kind} {t.description}".lower()]
+        targets = [
+            n for n, t in matrix.targets.items() if where in f"{n} {t.family} {t.device.kind} {t.description}".lower()
+        ]
         assert targets, word  # matrix.yaml has such hardware
         page.goto(f"{site_url}/index.html")
         page.fill("input[name=q]", word)
         note = page.inner_text("#target-note")
         for target in targets:
-            assert target in note and ("not recorded (no such hardware has run it)" in note
-                                       if target not in recorded else f"target {target}" in note), (word, note)
+            assert target in note and (
+                "not recorded (no such hardware has run it)" in note
+                if target not in recorded
+                else f"target {target}" in note
+            ), (word, note)
 
 
 # ------------------------------------------------------------------ 4. the upstream page's flags
@@ -170,11 +180,17 @@ def reproduced_here(case_id: str) -> bool:
     or its history-only last run."""
     loaded = committed()
     for rec in loaded.records:
-        if rec.case == case_id and Role.of(rec.variant) is Role.REPRO and not superseded(rec, loaded.content) and (
-                rec.verdict is Verdict.REPRODUCES or "reproduces" in (rec.on_other_machines or {}).values()):
+        if (
+            rec.case == case_id
+            and Role.of(rec.variant) is Role.REPRO
+            and not superseded(rec, loaded.content)
+            and (rec.verdict is Verdict.REPRODUCES or "reproduces" in (rec.on_other_machines or {}).values())
+        ):
             return True
-    return any(case_id in runs and runs[case_id].verdict is Verdict.REPRODUCES
-               for runs in (history_only(t) for t in recorded_targets()))
+    return any(
+        case_id in runs and runs[case_id].verdict is Verdict.REPRODUCES
+        for runs in (history_only(t) for t in recorded_targets())
+    )
 
 
 @pytest.mark.e2e
@@ -184,7 +200,8 @@ def test_the_upstream_flags_say_the_link_kind_whether_it_ever_reproduced_and_tri
     page.goto(f"{site_url}/upstream.html")
     flagged = page.eval_on_selector_all(
         '#upstream-issues tbody tr[data-flag="flagged"]',
-        "rows => rows.map(r => [r.dataset.case, r.querySelector('td.flag-cell').innerText, r.dataset.link])")
+        "rows => rows.map(r => [r.dataset.case, r.querySelector('td.flag-cell').innerText, r.dataset.link])",
+    )
     opened = [row for row in flagged if "open upstream, does not reproduce" in row[1]]
     assert opened
     for case_id, text, link in flagged:
@@ -213,25 +230,35 @@ def test_one_rule_for_changed_on_the_changes_pages_the_compare_view_the_grid_and
     newly = 0
     for old, new in zip(order, order[1:], strict=False):
         page.goto(f"{site_url}/changes-{new}.html")
-        listed = page.eval_on_selector_all(
-            "#changes tbody tr", "rows => rows.map(r => [r.cells[1].innerText, r.cells[2].innerText, "
-            "r.cells[4].innerText, r.cells[5].innerText, r.cells[3].innerText])") if page.locator("#changes").count() \
+        listed = (
+            page.eval_on_selector_all(
+                "#changes tbody tr",
+                "rows => rows.map(r => [r.cells[1].innerText, r.cells[2].innerText, "
+                "r.cells[4].innerText, r.cells[5].innerText, r.cells[3].innerText])",
+            )
+            if page.locator("#changes").count()
             else []
+        )
         on_page = {case for t, case, _, _, _ in listed if t == target}
         repro_changed = {case for t, case, _, _, run in listed if t == target and run.startswith("repro@")}
         assert not any("skipped" in before or "skipped" in now for _, _, before, now, _ in listed), new
         if page.locator("#not-changes").inner_text():
             newly += 1
         page.goto(f"{site_url}/compare.html?a={target}@{old}&b={target}@{new}")
-        rows = page.eval_on_selector_all("#compare-table tbody tr", "rows => rows.map(r => [r.dataset.case, "
-                                         "r.dataset.differs])")
+        rows = page.eval_on_selector_all(
+            "#compare-table tbody tr", "rows => rows.map(r => [r.dataset.case, r.dataset.differs])"
+        )
         assert {case for case, d in rows if d == "yes"} == on_page, (old, new)
         page.goto(f"{site_url}/grid-{target}.html")
-        marked = page.eval_on_selector_all(f'#grid td.changed[id$="/{target}/{new}"]', "cells => cells.map(c => "
-                                           "c.id.split('/')[0])")
+        marked = page.eval_on_selector_all(
+            f'#grid td.changed[id$="/{target}/{new}"]', "cells => cells.map(c => c.id.split('/')[0])"
+        )
         assert set(marked) == repro_changed, (old, new)  # a grid cell is the repro's verdict
-        entries = {m.group(1).split("/")[0] for e in feed.entries
-                   if (m := re.match(rf"^{target}, torch {re.escape(new)}: (\S+) ", e.title))}
+        entries = {
+            m.group(1).split("/")[0]
+            for e in feed.entries
+            if (m := re.match(rf"^{target}, torch {re.escape(new)}: (\S+) ", e.title))
+        }
         assert entries == on_page, (old, new)
     assert newly, "no release has a run that newly ran: the rule is not exercised"
 
@@ -268,14 +295,23 @@ def test_axe_core_reports_no_violations_where_the_answers_are(site_url, browser)
     targets = [t for t in recorded_targets() if history_only(t)]
     for width, height in ((1440, 900), (390, 844)):
         page = browser.new_page(viewport={"width": width, "height": height})
-        for name in ("index.html?q=is+%23150114+fixed%2C+on+which+hardware%3F", "index.html?q=MI300",
-                     "index.html?q=qzxv", *(f"grid-{t}.html?verdict=history" for t in targets), "upstream.html",
-                     "matrix.html?q=H200", "changes-2.9.1.html", "sweeps.html",
-                     "cases/fsdp-article-config.html"):
+        for name in (
+            "index.html?q=is+%23150114+fixed%2C+on+which+hardware%3F",
+            "index.html?q=MI300",
+            "index.html?q=qzxv",
+            *(f"grid-{t}.html?verdict=history" for t in targets),
+            "upstream.html",
+            "matrix.html?q=H200",
+            "changes-2.9.1.html",
+            "sweeps.html",
+            "cases/fsdp-article-config.html",
+        ):
             page.goto(f"{site_url}/{name}")
             page.add_script_tag(path=str(axe))
-            found = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
-                                  ".map(v => `${v.id} (${v.impact}): ${v.nodes.length} nodes, e.g. ${v.nodes[0].html}`)")
+            found = page.evaluate(
+                "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+                ".map(v => `${v.id} (${v.impact}): ${v.nodes.length} nodes, e.g. ${v.nodes[0].html}`)"
+            )
             assert found == [], (name, width, found)
         page.close()
 
@@ -291,8 +327,11 @@ def repository_site() -> dict[str, str]:
 def test_a_machine_dependent_verdict_says_by_machine_in_the_target_report_and_the_case_x_target_table(tmp_path):
     matrix, loaded = load_root_matrix(ROOT), Store(ROOT / "results").load()
     render.write_all(ROOT, tmp_path, matrix, loaded)
-    by_machine = {r.case for r in current(loaded, "cpu", "cases", matrix.targets["cpu"].pins.torch).records
-                  if r.machine_dependent and Role.of(r.variant) is Role.REPRO}
+    by_machine = {
+        r.case
+        for r in current(loaded, "cpu", "cases", matrix.targets["cpu"].pins.torch).records
+        if r.machine_dependent and Role.of(r.variant) is Role.REPRO
+    }
     assert by_machine
     report, index = (tmp_path / "cpu.md").read_text(), (tmp_path / "README.md").read_text()
     for case_id in by_machine:
@@ -306,7 +345,7 @@ def test_reproduce_locally_runs_a_gpu_only_case_on_its_device_from_its_folder(re
     assert gpu_only
     for cd in gpu_only:
         page = repository_site[f"cases/{cd.case.id}.html"]
-        told = page[page.index('<h2 id="reproduce">'):page.index('<h2 id="folder">')]
+        told = page[page.index('<h2 id="reproduce">') : page.index('<h2 id="folder">')]
         assert "REPRO_DEVICE=cpu" not in told and f"cases/{cd.case.id}" in told, cd.case.id
         if cd.case.requires.world_size > 1:
             assert f"--nproc-per-node {cd.case.requires.world_size}" in told, cd.case.id
@@ -336,16 +375,25 @@ def test_the_ledger_names_releases_without_a_current_run_and_history_only_runs(t
     for claim in published.claims.claims:
         if not claim.cases or claim.untestable:
             continue
-        row = next((line for line in readme.splitlines() if line.startswith(f"| §{claim.section} |")
-                    and all(f"[`{c}`]" in line for c in claim.cases)), None)
+        row = next(
+            (
+                line
+                for line in readme.splitlines()
+                if line.startswith(f"| §{claim.section} |") and all(f"[`{c}`]" in line for c in claim.cases)
+            ),
+            None,
+        )
         cells = row.split(" | ") if row else []
         held = re.search(r"\((?:since|holds) ([^;) ]+)", cells[3]) if len(cells) > 3 else None
         if not held:
             continue
         variant = "article_fix" if claim.article_fix else "repro"
         start = list(every).index(held.group(1))
-        gaps = [rel for rel in list(every)[start:] if not any(
-            r.case in claim.cases and r.variant == variant for r in every[rel])]
+        gaps = [
+            rel
+            for rel in list(every)[start:]
+            if not any(r.case in claim.cases and r.variant == variant for r in every[rel])
+        ]
         for rel in gaps:
             assert re.search(rf"not run on [^)]*\b{re.escape(rel)}\b", cells[3]), (claim.id, rel, cells[3])
     histories = {t: history_only(t) for t in recorded_targets()}
@@ -356,8 +404,9 @@ def test_the_ledger_names_releases_without_a_current_run_and_history_only_runs(t
             if not mine or claim.untestable:
                 continue
             row = re.search(rf'<tr id="claim-{re.escape(claim.id)}">(.*?)</tr>', ledger, re.S).group(1)
-            cell = re.search(rf'<td class="ledger [^"]*" data-target="{target}" data-verdict="not run">(.*?)</td>',
-                             row, re.S)
+            cell = re.search(
+                rf'<td class="ledger [^"]*" data-target="{target}" data-verdict="not run">(.*?)</td>', row, re.S
+            )
             if cell:
                 assert "no recorded run" not in cell.group(1) and "history only" in cell.group(1), claim.id
 
@@ -366,5 +415,7 @@ def test_a_grid_cell_of_a_release_not_recorded_says_so(repository_site):
     grid = repository_site["grid-cpu.html"]
     empty = re.findall(r'<td class="none"[^>]*>(.*?)</td>', grid)
     assert empty and all("not recorded" in cell for cell in empty)
-    assert "—</span> marks a release on which the case was not recorded" in grid or \
-        'marks a release on which the case was not recorded' in grid
+    assert (
+        "—</span> marks a release on which the case was not recorded" in grid
+        or "marks a release on which the case was not recorded" in grid
+    )

@@ -1,4 +1,5 @@
 """The model sweep runs through the same runner: a real cell of a self-contained structure, its record and report."""
+
 import json
 import os
 import shutil
@@ -20,8 +21,12 @@ def test_grid_and_structures_are_valid():
     target = load_matrix(ROOT / "matrix.yaml").targets["cpu"]
     runs = sweep.plan(ROOT / "sweep", "cpu", target, {"device_count": 0})
     assert len({r.case.id for r in runs}) == 27 and all(r.script.name == "cell.py" for r in runs)
-    assert {r.variant for r in runs} == {"inference-default", "inference-fullgraph", "inference-dynamic",
-                                         "train-default"}
+    assert {r.variant for r in runs} == {
+        "inference-default",
+        "inference-fullgraph",
+        "inference-dynamic",
+        "train-default",
+    }
 
 
 def test_a_structure_whose_package_is_missing_is_skipped_not_counted_as_a_compile_failure():
@@ -58,15 +63,36 @@ def test_a_real_cell_is_recorded_and_reported(tmp_path):
     shutil.copytree(ROOT / "sweep", root / "sweep")
     (root / "cases").mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), "run", "--host", "--target", "cpu", "--suite",
-                    "sweep", "--smoke", "--case", "sweep-glu-mlp"], env=env, capture_output=True, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(root),
+            "run",
+            "--host",
+            "--target",
+            "cpu",
+            "--suite",
+            "sweep",
+            "--smoke",
+            "--case",
+            "sweep-glu-mlp",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     (record,) = stored(root, "cpu", "sweep")
     assert record.key == "sweep-glu-mlp/inference-default@float32"
     assert record.verdict == "does-not-reproduce", record.stderr_tail[-2000:]
     metrics = json.loads(record.stdout_tail.strip().splitlines()[-1].removeprefix("SWEEP_RESULT "))
     assert metrics["accurate"] and metrics["fp64_reference"] and metrics["compile_seconds"] > 0
     report = (root / "reports" / "cpu-sweep.md").read_text()
-    assert "cells failing (error or inaccurate)       | 0.0% (0/1)" in report.replace("  ", " ") or "0.0% (0/1)" in report
+    assert (
+        "cells failing (error or inaccurate)       | 0.0% (0/1)" in report.replace("  ", " ") or "0.0% (0/1)" in report
+    )
     assert (root / "reports" / "cpu" / "sweep-heatmap.png").stat().st_size > 1000
 
 

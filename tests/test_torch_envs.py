@@ -1,5 +1,6 @@
 """Where a torch release's environment comes from: the target's index where it answers, else this machine's pip
 configuration (uv reads none), this environment's own torch when it is the release asked; uv comes with reprokit."""
+
 import functools
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -14,8 +15,10 @@ from reprokit.run import env_cache, torch_envs
 @pytest.fixture
 def pip_config(tmp_path, monkeypatch):
     config = tmp_path / "pip.conf"
-    config.write_text("[global]\nindex-url = https://mirror.invalid/simple\nextra-index-url = file:///srv/a "
-                      "file:///srv/b\nfind-links = /srv/wheels\n")
+    config.write_text(
+        "[global]\nindex-url = https://mirror.invalid/simple\nextra-index-url = file:///srv/a "
+        "file:///srv/b\nfind-links = /srv/wheels\n"
+    )
     monkeypatch.setenv("PIP_CONFIG_FILE", str(config))
     for name in ("PIP_FIND_LINKS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL"):
         monkeypatch.delenv(name, raising=False)

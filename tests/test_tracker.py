@@ -1,6 +1,7 @@
 """Tracker sync from the recorded runs (no case runs): every issue that reports/upstream-issues.md flags gets its
 comment draft from `reprokit tracker`, and issue states read from GitHub (`tracker-states --import`, what the
 issue-states workflow does) decide the page and the drafts."""
+
 import datetime
 import json
 import os
@@ -17,8 +18,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def reprokit(root, *args):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(root), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def flagged_on_the_page(page: str) -> dict[str, str]:
@@ -31,7 +37,9 @@ def test_every_issue_the_page_flags_gets_a_draft_or_the_reason_it_gets_none(tmp_
     proc = reprokit(ROOT, "tracker", "--report-dir", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     page = flagged_on_the_page((ROOT / "reports" / "upstream-issues.md").read_text())
-    assert len([s for s in page.values() if s == "closed"]) == 5 and len([s for s in page.values() if s == "open"]) == 10
+    assert (
+        len([s for s in page.values() if s == "closed"]) == 5 and len([s for s in page.values() if s == "open"]) == 10
+    )
     drafts = {p.name.removesuffix("-comment.md") for p in tmp_path.glob("*-comment.md")}
     listed = re.findall(r"^#(\d+) (open|closed) \(checked [\d-]+\)  ([\w-]+): (.*)$", proc.stdout, re.M)
     assert len(listed) == 40 and f"40 linked issues; {len(drafts)} need a comment" in proc.stdout
@@ -53,8 +61,10 @@ def test_every_issue_the_page_flags_gets_a_draft_or_the_reason_it_gets_none(tmp_
     static = next(line for _, _, case_id, line in listed if case_id == "export-slice-assign-max-example-static")
     assert static.startswith("never failed: ") and "export-slice-assign-max-example-static" not in drafts
     for case_id in drafts:  # every draft rests on a repro that failed on some recorded release, then stopped
-        assert "Supporting evidence: a repro written from this issue (not its own code) does not reproduce on any" \
+        assert (
+            "Supporting evidence: a repro written from this issue (not its own code) does not reproduce on any"
             not in (tmp_path / f"{case_id}-comment.md").read_text()
+        )
     for path in tmp_path.glob("*-comment.md"):
         text = path.read_text()
         assert not re.search(r"/work/|/root/|/home/|/tmp/|probe\.py|\.cache/reprokit", text), path
@@ -67,8 +77,12 @@ def test_issue_states_from_github_decide_the_page_and_the_drafts(tmp_path):
     for name in ("matrix.yaml", "issue-states.yaml", "claims.yaml"):
         shutil.copy(ROOT / name, repo / name)
     states = tmp_path / "states.jsonl"  # what `gh api repos/pytorch/pytorch/issues/N --jq '{number, state}'` prints
-    states.write_text(json.dumps({"number": 136757, "state": "open"}) + "\n" +
-                      json.dumps({"number": 999999999, "state": "closed"}) + "\n")
+    states.write_text(
+        json.dumps({"number": 136757, "state": "open"})
+        + "\n"
+        + json.dumps({"number": 999999999, "state": "closed"})
+        + "\n"
+    )
     proc = reprokit(repo, "tracker-states", "--import", str(states))
     assert proc.returncode == 0 and "1 issue states" in proc.stdout, proc.stderr
     saved = yaml.safe_load((repo / "issue-states.yaml").read_text())["issues"]

@@ -3,6 +3,7 @@ nothing else in code spans, each message once, which release stood in for which 
 between ran, a closed issue told when the release came out, where the script came from, and the record line whole.
 The observations are what the probe records (run.execute.Observation) for the runs named; each test names the defect
 it holds."""
+
 import re
 
 from reprokit.run.execute import Observation
@@ -13,25 +14,46 @@ from reprokit.tracker.judging.issue_lifecycle import Step
 from reprokit.tracker.judging.triage_standing import DOES_NOT, NO_LONGER, STILL, TriageRun
 
 SCRIPT = "import torch\n\n\n@torch.compile\ndef f(a, b):\n    return a @ b\n\n\nf(torch.ones(2, 3), torch.ones(4, 5))\n"
-MATMUL = ("torch._dynamo.exc.TorchRuntimeError",
-          "Dynamo failed to run FX node with fake tensors: call_function <built-in function matmul>(*(FakeTensor(..., "
-          "size=(2, 3)), FakeTensor(..., size=(4, 5))), **{}): got RuntimeError('a and b must have same reduction dim, "
-          "but got [2, 3] X [4, 5].')")
+MATMUL = (
+    "torch._dynamo.exc.TorchRuntimeError",
+    "Dynamo failed to run FX node with fake tensors: call_function <built-in function matmul>(*(FakeTensor(..., "
+    "size=(2, 3)), FakeTensor(..., size=(4, 5))), **{}): got RuntimeError('a and b must have same reduction dim, "
+    "but got [2, 3] X [4, 5].')",
+)
 MAT = ("RuntimeError", "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)")
 
 
 def issue(body, state="OPEN", closed_at=None, comments=(), author="reporter"):
-    return issue_json.parse({"number": 7, "title": "compiled matmul", "body": body, "state": state,
-                             "stateReason": "COMPLETED" if state == "CLOSED" else "", "closedAt": closed_at,
-                             "createdAt": "2026-06-01T00:00:00Z", "author": {"login": author},
-                             "comments": [{"author": {"login": a}, "authorAssociation": assoc, "body": b,
-                                           "createdAt": "2026-06-02T00:00:00Z"} for a, assoc, b in comments]})
+    return issue_json.parse(
+        {
+            "number": 7,
+            "title": "compiled matmul",
+            "body": body,
+            "state": state,
+            "stateReason": "COMPLETED" if state == "CLOSED" else "",
+            "closedAt": closed_at,
+            "createdAt": "2026-06-01T00:00:00Z",
+            "author": {"login": author},
+            "comments": [
+                {"author": {"login": a}, "authorAssociation": assoc, "body": b, "createdAt": "2026-06-02T00:00:00Z"}
+                for a, assoc, b in comments
+            ],
+        }
+    )
 
 
 def ran(release, exception=None, message="", status="fail", stage="dynamo", log=""):
-    obs = Observation(status=status, exit_code=0 if status == "pass" else 1, signal=None, seconds=1.0,
-                      exception=exception, message=message, stage=stage if exception else None,
-                      dynamo={"unique_graphs": 1}, stderr_tail=log)
+    obs = Observation(
+        status=status,
+        exit_code=0 if status == "pass" else 1,
+        signal=None,
+        seconds=1.0,
+        exception=exception,
+        message=message,
+        stage=stage if exception else None,
+        dynamo={"unique_graphs": 1},
+        stderr_tail=log,
+    )
     return TriageRun(release, obs, "", log)
 
 
@@ -50,15 +72,20 @@ def code_spans(markdown: str) -> list[str]:
 # Defect: "neutralised tokens in prose" (`matN and matN`, `tensor([[N]])`) and "words left inside code spans"
 # (`..., as eager does`, the stage), and "long messages cut mid-word and repeated three times".
 def test_a_draft_says_torchs_message_as_torch_printed_it_once_and_only_torchs_words_are_code():
-    data = issue("Compiling fails: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)\n\n```python\n" + SCRIPT
-                 + "```\n",
-                 state="CLOSED", closed_at="2026-08-20T00:00:00Z")
+    data = issue(
+        "Compiling fails: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)\n\n```python\n" + SCRIPT + "```\n",
+        state="CLOSED",
+        closed_at="2026-08-20T00:00:00Z",
+    )
     runs = [ran(r, *MAT, stage="inductor") for r in ("2.13.0", "2.14.1", "2.15.0")]
     t = triaged(data, runs, "2.13.0")
     assert t.step is Step.POSTED and t.standing.kind == STILL, t.standing
     body = render(data, t, runs, "PyTorch version: 2.15.0")
-    assert "matN" not in body and "(NxN and NxN)" not in body and "mat1 and mat2 shapes cannot be multiplied (2x3 and " \
-        "4x5)" in body
+    assert (
+        "matN" not in body
+        and "(NxN and NxN)" not in body
+        and "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)" in body
+    )
     assert body.count("mat1 and mat2") == 2, body  # the lead and the reference run's row; later rows say "the same"
     assert "| 2.15.0 | fails the same way as on 2.13.0 |" in body
     for span in code_spans(body):
@@ -79,25 +106,31 @@ def test_since_is_said_only_where_the_releases_between_were_run():
     assert t.unrun_between == ("2.14.0", "2.14.1")
     body = render(data, t, runs, "PyTorch version: 2.15.0")
     assert not re.search(r"since (torch )?2\.", body), body
-    assert ("It no longer does on torch 2.15.0: the script exits 0. It was fixed after torch 2.13.0; the releases "
-            "between (2.14.0..2.14.1) were not run (`reprokit triage --since` bisects them).") in body
+    assert (
+        "It no longer does on torch 2.15.0: the script exits 0. It was fixed after torch 2.13.0; the releases "
+        "between (2.14.0..2.14.1) were not run (`reprokit triage --since` bisects them)."
+    ) in body
     every = [ran("2.13.0", *MATMUL), ran("2.14.0", *MATMUL), ran("2.14.1", status="pass"), ran("2.15.0", status="pass")]
     t = triaged(data, every, "2.13.0")
     assert t.standing.line().startswith("no longer reproduces since 2.14.1: the script exits 0 (last bad 2.14.0")
-    assert "It no longer does since torch 2.14.1, the release after 2.14.0: the script exits 0." in \
-        render(data, t, every, "PyTorch version: 2.15.0")
+    assert "It no longer does since torch 2.14.1, the release after 2.14.0: the script exits 0." in render(
+        data, t, every, "PyTorch version: 2.15.0"
+    )
 
 
 # Defect: "a record line cut at 300 characters, leaving `[signature on torch 2.13.0: AssertionError:  (torch 2.13.0).`".
 def test_the_record_line_is_bounded_whole_and_cut_only_at_a_word():
     long = "the node " + " ".join(f"buf{i}_with_a_long_generated_name" for i in range(40)) + " is invalid"
     data = issue(f"AssertionError: {long}\n\n```python\n" + SCRIPT + "```\n")
-    runs = [ran("2.13.0", "AssertionError", long, stage="inductor"),
-            ran("2.15.0", "AssertionError", long.replace("node", "graph output"), stage="inductor")]
+    runs = [
+        ran("2.13.0", "AssertionError", long, stage="inductor"),
+        ran("2.15.0", "AssertionError", long.replace("node", "graph output"), stage="inductor"),
+    ]
     t = triaged(data, runs, "2.13.0")
     line = t.record_line()
-    assert len(line) <= 300 and line.endswith("(in inductor)]") and " [signature on torch 2.13.0: AssertionError: " \
-        in line, line
+    assert (
+        len(line) <= 300 and line.endswith("(in inductor)]") and " [signature on torch 2.13.0: AssertionError: " in line
+    ), line
     words = set(long.split()) | set(long.replace("node", "graph output").split())
     for cut in re.findall(r"(\S+)…", line):
         assert cut in words, (cut, line)  # a word kept whole before each ellipsis
@@ -134,32 +167,41 @@ def test_a_build_no_index_serves_is_stood_in_for_and_the_draft_says_which_releas
     nightly = build_stand_in.stand_in("2.15.0.dev20261001+cpu")
     assert (nightly.before, nightly.became, nightly.kind) == ("2.14.1", "2.15.0", "nightly")
     assert build_stand_in.stand_in("2.14.1") is None and build_stand_in.stand_in("main") is None
-    data = issue("It raises TorchRuntimeError.\n\n```python\n" + SCRIPT + "```\n\nPyTorch version: "
-                 "2.10.0a0+git1a2b3c4\n")
+    data = issue(
+        "It raises TorchRuntimeError.\n\n```python\n" + SCRIPT + "```\n\nPyTorch version: 2.10.0a0+git1a2b3c4\n"
+    )
     # the release before it exits 0; the release it became fails as reported; the newest passes
     runs = [ran("2.9.1", status="pass"), ran("2.10.0", *MATMUL), ran("2.15.0", status="pass")]
     t = issue_lifecycle.observe(data, runs[1], SCRIPT, False, "2.9.1", stand_in=source, stood_in=("2.9.1",))
     t = issue_lifecycle.decide(issue_lifecycle.judge(t, runs), data)
     body = render(data, t, runs, "PyTorch version: 2.15.0")
-    assert ("On torch 2.10.0 (the release the source build 2.10.0a0+git1a2b3c4 became, which the issue reports; torch "
-            "2.9.1, the last release before the source build 2.10.0a0+git1a2b3c4, exits 0) the script in the "
-            "description fails with") in body, body
+    assert (
+        "On torch 2.10.0 (the release the source build 2.10.0a0+git1a2b3c4 became, which the issue reports; torch "
+        "2.9.1, the last release before the source build 2.10.0a0+git1a2b3c4, exits 0) the script in the "
+        "description fails with"
+    ) in body, body
     # every stand-in exits 0: the newest is asked about alone, the stand-ins named
     passed = ran("2.15.0", status="pass")
-    t = issue_lifecycle.observe(data, passed, SCRIPT, False, "2.14.1", baseline_run=False, stand_in=nightly,
-                                stood_in=("2.14.1",))
+    t = issue_lifecycle.observe(
+        data, passed, SCRIPT, False, "2.14.1", baseline_run=False, stand_in=nightly, stood_in=("2.14.1",)
+    )
     assert t.standing.kind == DOES_NOT and t.standing.line().endswith(
         "(the nightly build 2.15.0.dev20261001+cpu the issue reports is served by no index; torch 2.14.1, standing in "
-        "for it, exits 0 too)"), t.standing.line()
-    assert "torch 2.14.1, standing in for it, exits 0 too" in render(data, issue_lifecycle.decide(t, data), [passed],
-                                                                    "PyTorch version: 2.15.0")
+        "for it, exits 0 too)"
+    ), t.standing.line()
+    assert "torch 2.14.1, standing in for it, exits 0 too" in render(
+        data, issue_lifecycle.decide(t, data), [passed], "PyTorch version: 2.15.0"
+    )
 
 
 # Defect: "words left inside code spans" (a crash's own words, `crash (exit -11, signal SIGSEGV)`; "fails with exits -11").
 def test_a_crash_and_eagers_error_read_as_sentences_with_only_torchs_words_in_code():
-    data = issue("The compiled call segfaults (SIGSEGV) where eager raises IndexError.\n\n```python\n" + SCRIPT + "```\n")
-    crash = TriageRun("2.12.0", Observation(status="crash", exit_code=-11, signal="SIGSEGV", seconds=1.0,
-                                            dynamo={"unique_graphs": 1}))
+    data = issue(
+        "The compiled call segfaults (SIGSEGV) where eager raises IndexError.\n\n```python\n" + SCRIPT + "```\n"
+    )
+    crash = TriageRun(
+        "2.12.0", Observation(status="crash", exit_code=-11, signal="SIGSEGV", seconds=1.0, dynamo={"unique_graphs": 1})
+    )
     now = ran("2.15.0", "IndexError", "index 5 is out of bounds for dimension 0 with size 2", stage="runtime")
     t = issue_lifecycle.observe(data, crash, SCRIPT, False, "2.12.0")
     t = issue_lifecycle.decide(issue_lifecycle.judge(t, [crash, now], {"2.15.0": "as eager does"}), data)
@@ -168,4 +210,6 @@ def test_a_crash_and_eagers_error_read_as_sentences_with_only_torchs_words_in_co
     assert "it raises `IndexError: index 5 is out of bounds for dimension 0 with size 2`, as eager does." in body
     assert "| 2.12.0 | crash (exit -11, signal SIGSEGV) |" in body
     assert code_spans(body.split("| torch |")[1].split("<details>")[0]) == [
-        "python repro.py", "IndexError: index 5 is out of bounds for dimension 0 with size 2"], body
+        "python repro.py",
+        "IndexError: index 5 is out of bounds for dimension 0 with size 2",
+    ], body

@@ -6,6 +6,7 @@ triage gives and whether a comment is worth posting). Triage is offered the rele
 opened (2.2.0, 2.12.0, 2.14.0 here), and one that names a nightly from the nearest release offered; three open issues
 that name none are judged on 2.6.0 as run by hand (--reported-release). Every release was also run by hand (truth.yaml).
 torch's own behaviour decides every standing."""
+
 import json
 import os
 import shutil
@@ -82,10 +83,28 @@ def test_every_fixture_is_an_issue_of_ours_with_its_truth():
 def test_triage_is_right_on_a_real_issue(number, tmp_path, reported_release_removed_after):
     truth = TRUTH[number]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(CACHE)}
-    proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "triage", "--issue-json",
-                           str(FIXTURES / f"{number}.json"), "--releases", *RELEASES, sys.executable,
-                           "--report-dir", str(tmp_path),
-                           *(["--reported-release", str(truth["judged_on"])] if "judged_on" in truth else [])], env=env, capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(ROOT),
+            "triage",
+            "--issue-json",
+            str(FIXTURES / f"{number}.json"),
+            "--releases",
+            *RELEASES,
+            sys.executable,
+            "--report-dir",
+            str(tmp_path),
+            *(["--reported-release", str(truth["judged_on"])] if "judged_on" in truth else []),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stderr
     standing = next(line for line in proc.stdout.splitlines() if not line.startswith("torch "))
     assert standing.startswith(truth["expected"]), (proc.stdout[-3000:], proc.stderr[-2000:], truth["why"])
@@ -109,11 +128,31 @@ def test_the_cuda_fixtures_are_real_issues_of_ours_with_the_truth_run_on_a_gpu()
 
 def test_a_cuda_issue_on_a_machine_without_a_gpu_is_refused_in_one_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(tmp_path)}
-    for target, said in (("cpu", "the script needs a CUDA GPU: run with --target a10 or a100 or h100"),
-                         ("h100", "--target h100 runs on a cuda device and this machine has none")):
-        proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "triage", "--issue-json",
-                               str(CUDA / "163275.json"), "--here", "--target", target, "--report-dir", str(tmp_path)],
-                              env=env, capture_output=True, text=True, timeout=300)
+    for target, said in (
+        ("cpu", "the script needs a CUDA GPU: run with --target a10 or a100 or h100"),
+        ("h100", "--target h100 runs on a cuda device and this machine has none"),
+    ):
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "reprokit",
+                "--root",
+                str(ROOT),
+                "triage",
+                "--issue-json",
+                str(CUDA / "163275.json"),
+                "--here",
+                "--target",
+                target,
+                "--report-dir",
+                str(tmp_path),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if target == "h100" and Path("/dev/nvidia0").exists():
             continue  # a GPU machine runs it (bench/h200-triage)
         assert proc.returncode == 2 and said in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
@@ -134,8 +173,9 @@ def test_the_recorded_triage_on_the_h200_gave_every_action_the_hand_runs_give():
 
 
 TWO = ROOT / "tests" / "fixtures" / "triage-two"
-TWO_TRUTH = {e["number"]: e for e in yaml.safe_load((TWO / "truth.yaml").read_text())} if (TWO / "truth.yaml").exists() \
-    else {}
+TWO_TRUTH = (
+    {e["number"]: e for e in yaml.safe_load((TWO / "truth.yaml").read_text())} if (TWO / "truth.yaml").exists() else {}
+)
 DEFAULT_LOG = ROOT / "bench" / "triage-default" / "triage.log"
 
 
@@ -161,9 +201,25 @@ def test_triage_here_is_right_on_ten_more_real_issues(number, tmp_path):
     """--here: this environment's torch (the pin, 2.14.1) alone; the release each issue reports is not run."""
     truth = TWO_TRUTH[number]["here"]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(tmp_path / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "triage", "--issue-json",
-                           str(TWO / f"{number}.json"), "--here", "--report-dir", str(tmp_path)], env=env,
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(ROOT),
+            "triage",
+            "--issue-json",
+            str(TWO / f"{number}.json"),
+            "--here",
+            "--report-dir",
+            str(tmp_path),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stderr
     standing = proc.stdout.splitlines()[0]
     assert standing.startswith(truth["expected"]), (standing, TWO_TRUTH[number]["why"])

@@ -8,6 +8,7 @@ for a nightly or for "main", and the CPU target's newest stable) and with `--her
 The default path builds the releases it needs with the project's own builder, in the project's cache ($REPROKIT_CACHE,
 else ~/.cache/reprokit: shared with `reprokit run --torch` and the hand runs; `reprokit envs` lists and frees it).
 torch's own behaviour decides every standing."""
+
 import json
 import os
 import re
@@ -27,8 +28,9 @@ PYTHON_BLOCK = re.compile(r"```python\n(.*?)\n```", re.S)
 
 def standing_of(stdout: str) -> str:
     """The standing: the first line that is neither the announcement nor a per-release row."""
-    return next((line for line in stdout.splitlines() if line and not line.startswith(("triage", "torch ",
-                                                                                        "reprokit:"))), "")
+    return next(
+        (line for line in stdout.splitlines() if line and not line.startswith(("triage", "torch ", "reprokit:"))), ""
+    )
 
 
 def test_every_fixture_is_a_real_issue_of_ours_with_its_truth():
@@ -64,17 +66,35 @@ def test_the_crash_only_scripts_fail_only_by_torchs_own_exception():
 
 def triage(number: int, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(ROOT), "triage", "--issue-json",
-                           str(FIXTURES / f"{number}.json"), "--report-dir", str(tmp_path), *extra], env=env,
-                          capture_output=True, text=True, timeout=3600)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(ROOT),
+            "triage",
+            "--issue-json",
+            str(FIXTURES / f"{number}.json"),
+            "--report-dir",
+            str(tmp_path),
+            *extra,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
 
 
 def check(number: int, mode: str, proc: subprocess.CompletedProcess, tmp_path: Path) -> None:
     truth = TRUTH[number][mode]
     said = standing_of(proc.stdout)
     drafted = (tmp_path / f"issue-{number}-comment.md").exists()
-    detail = (f"#{number} {mode}: triage said {said!r} (draft: {drafted}); truth: {truth['expected']!r} "
-              f"(draft: {truth['post']}) - {TRUTH[number]['why']}\n{proc.stdout[-2500:]}\n{proc.stderr[-1500:]}")
+    detail = (
+        f"#{number} {mode}: triage said {said!r} (draft: {drafted}); truth: {truth['expected']!r} "
+        f"(draft: {truth['post']}) - {TRUTH[number]['why']}\n{proc.stdout[-2500:]}\n{proc.stderr[-1500:]}"
+    )
     assert proc.returncode == 0, detail
     assert said.startswith(truth["expected"]), detail
     assert drafted == truth["post"], detail

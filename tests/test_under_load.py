@@ -3,6 +3,7 @@ alone with a longer limit, and recorded as it is then (the record says it was co
 
 The load is real: processes that spin on every core for the whole run, as other work on a shared CI machine does.
 """
+
 import os
 import subprocess
 import sys
@@ -36,8 +37,10 @@ def load():
     """Two spinning processes per core, for as long as the test runs, each in a session of its own: the scheduler
     shares the CPU between sessions (autogroup), and every run is a session of its own (bubblewrap's --new-session), so
     spinners sharing the test's session would weigh as one."""
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-                for _ in range(2 * (os.cpu_count() or 1))]
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+        for _ in range(2 * (os.cpu_count() or 1))
+    ]
     yield
     for proc in spinners:
         proc.kill()
@@ -51,9 +54,26 @@ def test_a_run_past_its_limit_under_load_is_confirmed_alone_and_recorded_as_it_i
     (case / "case.yaml").write_text(CASE)
     (case / "repro.py").write_text(SCRIPT)
     (case / "fixed.py").write_text(SCRIPT)
-    proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(tmp_path), "run", "--host", "--target",
-                           "cpu", "--jobs", "2", "--no-report"], env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
-                          capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(tmp_path),
+            "run",
+            "--host",
+            "--target",
+            "cpu",
+            "--jobs",
+            "2",
+            "--no-report",
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     records = {r.variant: r for r in stored(tmp_path)}
     assert set(records) == {"repro", "fixed"}, proc.stdout + proc.stderr
     repro, fixed = records["repro"], records["fixed"]

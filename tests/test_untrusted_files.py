@@ -1,5 +1,6 @@
 """The runner reads files a case could have replaced: never follows a link, never blocks on a FIFO, reads a bounded
 amount. Real files, links and FIFOs."""
+
 import os
 
 import pytest

@@ -1,5 +1,6 @@
 """`reprokit upstream`: a new-issue report in the fields of PyTorch's torch.compile form for a genuine torch failure,
 refused in one line for what is not a torch bug, and the comment a linked issue needs. Real cases, real runs."""
+
 import json
 import os
 import re
@@ -23,8 +24,13 @@ FORM = yaml.safe_load((Path(__file__).parent / "fixtures" / "pt2-bug-report-form
 
 def reprokit(root, *args, timeout=1200):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), *args], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(root), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def repo_with(tmp_path, *case_ids, results=True):
@@ -56,7 +62,9 @@ def sections(body):
 
 def without_paths(text):
     """Paths as <path>: the report writes torch's own as `.../site-packages/...`, as a user's install would differ."""
-    text = re.sub(r'"(/[\w.+@:()-]+)+/repro\.py"', '"repro.py"', text)  # the report names the script as the user saved it
+    text = re.sub(
+        r'"(/[\w.+@:()-]+)+/repro\.py"', '"repro.py"', text
+    )  # the report names the script as the user saved it
     return re.sub(r"(\.\.\.)?(/[\w.+@:()-]+)+", "<path>", text)
 
 
@@ -84,13 +92,25 @@ def test_a_genuine_torch_failure_gets_a_report_in_the_pt2_form(tmp_path):
     case_id = "type-inference-encoder-fastpath-stride"
     repo = repo_with(tmp_path, case_id)
     searched = tmp_path / "search.json"  # what `gh search issues --json ...` printed, read offline
-    searched.write_text(json.dumps([{"number": 158888, "title": "[inductor] stride assert in encoder fast path",
-                                     "state": "OPEN", "isPullRequest": False}]))
+    searched.write_text(
+        json.dumps(
+            [
+                {
+                    "number": 158888,
+                    "title": "[inductor] stride assert in encoder fast path",
+                    "state": "OPEN",
+                    "isPullRequest": False,
+                }
+            ]
+        )
+    )
     proc = reprokit(repo, "upstream", case_id, "--search-json", str(searched))
     assert proc.returncode == 0, proc.stderr
     body = (repo / "reports" / "upstream" / f"{case_id}.md").read_text()
     found = check_against_the_form(body)
-    assert found["🐛 Describe the bug"]["text"][1].startswith("_(Your own words here")  # after the heading: the poster's words
+    assert found["🐛 Describe the bug"]["text"][1].startswith(
+        "_(Your own words here"
+    )  # after the heading: the poster's words
     assert not re.search(r"/work/|/root/|/home/|/tmp/|probe\.py|\.cache/reprokit|cases/", body)  # no path of ours
     assert len(body) < 65_536  # what GitHub takes as an issue body
     describe = " ".join(found["🐛 Describe the bug"]["text"])
@@ -110,15 +130,23 @@ def test_a_genuine_torch_failure_gets_a_report_in_the_pt2_form(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "repro.py").write_text(script)
-    plain = subprocess.run([sys.executable, "-I", "repro.py"], cwd=empty, capture_output=True, text=True,
-                           env={"PATH": os.environ["PATH"], "HOME": str(empty)}, timeout=600)
+    plain = subprocess.run(
+        [sys.executable, "-I", "repro.py"],
+        cwd=empty,
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], "HOME": str(empty)},
+        timeout=600,
+    )
     assert plain.returncode == 1 and "AssertionError: expected size 2==2, stride 1024==64" in plain.stderr
     error_log = [c for _, c in found["Error logs"]["fences"]][0]
     assert "probe.py" not in error_log and "runpy" not in error_log
     assert error_log.rstrip().endswith(plain.stderr.rstrip().splitlines()[-1])
     # title names the symptom; the duplicate search uses torch's text; filing goes through the form
-    assert "title: [regression 2.13.0, 2.12.1 works] torch.compile (inductor): AssertionError: expected size 2==2, stride 1024==64 at dim=0 in " \
-           "torch.ops.aten._transformer_encoder_layer_fwd" in proc.stdout
+    assert (
+        "title: [regression 2.13.0, 2.12.1 works] torch.compile (inductor): AssertionError: expected size 2==2, stride 1024==64 at dim=0 in "
+        "torch.ops.aten._transformer_encoder_layer_fwd" in proc.stdout
+    )
     search = next(ln.strip() for ln in proc.stdout.splitlines() if ln.strip().startswith("gh search"))
     assert shlex.split(search)[-1].startswith("AssertionError expected size stride")
     link = next(ln.strip() for ln in proc.stdout.splitlines() if ln.strip().startswith("https://"))
@@ -133,11 +161,11 @@ def test_a_genuine_torch_failure_gets_a_report_in_the_pt2_form(tmp_path):
 NOT_A_BUG = {
     "backend-fallback-chain": "invalid usage: needs the optional package torch_xla, which is not installed here",
     "compile-options-rtx4090-example": "invalid usage: an option or API torch does not have: Unexpected optimization "
-                                       "option dynamic_shapes",
+    "option dynamic_shapes",
     "compile-options-flag-table": "invalid usage: torch refused a name it does not have (Unexpected optimization "
-                                  "option dynamic_shapes)",
+    "option dynamic_shapes)",
     "diagnosis-output-graph-hook": "invalid usage: an API torch does not have: AttributeError: 'OutputGraph' object "
-                                   "has no attribute 'debug_print'",
+    "has no attribute 'debug_print'",
     "fusion-article-is-fusable": "feature request: torch raised nothing: the failure is the script's own assertion",
     # Declared documented (automatic dynamic shapes): that screen refuses it before the own-assertion one would.
     "ddp-recompile-dynamic": "documented behaviour: case.yaml documented: automatic dynamic shape",
@@ -170,8 +198,9 @@ torch.compile(f, fullgraph=True, backend="eager")(torch.ones(3))
 SLICE = {"fixture-data-dependent-branch", "compile-options-rtx4090-example"}
 
 
-@pytest.mark.parametrize("case_id", [c if c in SLICE else pytest.param(c, marks=pytest.mark.heavy)
-                                     for c in sorted(NOT_A_BUG)])
+@pytest.mark.parametrize(
+    "case_id", [c if c in SLICE else pytest.param(c, marks=pytest.mark.heavy) for c in sorted(NOT_A_BUG)]
+)
 def test_what_is_not_a_torch_bug_is_refused_with_its_reason_in_one_line(tmp_path, case_id):
     if case_id.startswith("fixture-"):
         repo = repo_with(tmp_path, results=False)
@@ -212,12 +241,12 @@ def test_documented_behaviour_is_refused_and_force_says_which_screen_it_overrode
     assert "Releases: no recorded release gave a verdict" in body  # no store here: nothing claimed
 
 
-HOSTILE = '''import sys
+HOSTILE = """import sys
 import torch
 print("```\\n### Versions\\nnot the real versions", file=sys.stderr)
 print("\\x1b]0;title\\x07<details>", file=sys.stderr)
 torch.ones(2, 3) @ torch.ones(2, 3)
-'''
+"""
 
 
 def test_output_of_the_case_cannot_break_the_markdown(tmp_path):

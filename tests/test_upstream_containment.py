@@ -3,6 +3,7 @@
 Each attack that once worked against it is a test: the runner's environment holds a GitHub token and cloud keys, and
 nothing of them may reach any file `upstream` writes (the report meant to be posted publicly, its zips); a link or a
 FIFO planted by the case is never followed or opened; a case cannot kill an unrelated process or leave a daemon."""
+
 import os
 import signal
 import subprocess
@@ -17,8 +18,11 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[1]
-SECRETS = {"GITHUB_TOKEN": "ghp_test0123456789abcdefSECRETtoken", "AWS_SECRET_ACCESS_KEY": "awsSECRET/abc123+xyz",
-           "AWS_ACCESS_KEY_ID": "AKIATESTSECRETKEYID"}
+SECRETS = {
+    "GITHUB_TOKEN": "ghp_test0123456789abcdefSECRETtoken",
+    "AWS_SECRET_ACCESS_KEY": "awsSECRET/abc123+xyz",
+    "AWS_ACCESS_KEY_ID": "AKIATESTSECRETKEYID",
+}
 CASE_YAML = """id: {id}
 title: An attack on the upstream runner, then a failure of torch's own
 category: diagnosis
@@ -40,9 +44,25 @@ def repo_with_case(tmp_path, case_id, script):
 
 def upstream(repo, case_id, *extra, timeout=600):
     env = {**os.environ, **SECRETS, "PYTHONPATH": str(ROOT / "tools")}
-    return subprocess.run([sys.executable, "-m", "reprokit", "--root", str(repo), "upstream", case_id, "--force",
-                           "--report-dir", str(repo / "out"), *extra], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(repo),
+            "upstream",
+            case_id,
+            "--force",
+            "--report-dir",
+            str(repo / "out"),
+            *extra,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def written_bytes(folder):
@@ -72,8 +92,12 @@ def test_a_minified_repro_linked_to_the_environment_is_refused_in_upstream_and_v
     for value in SECRETS.values():
         assert value not in proc.stdout + proc.stderr
     assert not any((repo / "out").rglob("*")) if (repo / "out").exists() else True
-    checked = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(repo), "validate"], capture_output=True,
-                             text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "tools")})
+    checked = subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(repo), "validate"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
+    )
     assert checked.returncode == 1 and "minified_repro.py: a link" in checked.stdout
 
 

@@ -1,6 +1,7 @@
 """`reprokit upstream` as a maintainer would have it: it refuses a report that an open issue already makes (the
 duplicate search it prints is run, here read offline from what `gh search issues` printed), screens a report whose own
 workaround is the ordinary API use, and keeps this machine's name out of every draft."""
+
 import json
 import os
 import shutil
@@ -37,17 +38,43 @@ def test_a_report_an_open_issue_already_makes_is_refused_naming_it(tmp_path):
     shutil.copytree(ROOT / "cases" / case_id, tmp_path / "cases" / case_id)
     shutil.copytree(ROOT / "results", tmp_path / "results")
     searched = tmp_path / "search.json"
-    searched.write_text(json.dumps([
-        {"number": 170001, "title": "stride assert fixed", "state": "CLOSED", "isPullRequest": True},
-        {"number": 170002, "title": "compiled TransformerEncoderLayer fast path fails", "state": "OPEN",
-         "isPullRequest": False, "body": "AssertionError: expected size 2==2, stride 1024==64 at dim=0 in "
-                                         "torch.ops.aten._transformer_encoder_layer_fwd"}]))
+    searched.write_text(
+        json.dumps(
+            [
+                {"number": 170001, "title": "stride assert fixed", "state": "CLOSED", "isPullRequest": True},
+                {
+                    "number": 170002,
+                    "title": "compiled TransformerEncoderLayer fast path fails",
+                    "state": "OPEN",
+                    "isPullRequest": False,
+                    "body": "AssertionError: expected size 2==2, stride 1024==64 at dim=0 in "
+                    "torch.ops.aten._transformer_encoder_layer_fwd",
+                },
+            ]
+        )
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(tmp_path), "upstream", case_id,
-                           "--search-json", str(searched)], env=env, capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(tmp_path),
+            "upstream",
+            case_id,
+            "--search-json",
+            str(searched),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.strip().splitlines()[-1:] == [
         f"reprokit: cases/{case_id}: not filed: an open issue already reports this failure: #170002 (compiled "
         "TransformerEncoderLayer fast path fails) (found by the duplicate search the report lists); comment there "
-        "instead; --force writes the report anyway"], proc.stderr
+        "instead; --force writes the report anyway"
+    ], proc.stderr
     assert not (tmp_path / "reports" / "upstream" / f"{case_id}.md").exists()

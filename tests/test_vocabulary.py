@@ -16,9 +16,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _record(**fields) -> dict:
-    return {"target": "cpu", "torch": "2.13.0+cpu", "device": "cpu", "case": "c", "variant": "repro",
-            "dtype": "float32", "verdict": "reproduces", "why": "w", "run_id": "r", "recorded_at": "t", "reprokit": "1",
-            **fields}
+    return {
+        "target": "cpu",
+        "torch": "2.13.0+cpu",
+        "device": "cpu",
+        "case": "c",
+        "variant": "repro",
+        "dtype": "float32",
+        "verdict": "reproduces",
+        "why": "w",
+        "run_id": "r",
+        "recorded_at": "t",
+        "reprokit": "1",
+        **fields,
+    }
 
 
 def test_a_status_outside_the_vocabulary_is_refused():
@@ -101,20 +112,30 @@ def test_the_tracker_decides_by_the_kind_not_by_the_sentence():
     from reprokit.tracker.linked import Linked, _held
 
     item = Linked(None, 7, "closed", "2026-12-01", {}, StandingKind.STILL)
-    reworded = IssueState(state="closed", checked="2026-12-01", triage="the issue's script still fails the same way",
-                          triage_torch="2.14.1", triage_kind=StandingKind.STILL, triage_releases=["2.14.1"])
+    reworded = IssueState(
+        state="closed",
+        checked="2026-12-01",
+        triage="the issue's script still fails the same way",
+        triage_torch="2.14.1",
+        triage_kind=StandingKind.STILL,
+        triage_releases=["2.14.1"],
+    )
     assert _held(item, reworded).kind is StandingKind.STILL and _held(item, reworded).held is None
-    misleading = reworded.model_copy(update={"triage": "still reproduces? no: it passes on 2.14.1",
-                                             "triage_kind": StandingKind.NO_LONGER})
+    misleading = reworded.model_copy(
+        update={"triage": "still reproduces? no: it passes on 2.14.1", "triage_kind": StandingKind.NO_LONGER}
+    )
     assert _held(item, misleading).kind is None and "the issue's own script" in _held(item, misleading).held
 
 
 def test_no_two_classes_share_a_name_for_the_standing():
     import ast
 
-    named = [node.name for path in (ROOT / "tools" / "reprokit").rglob("*.py")
-             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.ClassDef)
-             and "Standing" in node.name]
+    named = [
+        node.name
+        for path in (ROOT / "tools" / "reprokit").rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and "Standing" in node.name
+    ]
     assert len(named) == len(set(named)), sorted(named)
 
 
@@ -131,8 +152,13 @@ def test_the_runner_decides_by_the_keepers_report_fields_not_its_words(tmp_path)
     from reprokit.child import keeper
 
     held = ["subreaper", "pid namespace", "memory budget 512 MiB", "over memory budget"]
-    config = {"held": str(tmp_path / "held.json"), "memory_budget": 512 << 20, "disk_budget": 1 << 30,
-              "cache_budget": 2 << 30, "pids_budget": 4096}  # the budgets' keys are required (KeeperConfig)
+    config = {
+        "held": str(tmp_path / "held.json"),
+        "memory_budget": 512 << 20,
+        "disk_budget": 1 << 30,
+        "cache_budget": 2 << 30,
+        "pids_budget": 4096,
+    }  # the budgets' keys are required (KeeperConfig)
     keeper.write_report(config, held)
     written = json.loads((tmp_path / "held.json").read_text())
     assert written == {"held": held, "failure": None, "over_budget": "memory 512 MiB"}
@@ -180,8 +206,13 @@ def test_the_failing_stage_is_one_vocabulary_that_the_probe_and_the_ladder_speak
         record(stage="a stage the case made up")
     assert Stage.read("dynamo") is Stage.DYNAMO and Stage.read("<b>dynamo</b>") is None and Stage.read(None) is None
     tree = ast.parse((ROOT / "tools" / "reprokit" / "child" / "stages.py").read_text())
-    probe_says = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-                  and n.value in {"runtime", *(s.value for s in Stage)}}
+    probe_says = {
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and n.value in {"runtime", *(s.value for s in Stage)}
+    }
     assert probe_says == {s.value for s in Stage}  # every word the probe writes is a Stage, and no Stage unwritten
     assert ladder_stage({"eager": "pass", "aot_eager": "fail"}) is Stage.AOT_AUTOGRAD
     assert f"{Stage.INDUCTOR}" == "inductor" and json.loads(dump(record(stage="export")))["stage"] == "export"

@@ -1,4 +1,5 @@
 """Warm-interpreter mode gives the same observations as cold runs, with the same isolation."""
+
 import os
 import time
 
@@ -7,8 +8,12 @@ from reprokit.run.execute import observe
 from reprokit.run.warm import WarmPool
 from test_execute import with_mark
 
-pytestmark = [pytest.mark.e2e, pytest.mark.skipif(
-    os.geteuid() == 0, reason="warm runs as root are never started (no sandbox): test_sandbox_round_five checks it")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        os.geteuid() == 0, reason="warm runs as root are never started (no sandbox): test_sandbox_round_five checks it"
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -18,18 +23,32 @@ def pool():
     warm.close()
 
 
-@pytest.mark.parametrize("name, timeout", [("raises.py", 60), ("passes.py", 60), ("segfault.py", 60),
-                                           ("abort.py", 60), ("hang.py", 2), ("memory_hog.py", 60)])
+@pytest.mark.parametrize(
+    "name, timeout",
+    [
+        ("raises.py", 60),
+        ("passes.py", 60),
+        ("segfault.py", 60),
+        ("abort.py", 60),
+        ("hang.py", 2),
+        ("memory_hog.py", 60),
+    ],
+)
 def test_warm_and_cold_observe_the_same(pool, script, name, timeout):
     cold = observe(script(name), env=dict(os.environ), extra_env={}, timeout=timeout)
     warm = pool.observe(script(name), env=dict(os.environ), extra_env={}, timeout=timeout)
-    assert (warm.status, warm.signal, warm.exception, warm.stage) == (cold.status, cold.signal, cold.exception,
-                                                                      cold.stage)
+    assert (warm.status, warm.signal, warm.exception, warm.stage) == (
+        cold.status,
+        cold.signal,
+        cold.exception,
+        cold.stage,
+    )
 
 
 def test_warm_runs_keep_secrets_out_and_kill_stray_children(pool, script):
-    out = pool.observe(script("show_env.py"), env={**os.environ, "AWS_SECRET_ACCESS_KEY": "x"}, extra_env={},
-                       timeout=60).stdout_tail
+    out = pool.observe(
+        script("show_env.py"), env={**os.environ, "AWS_SECRET_ACCESS_KEY": "x"}, extra_env={}, timeout=60
+    ).stdout_tail
     assert "SECRET=<unset>" in out
     orphan = pool.observe(script("orphan.py"), env=dict(os.environ), extra_env={}, timeout=60)
     mark = orphan.stdout_tail.split("CHILD=")[1].split()[0]
@@ -39,8 +58,9 @@ def test_warm_runs_keep_secrets_out_and_kill_stray_children(pool, script):
 
 def test_warm_runs_import_nothing_of_the_case_folder_before_confinement(pool, script, tmp_path):
     outside = tmp_path / "outside.txt"
-    obs = pool.observe(script("shadows_stdlib/repro.py"), env=dict(os.environ), timeout=60,
-                       extra_env={"REPRO_OUTSIDE": str(outside)})
+    obs = pool.observe(
+        script("shadows_stdlib/repro.py"), env=dict(os.environ), timeout=60, extra_env={"REPRO_OUTSIDE": str(outside)}
+    )
     assert not outside.exists()
     assert obs.stdout_tail.strip() == f"PATH0={script('shadows_stdlib/repro.py').parent}"
 

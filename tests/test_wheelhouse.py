@@ -1,5 +1,6 @@
 """The wheelhouse: what `reprokit wheelhouse` downloads (torch from its index alone, for the image's Python), the
 check that refuses another family's torch build, and the loopback server a build installs from."""
+
 import urllib.request
 from pathlib import Path
 
@@ -21,8 +22,9 @@ def _folder(tmp_path, *names):
 
 def test_torch_is_downloaded_from_its_index_alone_for_the_images_python(tmp_path):
     h100 = MATRIX.targets["h100"]
-    first, second = wheelhouse.download_commands(dockerfiles.torch_packages(h100), dockerfiles.packages(h100), tmp_path,
-                                                 "3.11", h100.pins.index_url)
+    first, second = wheelhouse.download_commands(
+        dockerfiles.torch_packages(h100), dockerfiles.packages(h100), tmp_path, "3.11", h100.pins.index_url
+    )
     assert first[first.index("--index-url") + 1] == h100.pins.index_url and first[-1] == "torch==2.13.0"
     assert "torch==2.13.0" not in second and "--index-url" not in second
     assert second[second.index("--find-links") + 1] == str(tmp_path)  # torch's need met by the wheel just fetched
@@ -38,8 +40,11 @@ def test_a_cpu_build_of_torch_is_refused_for_a_cuda_image(tmp_path):
 
 
 def test_two_builds_of_torch_are_refused(tmp_path):
-    folder = _folder(tmp_path, "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
-                     "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl")
+    folder = _folder(
+        tmp_path,
+        "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl",
+    )
     with pytest.raises(InputError, match="2 torch-2.13.0 builds"):
         wheelhouse.check(folder, "h100", MATRIX.targets["h100"])
 
@@ -48,11 +53,13 @@ def test_each_family_accepts_its_own_build(tmp_path):
     def pin(name):
         return MATRIX.targets[name].pins.torch
 
-    cases = {"h100": f"torch-{pin('h100')}-cp311-cp311-manylinux_2_28_x86_64.whl",  # PyPI's Linux build: CUDA
-             "a100": f"torch-{pin('a100')}+cu128-cp312-cp312-manylinux_2_28_x86_64.whl",
-             "mi300x": f"torch-{pin('mi300x')}+rocm6.4-cp312-cp312-manylinux_2_28_x86_64.whl",
-             "cpu": f"torch-{pin('cpu')}+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
-             "ascend910b": f"torch-{pin('ascend910b')}-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl"}
+    cases = {
+        "h100": f"torch-{pin('h100')}-cp311-cp311-manylinux_2_28_x86_64.whl",  # PyPI's Linux build: CUDA
+        "a100": f"torch-{pin('a100')}+cu128-cp312-cp312-manylinux_2_28_x86_64.whl",
+        "mi300x": f"torch-{pin('mi300x')}+rocm6.4-cp312-cp312-manylinux_2_28_x86_64.whl",
+        "cpu": f"torch-{pin('cpu')}+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "ascend910b": f"torch-{pin('ascend910b')}-cp311-cp311-manylinux_2_17_aarch64.manylinux2014_aarch64.whl",
+    }
     for name, wheel in cases.items():
         (tmp_path / name).mkdir()
         assert wheelhouse.check(_folder(tmp_path / name, wheel), name, MATRIX.targets[name]) == [wheel]
@@ -63,8 +70,11 @@ def test_each_family_accepts_its_own_build(tmp_path):
     assert wheelhouse.check(_folder(tmp_path / "pypi", pypi), "cpu", MATRIX.targets["cpu"]) == [pypi]
     (tmp_path / "cu128").mkdir()
     with pytest.raises(InputError, match="not a cpu build"):
-        wheelhouse.check(_folder(tmp_path / "cu128", f"torch-{pin('cpu')}+cu128-cp311-cp311-manylinux_2_28_x86_64.whl"),
-                         "cpu", MATRIX.targets["cpu"])
+        wheelhouse.check(
+            _folder(tmp_path / "cu128", f"torch-{pin('cpu')}+cu128-cp311-cp311-manylinux_2_28_x86_64.whl"),
+            "cpu",
+            MATRIX.targets["cpu"],
+        )
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match=f"no torch-{pin('h100')} wheel"):
         wheelhouse.check(tmp_path / "empty", "h100", MATRIX.targets["h100"])

@@ -1,5 +1,6 @@
 """The GitHub Actions workflows: actionlint and zizmor clean, the hardware matrix generated from matrix.yaml,
 trusted-ref triggers only, and the nightly autofix's one-PR-per-case idempotence against a real git remote."""
+
 import json
 import os
 import shutil
@@ -27,8 +28,9 @@ def test_actionlint_finds_nothing():
 
 def test_zizmor_finds_nothing():
     # Offline: no GitHub API calls. No finding is ignored, so no ignore list is kept.
-    proc = subprocess.run([bin_path("zizmor"), "--offline", "--format", "json", *map(str, WORKFLOWS)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [bin_path("zizmor"), "--offline", "--format", "json", *map(str, WORKFLOWS)], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(proc.stdout) == []
 
@@ -48,11 +50,19 @@ def test_gpu_jobs_run_only_on_trusted_refs():
 
 def test_adding_a_target_adds_a_job_without_a_workflow_edit(tmp_path):
     matrix = yaml.safe_load((ROOT / "matrix.yaml").read_text())
-    matrix["targets"]["l40s"] = {**matrix["targets"]["a100"], "description": "NVIDIA L40S",
-                                 "runner_labels": ["self-hosted", "gpu-l40s"]}
+    matrix["targets"]["l40s"] = {
+        **matrix["targets"]["a100"],
+        "description": "NVIDIA L40S",
+        "runner_labels": ["self-hosted", "gpu-l40s"],
+    }
     (tmp_path / "matrix.yaml").write_text(yaml.safe_dump(matrix))
-    out = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(tmp_path), "targets", "--json",
-                          "--exclude", "cpu"], capture_output=True, text=True, env=TOOLS_ENV, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "reprokit", "--root", str(tmp_path), "targets", "--json", "--exclude", "cpu"],
+        capture_output=True,
+        text=True,
+        env=TOOLS_ENV,
+        check=True,
+    ).stdout
     jobs = {j["target"]: j["runs-on"] for j in json.loads(out)["include"]}
     assert jobs["l40s"] == ["self-hosted", "gpu-l40s"] and "cpu" not in jobs
     assert set(jobs) == set(matrix["targets"]) - {"cpu"}
@@ -74,11 +84,26 @@ def test_autofix_opens_one_branch_per_changed_case_and_is_idempotent(tmp_path):
     git("push", "-q", "origin", "HEAD", cwd=repo)
     from reprokit.store.store import Store
     from support import record
-    Store(tmp_path / "nightly").merge([
-        record(case="a-case", verdict="does-not-reproduce", torch="2.99.0.dev", why="ran and exited 0"),
-        record(case="b-case", verdict="reproduces", torch="2.99.0.dev")])
-    cmd = [sys.executable, "-m", "reprokit", "--root", str(repo), "autofix", "--target", "cpu",
-           "--results", str(tmp_path / "nightly"), "--push"]
+
+    Store(tmp_path / "nightly").merge(
+        [
+            record(case="a-case", verdict="does-not-reproduce", torch="2.99.0.dev", why="ran and exited 0"),
+            record(case="b-case", verdict="reproduces", torch="2.99.0.dev"),
+        ]
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "reprokit",
+        "--root",
+        str(repo),
+        "autofix",
+        "--target",
+        "cpu",
+        "--results",
+        str(tmp_path / "nightly"),
+        "--push",
+    ]
     first = subprocess.run(cmd, capture_output=True, text=True, env=TOOLS_ENV)
     assert "proposed a-case: a-case: no longer reproduces on torch 2.99.0.dev" in first.stdout, first.stderr
     assert "b-case" not in first.stdout  # unchanged: no PR
@@ -121,8 +146,11 @@ def test_the_warm_mode_tests_that_skip_as_root_run_in_a_ci_job_that_is_not_root(
     import re
 
     jobs = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())["jobs"]
-    unprivileged = [name for name, job in jobs.items()
-                    if any("nox -s tests-unprivileged" in step.get("run", "") for step in job["steps"])]
+    unprivileged = [
+        name
+        for name, job in jobs.items()
+        if any("nox -s tests-unprivileged" in step.get("run", "") for step in job["steps"])
+    ]
     assert unprivileged, "no CI job runs nox -s tests-unprivileged"
     steps = [step.get("run", "") for step in jobs[unprivileged[0]]["steps"]]
     assert not any(re.search(r"\bsudo\b.*\bnox\b", run) for run in steps)  # the tests themselves run unprivileged

@@ -31,10 +31,22 @@ if TYPE_CHECKING:
     from reprokit.child.keeper import KeeperConfig, StageConfig
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-ETC = ("passwd", "group", "hosts", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives",
-       "localtime", "os-release")
-DEVICES = {"cuda": ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/nvidia-uvm*", "/dev/kfd", "/dev/dri"),
-           "npu": ("/dev/davinci*", "/dev/devmm_svm", "/dev/hisi_hdc")}
+ETC = (
+    "passwd",
+    "group",
+    "hosts",
+    "nsswitch.conf",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "localtime",
+    "os-release",
+)
+DEVICES = {
+    "cuda": ("/dev/nvidia*", "/dev/nvidia-caps", "/dev/nvidia-uvm*", "/dev/kfd", "/dev/dri"),
+    "npu": ("/dev/davinci*", "/dev/devmm_svm", "/dev/hisi_hdc"),
+}
 STAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_stage.py")
 LANDLOCK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.py")  # the stage's and the probe's
 OUTBOX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "outbox.py")  # the stage's: budgeted host folders
@@ -123,14 +135,25 @@ def _mkdirs(workdir: str) -> list[list[str | None]]:
     return sorted(found, key=lambda entry: str(entry[0]))
 
 
-def arguments(config: KeeperConfig, command: list[str], report_fd: int, key_fd: int, seccomp_fd: int,
-              outbox_fd: int | None = None) -> list[str]:
+def arguments(
+    config: KeeperConfig, command: list[str], report_fd: int, key_fd: int, seccomp_fd: int, outbox_fd: int | None = None
+) -> list[str]:
     """bwrap's command line for the run; `command` (the probe) runs behind sandbox_stage.py."""
     budget, workdir, bwrap = config["disk_budget"], config["workdir"], config["bwrap"]
     assert bwrap is not None  # only a run inside bubblewrap is given its command line
     size = ["--size", str(budget)] if budget else []
-    args = [bwrap["path"], "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-            "--new-session", "--hostname", "localhost", "--seccomp", str(seccomp_fd)]
+    args = [
+        bwrap["path"],
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "localhost",
+        "--seccomp",
+        str(seccomp_fd),
+    ]
     if config["uid"] is not None:
         args += ["--uid", str(config["uid"]), "--gid", str(config["gid"])]
     for path in SYSTEM:
@@ -138,7 +161,9 @@ def arguments(config: KeeperConfig, command: list[str], report_fd: int, key_fd: 
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    args += [arg for name in ETC if os.path.exists(f"/etc/{name}") for arg in ("--ro-bind", f"/etc/{name}", f"/etc/{name}")]
+    args += [
+        arg for name in ETC if os.path.exists(f"/etc/{name}") for arg in ("--ro-bind", f"/etc/{name}", f"/etc/{name}")
+    ]
     family = os.environ.get("REPRO_DEVICE", "cpu").split(":")[0]
     if family in DEVICES:  # the driver reads the PCI tree; the network's and the host's cgroups stay hidden
         args += ["--ro-bind-try", "/sys", "/sys", *[a for p in SYS_HIDDEN if os.path.isdir(p) for a in ("--tmpfs", p)]]
@@ -156,22 +181,40 @@ def arguments(config: KeeperConfig, command: list[str], report_fd: int, key_fd: 
             args += ["--bind", path, path]
     cache = ["--size", str(config["cache_budget"])] if config["cache_budget"] else []
     seeds = [[f"{SEEDS}/{n}", path] for n, path in enumerate(budgeted)]
-    for fd, (seed, path) in zip(config["budgeted_fds"], seeds, strict=True):  # the host folder read-only (by the descriptor the
+    for fd, (seed, path) in zip(
+        config["budgeted_fds"], seeds, strict=True
+    ):  # the host folder read-only (by the descriptor the
         args += ["--ro-bind-fd", str(fd), seed, *cache, "--tmpfs", path]  # runner opened: no link followed), and
     stage: StageConfig = {  # the case's writes in a tmpfs of the cache budget
-        "report_fd": report_fd, "key_fd": key_fd, "skeleton": _mkdirs(workdir), "workdir": workdir, "seeds": seeds,
-        "host_fds": config["budgeted_fds"], "outbox_fd": outbox_fd, "outbox_cap": config["cache_budget"],
+        "report_fd": report_fd,
+        "key_fd": key_fd,
+        "skeleton": _mkdirs(workdir),
+        "workdir": workdir,
+        "seeds": seeds,
+        "host_fds": config["budgeted_fds"],
+        "outbox_fd": outbox_fd,
+        "outbox_cap": config["cache_budget"],
         "outbox_files": config["cache_files"] or 1 << 62,
-        "writable": [p for p in os.environ.get("REPROKIT_WRITABLE", "").split(os.pathsep) if p] + ["/tmp", *config["rw"]],
-        "budget": bool(budget)}
+        "writable": [p for p in os.environ.get("REPROKIT_WRITABLE", "").split(os.pathsep) if p]
+        + ["/tmp", *config["rw"]],
+        "budget": bool(budget),
+    }
     return args + ["--chdir", workdir, "--", sys.executable, STAGE, json.dumps(stage), "--", *command]
 
 
 def held(config: KeeperConfig) -> list[str]:
     """What bubblewrap holds for the run, as the record says it."""
     bwrap = config["bwrap"]
-    found = [f"bubblewrap {bwrap['version'] if bwrap else '?'}", "no nested user namespaces", "seccomp filter", "pid namespace", "mount namespace", "private /dev/shm",
-             "ipc namespace", "network namespace (loopback only)"]
+    found = [
+        f"bubblewrap {bwrap['version'] if bwrap else '?'}",
+        "no nested user namespaces",
+        "seccomp filter",
+        "pid namespace",
+        "mount namespace",
+        "private /dev/shm",
+        "ipc namespace",
+        "network namespace (loopback only)",
+    ]
     if config["disk_budget"]:
         found.append(f"disk budget {config['disk_budget'] >> 20} MiB")
     if config["budgeted"] and config["cache_budget"]:
@@ -184,19 +227,38 @@ def outer(config: KeeperConfig, uid: int, gid: int, inner: list[str]) -> list[st
     `inner`; `inner` itself where the case user can reach every path already."""
     bwrap = config["bwrap"]
     assert bwrap is not None  # only a run inside bubblewrap has an outer one
-    paths = [*_read_only(config), *config["rw"], config["workdir"], sys.executable, bwrap["path"],
-             os.path.dirname(os.path.dirname(os.path.dirname(bwrap["path"])))]  # the wheel's own libs
+    paths = [
+        *_read_only(config),
+        *config["rw"],
+        config["workdir"],
+        sys.executable,
+        bwrap["path"],
+        os.path.dirname(os.path.dirname(os.path.dirname(bwrap["path"]))),
+    ]  # the wheel's own libs
     cover = covers(paths, uid, gid)
     if not cover:
         return None
-    return [bwrap["path"], "--dev-bind", "/", "/", *cover, "--die-with-parent", "--", sys.executable,
-            os.path.abspath(__file__), str(uid), str(gid), "--", *inner]
+    return [
+        bwrap["path"],
+        "--dev-bind",
+        "/",
+        "/",
+        *cover,
+        "--die-with-parent",
+        "--",
+        sys.executable,
+        os.path.abspath(__file__),
+        str(uid),
+        str(gid),
+        "--",
+        *inner,
+    ]
 
 
 def _drop_and_exec() -> NoReturn:
     """python bubblewrap.py UID GID -- COMMAND...: the outer bwrap's command, as root; COMMAND as uid/gid."""
     uid, gid = int(sys.argv[1]), int(sys.argv[2])
-    command = sys.argv[sys.argv.index("--") + 1:]
+    command = sys.argv[sys.argv.index("--") + 1 :]
     os.setgroups([])
     os.setgid(gid)
     os.setuid(uid)

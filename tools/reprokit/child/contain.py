@@ -251,8 +251,9 @@ def sandboxed(config: KeeperConfig, command: list[str], key: bytes | None) -> No
             time.sleep(0.2)
 
     waits = spooled.file is not None
-    status, stopped = reaper.wait_watching(child, "sandbox_stage.py", every=0.0 if waits else 0.2,
-                                           tick=tick if waits else None)
+    status, stopped = reaper.wait_watching(
+        child, "sandbox_stage.py", every=0.0 if waits else 0.2, tick=tick if waits else None
+    )
     if stopped:  # the case stopped the sandbox's first process: the run ends here, recorded as stopped
         reaper.end_all_below()
         held += bubblewrap.held(config) + ["stopped by SIGSTOP"]
@@ -281,7 +282,7 @@ def sandboxed(config: KeeperConfig, command: list[str], key: bytes | None) -> No
 
 def main() -> None:
     config: KeeperConfig = json.loads(sys.argv[1])
-    command = sys.argv[sys.argv.index("--") + 1:]
+    command = sys.argv[sys.argv.index("--") + 1 :]
     key = _read_key(config)
     if config["bwrap"]:
         sandboxed(config, command, key)

@@ -57,9 +57,16 @@ class Received:
             self.more_not_copied += 1
 
     def as_json(self) -> dict[str, object]:
-        return {"files": self.files, "bytes": self.bytes, "not_copied": self.not_copied,
-                "more_not_copied": self.more_not_copied, "ended": self.ended, "over_budget": self.over_budget,
-                "cut_off": self.cut_off, "left_over": self.left_over}
+        return {
+            "files": self.files,
+            "bytes": self.bytes,
+            "not_copied": self.not_copied,
+            "more_not_copied": self.more_not_copied,
+            "ended": self.ended,
+            "over_budget": self.over_budget,
+            "cut_off": self.cut_off,
+            "left_over": self.left_over,
+        }
 
 
 Planned = tuple[int, list[str], int, int]  # (folder index, path parts, offset in the spool, size)
@@ -164,7 +171,7 @@ def _write_all(spool_fd: int, plan: list[Planned], folders: list[int], done: Rec
                 while kept < len(chain) and kept < len(parts) - 1 and chain[kept][0] == parts[kept]:
                     kept += 1
                 _close(chain, kept)
-                for name in parts[len(chain):-1]:
+                for name in parts[len(chain) : -1]:
                     chain.append((name, _fresh_folder(chain[-1][1] if chain else folders[index], name)))
                 if _write_file(spool_fd, start, size, chain[-1][1] if chain else folders[index], parts[-1]):
                     done.files += 1
@@ -215,7 +222,11 @@ def _header(line: bytes, folders: int) -> dict | None:
     if header.get("end") is True or isinstance(header.get("more_skipped"), int):
         return header
     relative = header.get("path")
-    if not isinstance(relative, str) or header.get("folder") not in range(folders) or isinstance(header["folder"], bool):
+    if (
+        not isinstance(relative, str)
+        or header.get("folder") not in range(folders)
+        or isinstance(header["folder"], bool)
+    ):
         return None
     if relative.startswith("/") or any(p in ("", ".", "..") for p in relative.split("/")) or "\0" in relative:
         return None

@@ -15,9 +15,19 @@ import os
 import sys
 
 # torch modules whose import defines the exception classes an oracle may name by their bare name.
-TORCH_MODULES = ("torch", "torch._dynamo", "torch._dynamo.exc", "torch._inductor.exc", "torch.export",
-                 "torch.fx.experimental.symbolic_shapes", "torch._subclasses.fake_tensor", "torch.distributed",
-                 "torch.distributed.tensor", "torch.distributed.fsdp", "torch.utils._sympy.value_ranges")
+TORCH_MODULES = (
+    "torch",
+    "torch._dynamo",
+    "torch._dynamo.exc",
+    "torch._inductor.exc",
+    "torch.export",
+    "torch.fx.experimental.symbolic_shapes",
+    "torch._subclasses.fake_tensor",
+    "torch.distributed",
+    "torch.distributed.tensor",
+    "torch.distributed.fsdp",
+    "torch.utils._sympy.value_ranges",
+)
 
 
 def _dotted(name: str) -> str:
@@ -61,7 +71,12 @@ def main() -> None:
         bare.add(cls.__name__)
         todo += cls.__subclasses__()
     package = importlib.util.find_spec("reprokit") is not None  # nothing of the repository may be importable here
-    answer = {"torch": True, "package": package, "bare": sorted(bare), "dotted": {n: _dotted(n) for n in names if isinstance(n, str)}}
+    answer = {
+        "torch": True,
+        "package": package,
+        "bare": sorted(bare),
+        "dotted": {n: _dotted(n) for n in names if isinstance(n, str)},
+    }
     print("REPROKIT_EXCEPTION_NAMES " + json.dumps(answer), flush=True)
 
 

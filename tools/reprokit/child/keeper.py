@@ -86,8 +86,12 @@ def report(config: KeeperConfig, held: list[str], failure: Failure | None = None
     (budgets, reaper and bubblewrap add "over <kind> budget" there) with its size from the config, the last of
     memory, disk, cache, pids where several were."""
     over = None
-    budgets = (("memory", config["memory_budget"] >> 20, " MiB"), ("disk", config["disk_budget"] >> 20, " MiB"),
-               ("cache", config["cache_budget"] >> 20, " MiB"), ("pids", config["pids_budget"], ""))
+    budgets = (
+        ("memory", config["memory_budget"] >> 20, " MiB"),
+        ("disk", config["disk_budget"] >> 20, " MiB"),
+        ("cache", config["cache_budget"] >> 20, " MiB"),
+        ("pids", config["pids_budget"], ""),
+    )
     for kind, size, unit in budgets:
         if f"over {kind} budget" in held:
             over = f"{kind} {size or '?'}{unit}"

@@ -186,4 +186,4 @@ def _send_file(sender: _Sender, index: int, relative: str, parent: int, name: st
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]

@@ -55,8 +55,9 @@ def _sibling(name: str) -> ModuleType:
     """A module of this folder, loaded by its path (the probe runs with PYTHONSAFEPATH: nothing is importable)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(f"reprokit_child_{name}",
-                                                  os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py"))
+    spec = importlib.util.spec_from_file_location(
+        f"reprokit_child_{name}", os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    )
     assert spec is not None and spec.loader is not None  # a .py file's location always has a spec and a loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -188,14 +189,18 @@ def _run_script(script: str, channel: int) -> NoReturn:
         record["exit_code"] = code if isinstance(code, int) else (0 if code is None else 1)
     except BaseException as exc:  # noqa: BLE001 - whatever the script raised is the observation
         traceback.print_exc()
-        record.update(exception=stages.qualname(exc), stage=stages.stage_of(exc), exit_code=1,
-                      message=str(exc).strip()[:2000],
-                      chain=[stages.qualname(e) for e in stages.chain(exc)][:6])
+        record.update(
+            exception=stages.qualname(exc),
+            stage=stages.stage_of(exc),
+            exit_code=1,
+            message=str(exc).strip()[:2000],
+            chain=[stages.qualname(e) for e in stages.chain(exc)][:6],
+        )
     record["dynamo"] = _dynamo_counters()
     data = json.dumps(record).encode()
     try:
         while data:
-            data = data[os.write(channel, data):]
+            data = data[os.write(channel, data) :]
         os.close(channel)
     except OSError:
         pass
@@ -285,7 +290,7 @@ def main() -> NoReturn:
             record["exit_code"] = os.WEXITSTATUS(status)  # seen here, not told
         data = json.dumps({**record, "key": key}).encode()
         while data:
-            data = data[os.write(report, data):]
+            data = data[os.write(report, data) :]
     if report is not None:
         os.close(report)
     if os.WIFSIGNALED(status):

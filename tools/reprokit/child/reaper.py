@@ -75,8 +75,9 @@ def wait_for(pid: int) -> int:
             return status
 
 
-def wait_watching(pid: int, marker: str, every: float = 0.2,
-                  tick: Callable[[], None] | None = None) -> tuple[int | None, bool]:
+def wait_watching(
+    pid: int, marker: str, every: float = 0.2, tick: Callable[[], None] | None = None
+) -> tuple[int | None, bool]:
     """wait_for(pid), but also ended when the process below this one that runs the script `marker` (the sandbox's
     first process) is stopped (SIGSTOP from the case, its own user): (wait status or None, stopped)."""
     import time

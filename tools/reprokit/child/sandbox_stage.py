@@ -59,7 +59,7 @@ def _start(command: list[str], key: bytes | None) -> NoReturn:
 
 def main() -> NoReturn:
     config: StageConfig = json.loads(sys.argv[1])
-    command = sys.argv[sys.argv.index("--") + 1:]
+    command = sys.argv[sys.argv.index("--") + 1 :]
     report = config["report_fd"]
     key: bytes | None = os.read(config["key_fd"], 256)
     os.close(config["key_fd"])

@@ -62,8 +62,11 @@ class Spool:
             fcntl.fcntl(read_end, fcntl.F_SETPIPE_SZ, 1 << 20)  # fewer wake-ups; the default 64 KiB still works
         except (OSError, AttributeError):
             pass
-        self.file = open(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                 0o600), "w+b", buffering=0)
+        self.file = open(
+            os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600),
+            "w+b",
+            buffering=0,
+        )
 
     @property
     def deadline(self) -> float:
@@ -102,7 +105,7 @@ class Spool:
         view = memoryview(data)
         try:
             while view:
-                view = view[os.write(self.file.fileno(), view):]
+                view = view[os.write(self.file.fileno(), view) :]
         except OSError:  # the host disk is full (or a file limit): the spool stops there, the sandbox still drains
             self.spool_cap = self.size + len(data) - len(view)
 
@@ -136,8 +139,11 @@ class Spool:
 
     def _write_private(self, name: str, text: str) -> None:
         try:
-            fd = os.open(os.path.join(self.private, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
-                         | os.O_CLOEXEC, 0o600)
+            fd = os.open(
+                os.path.join(self.private, name),
+                os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o600,
+            )
             os.write(fd, text.encode())
             os.close(fd)
         except OSError:

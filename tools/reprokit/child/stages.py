@@ -14,7 +14,13 @@ _STAGE_PATHS = (
     ("export", ("torch/export/", "torch/_export/", "torch/jit/")),
     ("distributed", ("torch/distributed/", "torch/nn/parallel/")),
 )
-_DYNAMO_EXC = ("Unsupported", "UserError", "TorchRuntimeError", "InternalTorchDynamoError", "UncapturedHigherOrderOpError")
+_DYNAMO_EXC = (
+    "Unsupported",
+    "UserError",
+    "TorchRuntimeError",
+    "InternalTorchDynamoError",
+    "UncapturedHigherOrderOpError",
+)
 
 
 def chain(exc: BaseException | None) -> list[BaseException]:

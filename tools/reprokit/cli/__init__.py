@@ -15,8 +15,10 @@ from reprokit.cli.safe_output import LineGuard
 
 # The exit statuses every sub-command shares (`reprokit --help` says them; a command's own help says what its 1 means).
 INPUT_ERROR, ENVIRONMENT_ERROR, INTERRUPTED = 2, 3, 130
-EXIT_CODES = ("exit status: 0 done; 1 a check failed (see the command's help); 2 bad input (arguments, case files); "
-              "3 this machine (torch, docker, bwrap, uv, gh, disk, network); 130 interrupted")
+EXIT_CODES = (
+    "exit status: 0 done; 1 a check failed (see the command's help); 2 bad input (arguments, case files); "
+    "3 this machine (torch, docker, bwrap, uv, gh, disk, network); 130 interrupted"
+)
 
 # The sub-commands in the order `reprokit --help` lists them; each group module adds its own and parses nothing else.
 COMMANDS = (
@@ -54,9 +56,11 @@ COMMANDS = (
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="reprokit", description=__doc__.split("\n\n")[0], epilog=EXIT_CODES)
     parser.add_argument("--version", action="version", version=__version__)
-    parser.add_argument("--root", default=None,
-                        help="repository root (default: the nearest folder holding matrix.yaml, from the current "
-                             "directory up)")
+    parser.add_argument(
+        "--root",
+        default=None,
+        help="repository root (default: the nearest folder holding matrix.yaml, from the current directory up)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     plain_add, listed = sub.add_parser, []
 

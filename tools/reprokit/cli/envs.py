@@ -17,9 +17,14 @@ def cmd_envs(args: argparse.Namespace) -> int:
 
 
 def add_envs(sub) -> None:
-    envs = sub.add_parser("envs", help="list the torch environments built for other releases, with their sizes; "
-                                       "free them")
-    envs.add_argument("--remove", nargs="+", metavar="VERSION",
-                      help="delete these releases' environments and the cached wheels no other environment uses")
+    envs = sub.add_parser(
+        "envs", help="list the torch environments built for other releases, with their sizes; free them"
+    )
+    envs.add_argument(
+        "--remove",
+        nargs="+",
+        metavar="VERSION",
+        help="delete these releases' environments and the cached wheels no other environment uses",
+    )
     envs.add_argument("--clear", action="store_true", help="delete every environment and uv's wheel cache")
     envs.set_defaults(func=cmd_envs)

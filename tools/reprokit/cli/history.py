@@ -33,44 +33,83 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from reprokit.contrib.bisect_command import BisectAsk, bisect
     from reprokit.run.request import RunRequest
 
-    req = RunRequest(root=root_of(args), target=args.target, where="host", render=False, jobs=args.jobs,
-                     out=Path(args.out).resolve() if args.out else None, torch_index=args.torch_index,
-                     wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None, force=args.force,
-                     timeout=args.timeout)
+    req = RunRequest(
+        root=root_of(args),
+        target=args.target,
+        where="host",
+        render=False,
+        jobs=args.jobs,
+        out=Path(args.out).resolve() if args.out else None,
+        torch_index=args.torch_index,
+        wheelhouse=Path(args.wheelhouse).resolve() if args.wheelhouse else None,
+        force=args.force,
+        timeout=args.timeout,
+    )
     oracle_flags = (args.raises, args.match, args.stdout, args.stderr, args.hang, args.wrong_result, args.nonzero_exit)
-    return bisect(req, BisectAsk(args.id, args.source, args.versions, not args.no_between, oracle_flags, args.keep,
-                                 args.timeout, args.max_envs), log=lambda line: print(line, flush=True))
+    return bisect(
+        req,
+        BisectAsk(
+            args.id,
+            args.source,
+            args.versions,
+            not args.no_between,
+            oracle_flags,
+            args.keep,
+            args.timeout,
+            args.max_envs,
+        ),
+        log=lambda line: print(line, flush=True),
+    )
 
 
 def add_bisect(sub) -> None:
     bis = sub.add_parser("bisect", help="find the torch releases where a case's verdict changes (recorded first)")
     bis.add_argument("id", metavar="ID", nargs="?")
     bis.add_argument("--target", required=True, help=TARGET_HELP)
-    bis.add_argument("--versions", nargs="+", metavar="V",
-                     help="releases to search (default: pins.history); the history releases between them are "
-                          "searched too, unless --no-between")
-    bis.add_argument("--no-between", action="store_true",
-                     help="search only the --versions given (the answer names the releases in between not tested)")
+    bis.add_argument(
+        "--versions",
+        nargs="+",
+        metavar="V",
+        help="releases to search (default: pins.history); the history releases between them are "
+        "searched too, unless --no-between",
+    )
+    bis.add_argument(
+        "--no-between",
+        action="store_true",
+        help="search only the --versions given (the answer names the releases in between not tested)",
+    )
     bis.add_argument("--torch-index", metavar="URL", help="the index to install torch from (e.g. the nightly one)")
     bis.add_argument("--wheelhouse", metavar="DIR", help="install torch from these wheels (offline)")
     bis.add_argument("--jobs", type=int, default=2)
     bis.add_argument("--force", action="store_true", help="run even if this machine is not the target's hardware")
     bis.add_argument("--out", help=OUT_HELP)
-    bis.add_argument("--from", dest="source", metavar="SCRIPT.py",
-                     help="bisect this script (your own repro) instead of a case; nothing is added without --keep")
+    bis.add_argument(
+        "--from",
+        dest="source",
+        metavar="SCRIPT.py",
+        help="bisect this script (your own repro) instead of a case; nothing is added without --keep",
+    )
     bis.add_argument("--keep", action="store_true", help="with --from: add the script as case ID (its runs recorded)")
     bis.add_argument("--raises", metavar="CLASS", help="with --from: the bug reproduces when this exception is raised")
     bis.add_argument("--match", metavar="REGEX", help="with --from: ... and its message matches this regex")
     bis.add_argument("--stdout", metavar="REGEX", help="with --from: the bug reproduces when stdout matches")
     bis.add_argument("--stderr", metavar="REGEX", help="with --from: the bug reproduces when stderr matches")
     bis.add_argument("--hang", action="store_true", help="with --from: the bug is a hang (past --timeout)")
-    bis.add_argument("--wrong-result", action="store_true",
-                     help="with --from: the bug is a wrong result (an assertion in the script fails)")
-    bis.add_argument("--nonzero-exit", action="store_true",
-                     help="with --from: the bug reproduces when the script exits non-zero")
+    bis.add_argument(
+        "--wrong-result",
+        action="store_true",
+        help="with --from: the bug is a wrong result (an assertion in the script fails)",
+    )
+    bis.add_argument(
+        "--nonzero-exit", action="store_true", help="with --from: the bug reproduces when the script exits non-zero"
+    )
     bis.add_argument("--timeout", type=int, help="seconds before a run is killed (default: the case's own)")
-    bis.add_argument("--max-envs", type=int, metavar="N",
-                     help="build at most N torch environments (each a few GB); the answer says where it stopped")
+    bis.add_argument(
+        "--max-envs",
+        type=int,
+        metavar="N",
+        help="build at most N torch environments (each a few GB); the answer says where it stopped",
+    )
     bis.set_defaults(func=cmd_bisect)
 
 
@@ -111,8 +150,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     from reprokit.run import rejudge
 
     root = root_of(args)
-    refused = rejudge.import_sources(store_of(args, root), args.source, root,
-                                     say=print, warn=lambda line: print(line, file=sys.stderr))
+    refused = rejudge.import_sources(
+        store_of(args, root), args.source, root, say=print, warn=lambda line: print(line, file=sys.stderr)
+    )
     return 1 if refused else 0
 
 
@@ -130,8 +170,9 @@ def cmd_accept(args: argparse.Namespace) -> int:
 
     root = root_of(args)
     pin = target_of(load_root_matrix(root), args.target).pins.torch
-    count, path = expected.accept_recorded(root, store_of(args, root).load(args.target, args.suite), args.target,
-                                           args.suite, pin)
+    count, path = expected.accept_recorded(
+        root, store_of(args, root).load(args.target, args.suite), args.target, args.suite, pin
+    )
     print(f"accepted {count} recorded verdicts into {path.relative_to(root)}")
     return 0
 
@@ -147,8 +188,10 @@ def add_accept(sub) -> None:
 def cmd_forget(args: argparse.Namespace) -> int:
     """Drop recorded runs of one torch (e.g. made with a harness since fixed); `run --resume` runs them again."""
     dropped = store_of(args, root_of(args)).forget_keys(args.target, args.suite, args.torch, args.key)
-    print(f"dropped {dropped} records; `reprokit run --target {args.target} --suite {args.suite} --resume` runs "
-          "them again")
+    print(
+        f"dropped {dropped} records; `reprokit run --target {args.target} --suite {args.suite} --resume` runs "
+        "them again"
+    )
     return 0
 
 

@@ -13,8 +13,9 @@ def cmd_images(args: argparse.Namespace) -> int:
     from reprokit.run.request import load_root_matrix
 
     root = root_of(args)
-    for path in dockerfiles.write_all(root / "images", Path(args.out or root / "images" / "rendered"),
-                                 load_root_matrix(root).targets):
+    for path in dockerfiles.write_all(
+        root / "images", Path(args.out or root / "images" / "rendered"), load_root_matrix(root).targets
+    ):
         print(f"wrote {path}")
     return 0
 
@@ -31,12 +32,24 @@ def cmd_image(args: argparse.Namespace) -> int:
 
     root = root_of(args)
     target = target_of(load_root_matrix(root), args.target)
-    image = dockerfiles.build(root / "images", args.target, target, args.base_image,
-                         Path(args.wheelhouse).resolve() if args.wheelhouse else None, args.base_python,
-                         log=lambda line: print(line, flush=True))
+    image = dockerfiles.build(
+        root / "images",
+        args.target,
+        target,
+        args.base_image,
+        Path(args.wheelhouse).resolve() if args.wheelhouse else None,
+        args.base_python,
+        log=lambda line: print(line, flush=True),
+    )
     if args.record:
-        dockerfiles.record(Path(args.record), image, args.target, args.base_image or target.base_image,
-                      args.base_python or target.python, Path(args.wheelhouse) if args.wheelhouse else None)
+        dockerfiles.record(
+            Path(args.record),
+            image,
+            args.target,
+            args.base_image or target.base_image,
+            args.base_python or target.python,
+            Path(args.wheelhouse) if args.wheelhouse else None,
+        )
         print(f"wrote {args.record}")
     print(image.tag)
     return 0
@@ -59,16 +72,28 @@ def cmd_wheelhouse(args: argparse.Namespace) -> int:
 
     root = root_of(args)
     target = target_of(load_root_matrix(root), args.target)
-    return wheel_download.download(Path(args.dest).resolve(), args.target, target, args.base_python, args.torch_index,
-                                   log=lambda line: print(line, flush=True))
+    return wheel_download.download(
+        Path(args.dest).resolve(),
+        args.target,
+        target,
+        args.base_python,
+        args.torch_index,
+        log=lambda line: print(line, flush=True),
+    )
 
 
 def add_wheelhouse(sub) -> None:
     whl = sub.add_parser("wheelhouse", help="download the wheels a target's image installs (for --wheelhouse)")
     whl.add_argument("--target", required=True, help=TARGET_HELP)
-    whl.add_argument("--base-python", metavar="X.Y", help="the Python of the base image the wheels are for "
-                                                          "(default: matrix.yaml's python)")
-    whl.add_argument("--torch-index", metavar="URL", help="the index torch comes from (default: the target's where it is "
-                                                            "reachable, else pip's configuration)")
+    whl.add_argument(
+        "--base-python",
+        metavar="X.Y",
+        help="the Python of the base image the wheels are for (default: matrix.yaml's python)",
+    )
+    whl.add_argument(
+        "--torch-index",
+        metavar="URL",
+        help="the index torch comes from (default: the target's where it is reachable, else pip's configuration)",
+    )
     whl.add_argument("dest", metavar="DIR")
     whl.set_defaults(func=cmd_wheelhouse)

@@ -32,8 +32,13 @@ def cmd_site(args: argparse.Namespace) -> int:
     from reprokit.store.store import Store
 
     root = root_of(args)
-    written = website.build(root, Path(args.out).resolve(), load_root_matrix(root),
-                            Store(Path(args.results or root / "results").resolve()), site_url=args.site_url)
+    written = website.build(
+        root,
+        Path(args.out).resolve(),
+        load_root_matrix(root),
+        Store(Path(args.results or root / "results").resolve()),
+        site_url=args.site_url,
+    )
     print(f"wrote {len(written)} files of the site under {args.out} (open index.html)")
     return 0
 
@@ -42,9 +47,13 @@ def add_site(sub) -> None:
     site = sub.add_parser("site", help="render the compatibility site (static HTML) from the recorded results")
     site.add_argument("--out", required=True, metavar="DIR", help="folder the site is written to")
     site.add_argument("--results", metavar="DIR", help="the results store to read (default: the repository's)")
-    site.add_argument("--site-url", metavar="URL", default=os.environ.get("REPROKIT_SITE_URL") or None,
-                      help="the address the site is published at, e.g. https://owner.github.io/repo/: the Atom "
-                           "feed's links start with it (default: $REPROKIT_SITE_URL; without it they are relative)")
+    site.add_argument(
+        "--site-url",
+        metavar="URL",
+        default=os.environ.get("REPROKIT_SITE_URL") or None,
+        help="the address the site is published at, e.g. https://owner.github.io/repo/: the Atom "
+        "feed's links start with it (default: $REPROKIT_SITE_URL; without it they are relative)",
+    )
     site.set_defaults(func=cmd_site)
 
 

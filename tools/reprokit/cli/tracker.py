@@ -16,22 +16,37 @@ def cmd_tracker(args: argparse.Namespace) -> int:
     from reprokit.tracker.triage_command import tracker_lines
 
     root = root_of(args)
-    for line in tracker_lines(root, store_of(args, root).folder, args.numbers, args.report_dir, args.issues_json,
-                              tuple(args.releases or ()), args.here, args.timeout,
-                              log=lambda line: print(line, file=sys.stderr)):
+    for line in tracker_lines(
+        root,
+        store_of(args, root).folder,
+        args.numbers,
+        args.report_dir,
+        args.issues_json,
+        tuple(args.releases or ()),
+        args.here,
+        args.timeout,
+        log=lambda line: print(line, file=sys.stderr),
+    ):
         print(line)
     return 0
 
 
 def add_tracker(sub) -> None:
-    trk = sub.add_parser("tracker", help="every linked pytorch/pytorch issue, and a comment draft for each whose "
-                                         "recorded runs disagree with its state")
+    trk = sub.add_parser(
+        "tracker",
+        help="every linked pytorch/pytorch issue, and a comment draft for each whose "
+        "recorded runs disagree with its state",
+    )
     trk.add_argument("--out", help=OUT_HELP)
     trk.add_argument("--report-dir", metavar="DIR", help="write the drafts here (default: reports/upstream/)")
     trk.add_argument("--numbers", action="store_true", help="print only the linked issue numbers, one a line")
-    trk.add_argument("--issues-json", metavar="DIR", help="issues as gh prints them, DIR/<number>.json: each linked "
-                                                          "issue not yet triaged is triaged from its own script first "
-                                                          "(no gh needed; standings kept in memory)")
+    trk.add_argument(
+        "--issues-json",
+        metavar="DIR",
+        help="issues as gh prints them, DIR/<number>.json: each linked "
+        "issue not yet triaged is triaged from its own script first "
+        "(no gh needed; standings kept in memory)",
+    )
     trk.add_argument("--here", action="store_true", help="with --issues-json: run this environment's torch only")
     trk.add_argument("--releases", nargs="+", metavar="V", help="with --issues-json: exactly these releases")
     trk.add_argument("--timeout", type=float, default=TRIAGE_TIMEOUT, help="with --issues-json: seconds per run")
@@ -48,41 +63,79 @@ def cmd_tracker_states(args: argparse.Namespace) -> int:
 
 def add_tracker_states(sub) -> None:
     sts = sub.add_parser("tracker-states", help="take issue states read from GitHub into issue-states.yaml")
-    sts.add_argument("--import", dest="source", required=True, metavar="FILE",
-                     help="JSON lines with number and state (what `gh api repos/pytorch/pytorch/issues/N` prints)")
+    sts.add_argument(
+        "--import",
+        dest="source",
+        required=True,
+        metavar="FILE",
+        help="JSON lines with number and state (what `gh api repos/pytorch/pytorch/issues/N` prints)",
+    )
     sts.set_defaults(func=cmd_tracker_states)
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
     from reprokit.tracker.triage_command import TriageAsk, triage_issue
 
-    ask = TriageAsk(args.issue, args.issue_json, args.target, tuple(args.releases or ()), args.here, args.nightly,
-                    args.since, args.reported_release, args.timeout, args.report_dir, args.record)
+    ask = TriageAsk(
+        args.issue,
+        args.issue_json,
+        args.target,
+        tuple(args.releases or ()),
+        args.here,
+        args.nightly,
+        args.since,
+        args.reported_release,
+        args.timeout,
+        args.report_dir,
+        args.record,
+    )
     # progress (the releases, the builds) on stderr: stdout's first line is the standing
     return triage_issue(root_of(args), ask, log=lambda line: print(line, file=sys.stderr))
 
 
 def add_triage(sub) -> None:
-    tri = sub.add_parser("triage", help="run a pytorch/pytorch issue's own script, contained, on the releases and say "
-                                        "whether it still reproduces (and draft the comment)")
+    tri = sub.add_parser(
+        "triage",
+        help="run a pytorch/pytorch issue's own script, contained, on the releases and say "
+        "whether it still reproduces (and draft the comment)",
+    )
     tri.add_argument("issue", type=int, nargs="?", help="the issue number (read with gh)")
-    tri.add_argument("--issue-json", metavar="FILE", help="the issue as `gh issue view N --json "
-                                                          f"{GH_FIELDS}` printed it")
+    tri.add_argument(
+        "--issue-json", metavar="FILE", help=f"the issue as `gh issue view N --json {GH_FIELDS}` printed it"
+    )
     tri.add_argument("--here", action="store_true", help="run only this environment's torch")
-    tri.add_argument("--releases", nargs="+", metavar="V", help="exactly these torch releases (or interpreters' "
-                                                                "paths); default: the release the issue reports and "
-                                                                "the target's newest stable")
+    tri.add_argument(
+        "--releases",
+        nargs="+",
+        metavar="V",
+        help="exactly these torch releases (or interpreters' "
+        "paths); default: the release the issue reports and "
+        "the target's newest stable",
+    )
     tri.add_argument("--nightly", action="store_true", help="also run the nightly build")
-    tri.add_argument("--since", action="store_true", help="where two runs differ, bisect the target's recorded "
-                                                          "releases between them for the first that changed")
-    tri.add_argument("--reported-release", metavar="V", help="the release the issue reports, where its text names "
-                                                             "none or the wrong one (default: its collect_env's)")
-    tri.add_argument("--target", default="cpu", help="the hardware target: its device is what the script gets, its "
-                                                     "newest stable release is run (default: cpu)")
+    tri.add_argument(
+        "--since",
+        action="store_true",
+        help="where two runs differ, bisect the target's recorded releases between them for the first that changed",
+    )
+    tri.add_argument(
+        "--reported-release",
+        metavar="V",
+        help="the release the issue reports, where its text names none or the wrong one (default: its collect_env's)",
+    )
+    tri.add_argument(
+        "--target",
+        default="cpu",
+        help="the hardware target: its device is what the script gets, its newest stable release is run (default: cpu)",
+    )
     tri.add_argument("--timeout", type=float, default=TRIAGE_TIMEOUT, help="seconds per run (default: %(default)s)")
     tri.add_argument("--report-dir", metavar="DIR", help="write the draft here (default: reports/upstream/)")
-    tri.add_argument("--record", action="store_true", help="keep the standing in issue-states.yaml (for a linked "
-                                                           "issue): `tracker` drafts a comment only where it agrees")
+    tri.add_argument(
+        "--record",
+        action="store_true",
+        help="keep the standing in issue-states.yaml (for a linked "
+        "issue): `tracker` drafts a comment only where it agrees",
+    )
     tri.set_defaults(func=cmd_triage)
 
 
@@ -98,8 +151,11 @@ def cmd_tracker_link(args: argparse.Namespace) -> int:
 
 
 def add_tracker_link(sub) -> None:
-    lnk = sub.add_parser("tracker-link", help="say whether a linked case fails the way its issue reports (read from "
-                                              "the issue's thread); a related one drafts no comment")
+    lnk = sub.add_parser(
+        "tracker-link",
+        help="say whether a linked case fails the way its issue reports (read from "
+        "the issue's thread); a related one drafts no comment",
+    )
     lnk.add_argument("issue", type=int)
     lnk.add_argument("kind", choices=["same", "related"])
     lnk.add_argument("--why", required=True, help="one line: what the issue reports and what the case tests")

@@ -37,10 +37,14 @@ def title(case: str, changes: list[tuple[str, Verdict | None, Verdict]], torch_v
 
 def body(changes: list[tuple[str, Verdict | None, Verdict]], results: View) -> str:
     by_key = results.by_key()
-    lines = [f"Recorded on torch {', '.join(results.builds)} "
-             f"({results.environment.get('device_name') or 'CPU'}), run finished "
-             f"{results.header.finished if results.header else '?'}.", "",
-             "| run | expected | now | why |", "| --- | --- | --- | --- |"]
+    lines = [
+        f"Recorded on torch {', '.join(results.builds)} "
+        f"({results.environment.get('device_name') or 'CPU'}), run finished "
+        f"{results.header.finished if results.header else '?'}.",
+        "",
+        "| run | expected | now | why |",
+        "| --- | --- | --- | --- |",
+    ]
     for key, old, new in changes:
         lines.append(f"| `{key}` | {old or '(new)'} | {new} | {md_cell(by_key[key].why, 200)} |")
     for key, _, _ in changes:
@@ -70,14 +74,35 @@ def propose(root: Path, target: str, results: View, remote: str = "origin", push
             path = expected.expected_path(worktree, target)
             expected.save(path, {**expected.load(path), **{k: new for k, _, new in case_changes}})
             _git("add", str(path.relative_to(worktree)), cwd=worktree)
-            _git("-c", "user.name=reprokit-bot", "-c", "user.email=reprokit-bot@users.noreply.github.com",
-                 "commit", "-q", "-m", pr_title, "-m", body(case_changes, results), cwd=worktree)
+            _git(
+                "-c",
+                "user.name=reprokit-bot",
+                "-c",
+                "user.email=reprokit-bot@users.noreply.github.com",
+                "commit",
+                "-q",
+                "-m",
+                pr_title,
+                "-m",
+                body(case_changes, results),
+                cwd=worktree,
+            )
             if push:
                 pushed = _git("push", "-q", remote, branch, cwd=worktree)
                 if pushed.returncode != 0:
                     done.append(f"failed {case}: git push: {pushed.stderr.strip().splitlines()[-1:]}")
                     continue
-                gh = ["gh", "pr", "create", "--head", branch, "--title", pr_title, "--body", body(case_changes, results)]
+                gh = [
+                    "gh",
+                    "pr",
+                    "create",
+                    "--head",
+                    branch,
+                    "--title",
+                    pr_title,
+                    "--body",
+                    body(case_changes, results),
+                ]
                 if shutil.which("gh"):
                     subprocess.run(gh, cwd=worktree, check=False)
             done.append(f"proposed {case}: {pr_title} (branch {branch})")

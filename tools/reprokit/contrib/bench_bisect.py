@@ -12,19 +12,35 @@ import tempfile
 import time
 from pathlib import Path
 
-SCRIPT = '''import torch
+SCRIPT = """import torch
 
 print(torch.compile(lambda x: torch.relu(x) + 1)(torch.randn(8)))
-'''
+"""
 
 
 def _bisect(root: Path, cache: Path, script: Path) -> tuple[float, float, float, str]:
     """(wall, environment builds, runs, the answer line) of one bisect with REPROKIT_CACHE=cache."""
     env = {**os.environ, "REPROKIT_CACHE": str(cache), "PYTHONSAFEPATH": "1"}
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "reprokit", "--root", str(root), "bisect", "--target", "cpu",
-                           "--from", str(script), "--nonzero-exit"], env=env, capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "reprokit",
+            "--root",
+            str(root),
+            "bisect",
+            "--target",
+            "cpu",
+            "--from",
+            str(script),
+            "--nonzero-exit",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     wall = time.monotonic() - start
     builds = sum(float(s) for s in re.findall(r"ready in (\d+) s", proc.stdout))
     runs = sum(float(s) for s in re.findall(r"^\[\d+/\d+\] \S+: \S+ \(([\d.]+) s\)", proc.stdout, re.M))
@@ -39,6 +55,9 @@ def bisect_times(root: Path, cache: Path | None = None) -> None:
         script.write_text(SCRIPT)
         for label in ("cold", "warm"):
             wall, builds, runs, answer = _bisect(root, cache, script)
-            print(f"9. bisect --from over the cpu history, {label}: {wall:.0f} s wall; floor {builds + runs:.0f} s "
-                  f"(environment builds {builds:.0f} s, runs {runs:.0f} s), bisect's own {wall - builds - runs:.0f} s; "
-                  f"answer: {answer}", flush=True)
+            print(
+                f"9. bisect --from over the cpu history, {label}: {wall:.0f} s wall; floor {builds + runs:.0f} s "
+                f"(environment builds {builds:.0f} s, runs {runs:.0f} s), bisect's own {wall - builds - runs:.0f} s; "
+                f"answer: {answer}",
+                flush=True,
+            )

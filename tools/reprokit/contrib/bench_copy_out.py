@@ -40,8 +40,9 @@ def copy_out_once(mib: int) -> tuple[float, float, float, int]:
         cache.mkdir()
         os.environ["REPROKIT_CACHE_BUDGET"] = str((mib + 64) << 20)
         start = time.monotonic()
-        obs = observe(script, env=dict(os.environ), extra_env={"REPRO_CACHE": str(cache)}, timeout=300,
-                      writable=(cache,))
+        obs = observe(
+            script, env=dict(os.environ), extra_env={"REPRO_CACHE": str(cache)}, timeout=300, writable=(cache,)
+        )
         wall = time.monotonic() - start
         landed = sum(p.stat().st_size for p in cache.rglob("*") if p.is_file())
         if obs.copy_out is None:
@@ -59,10 +60,12 @@ def main() -> None:
     runs = [copy_out_once(args.mib) for _ in range(args.repeat)]
     copy = statistics.median(r[0] for r in runs)
     landed = runs[0][3] >> 20
-    print(f"9. copy-out of a --cache folder: {landed} MiB in {copy:.2f} s = {landed / max(copy, 1e-6):.0f} MiB/s "
-          f"(median of {len(runs)}; goal: 200 MiB in under 5 s), case {statistics.median(r[1] for r in runs):.2f} s, "
-          f"whole run {statistics.median(r[2] for r in runs):.2f} s; load {os.getloadavg()[0]:.1f} on "
-          f"{os.cpu_count()} cores")
+    print(
+        f"9. copy-out of a --cache folder: {landed} MiB in {copy:.2f} s = {landed / max(copy, 1e-6):.0f} MiB/s "
+        f"(median of {len(runs)}; goal: 200 MiB in under 5 s), case {statistics.median(r[1] for r in runs):.2f} s, "
+        f"whole run {statistics.median(r[2] for r in runs):.2f} s; load {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores"
+    )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,9 @@ def bisect(req: RunRequest, ask: BisectAsk, log=print) -> int:
     versions = bisection.candidates(ask.versions, target.pins.history, between=ask.between)
     also_between = tuple(v for v in target.pins.history if v not in versions)
     if len(versions) < 2:
-        raise InputError(f"matrix.yaml: targets.{req.target}.pins.history: needs two releases or more to bisect "
-                         "(or pass --versions)")
+        raise InputError(
+            f"matrix.yaml: targets.{req.target}.pins.history: needs two releases or more to bisect (or pass --versions)"
+        )
     if not ask.case_id and not ask.script:
         raise InputError("bisect: give a case ID or --from SCRIPT")
     done = None
@@ -41,8 +42,9 @@ def bisect(req: RunRequest, ask: BisectAsk, log=print) -> int:
             script = Path(ask.script)
             oracle = new_case.oracle_from_flags(*ask.oracle_flags)
             keep_id = (ask.case_id or bisect_script.case_id_for(script)) if ask.keep else None
-            done = bisect_script.bisect_from(req, script.resolve(), versions, oracle, ask.timeout, keep_id=keep_id,
-                                             log=log, max_envs=ask.max_envs)
+            done = bisect_script.bisect_from(
+                req, script.resolve(), versions, oracle, ask.timeout, keep_id=keep_id, log=log, max_envs=ask.max_envs
+            )
             found = done.found
         else:
             assert ask.case_id is not None  # refused above without one
@@ -54,9 +56,13 @@ def bisect(req: RunRequest, ask: BisectAsk, log=print) -> int:
         log("\n".join(done.table()))
         log(f"kept as cases/{done.case_id}/" if done.kept else "not kept (--keep makes it a case)")
         if done.scratch:
-            log(f"undecided: the scratch repository with what each run printed is kept in {done.scratch} "
-                f"(`reprokit --root {done.scratch} history --case {done.case_id}`)")
+            log(
+                f"undecided: the scratch repository with what each run printed is kept in {done.scratch} "
+                f"(`reprokit --root {done.scratch} history --case {done.case_id}`)"
+            )
     log(f"{ask.case_id or ask.script} on {req.target}: {found.summary(also_between)}")
-    log(f"runs made: {len(found.ran)} ({', '.join(found.ran) or 'none: all recorded'}); environments built: "
-        f"{len(found.built)}")
+    log(
+        f"runs made: {len(found.ran)} ({', '.join(found.ran) or 'none: all recorded'}); environments built: "
+        f"{len(found.built)}"
+    )
     return 1 if found.answer(also_between).kind == "undecided" else 0

@@ -29,8 +29,12 @@ class ScriptBisection:
 
     def table(self) -> list[str]:
         rows = ["| torch | verdict |", "| --- | --- |"]
-        return rows + [f"| {v} | {self.found.seen[v].verdict.symbol} {self.found.seen[v].verdict} |"
-                       if v in self.found.seen else f"| {v} | not tested |" for v in self.found.versions]
+        return rows + [
+            f"| {v} | {self.found.seen[v].verdict.symbol} {self.found.seen[v].verdict} |"
+            if v in self.found.seen
+            else f"| {v} | not tested |"
+            for v in self.found.versions
+        ]
 
 
 def case_id_for(script: Path) -> str:
@@ -38,8 +42,16 @@ def case_id_for(script: Path) -> str:
     return f"bisect-{slug}"[:80].rstrip("-")
 
 
-def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None, timeout: int | None,
-                keep_id: str | None = None, log=print, max_envs: int | None = None) -> ScriptBisection:
+def bisect_from(
+    req_base,
+    script: Path,
+    versions: list[str],
+    oracle: dict | None,
+    timeout: int | None,
+    keep_id: str | None = None,
+    log=print,
+    max_envs: int | None = None,
+) -> ScriptBisection:
     """Bisect `script` over `versions` (oldest first). req_base: the run request of the repository (target, jobs,
     index, --force); keep_id: make it the repository's case of that id (its runs recorded in its store)."""
     if not script.is_file():
@@ -53,13 +65,31 @@ def bisect_from(req_base, script: Path, versions: list[str], oracle: dict | None
         if scratch is not None:
             shutil.copy(req_base.root / "matrix.yaml", scratch / "matrix.yaml")
             (scratch / "cases").mkdir()
-            log(f"bisect --from: the script is case {case_id} of a scratch repository, {scratch}: its records stay "
-                "there, deleted at the end unless the answer is undecided (--keep adds it to this repository)")
-        folder = new_case.create(root / "cases", case_id, source=script, title=None, category=None, links=[],
-                                 oracle=oracle, timeout=timeout, observe_run=oracle is None, log=log)
+            log(
+                f"bisect --from: the script is case {case_id} of a scratch repository, {scratch}: its records stay "
+                "there, deleted at the end unless the answer is undecided (--keep adds it to this repository)"
+            )
+        folder = new_case.create(
+            root / "cases",
+            case_id,
+            source=script,
+            title=None,
+            category=None,
+            links=[],
+            oracle=oracle,
+            timeout=timeout,
+            observe_run=oracle is None,
+            log=log,
+        )
         # scratch: its expected state is whatever ran (nothing to gate a script that is no case of the repository)
-        req = req_base.model_copy(update={"root": root, "out": req_base.out if keep_id else None, "render": False,
-                                          "update_expected": scratch is not None})
+        req = req_base.model_copy(
+            update={
+                "root": root,
+                "out": req_base.out if keep_id else None,
+                "render": False,
+                "update_expected": scratch is not None,
+            }
+        )
         found = bisect_case.bisect_case(req, case_id, versions, log=log, max_envs=max_envs)
         keep_scratch = scratch is not None and found.answer().kind == "undecided"
         return ScriptBisection(case_id, found, folder if keep_id else None, scratch if keep_scratch else None)

@@ -62,9 +62,11 @@ class Answer:
             return f"no change among the tested releases ({self.last} – {self.first})"
         old, new = ("bad", "good") if self.kind == "fixed" else ("good", "bad")
         if self.untested:
-            return (f"{self.kind} between last {old} {self.last} and first {new} {self.first}; not tested in between: "
-                    f"{', '.join(self.untested)} (the change may be in any of them; bisect without --no-between "
-                    "to test them)")
+            return (
+                f"{self.kind} between last {old} {self.last} and first {new} {self.first}; not tested in between: "
+                f"{', '.join(self.untested)} (the change may be in any of them; bisect without --no-between "
+                "to test them)"
+            )
         return f"{self.kind} in {self.first}: last {old} {self.last}, first {new} {self.first}"
 
 
@@ -77,16 +79,22 @@ def _why_undecided(seen: Seen, timeout: float | None, needed: float = 0.0) -> tu
         killed = max((float(n) for n in re.findall(r"after (\d+(?:\.\d+)?) s", first)), default=0.0)
         limit = max(timeout or 0.0, killed)
         if needed > limit:
-            retry = (f"run again with --timeout {math.ceil(needed * 1.5)} (the runs that finished took up to "
-                     f"{needed:.0f} s)")
+            retry = (
+                f"run again with --timeout {math.ceil(needed * 1.5)} (the runs that finished took up to {needed:.0f} s)"
+            )
         else:  # doubling a limit that failed guesses: say that what it needs was not measured
-            retry = ("run again with a longer --timeout: no run finished, so what the script needs is unknown (one "
-                     "release run alone with a generous limit, reprokit run --torch V --timeout 3600, measures it)"
-                     + (f"; it was killed after {limit:g} s" if limit else ""))
+            retry = (
+                "run again with a longer --timeout: no run finished, so what the script needs is unknown (one "
+                "release run alone with a generous limit, reprokit run --torch V --timeout 3600, measures it)"
+                + (f"; it was killed after {limit:g} s" if limit else "")
+            )
         return f"timed out ({first or 'past its limit'})", retry
     if seen.verdict is Verdict.FAILS_DIFFERENTLY:
-        return (f"{seen.verdict} ({first})", "the oracle does not name what the script does there: read that "
-                "failure (reprokit run --torch V) and give the oracle that names the bug (--raises, --match)")
+        return (
+            f"{seen.verdict} ({first})",
+            "the oracle does not name what the script does there: read that "
+            "failure (reprokit run --torch V) and give the oracle that names the bug (--raises, --match)",
+        )
     if seen.verdict is Verdict.FLAKY:
         return f"flaky ({first})", "make the script deterministic (a seed), then bisect again"
     if seen.verdict is Verdict.SKIPPED:
@@ -119,7 +127,7 @@ class Bisection:
         boundary = self.boundary()
         if boundary is not None:
             a, b = boundary
-            inside = self.versions[self.versions.index(a) + 1:self.versions.index(b)]
+            inside = self.versions[self.versions.index(a) + 1 : self.versions.index(b)]
             unsettled = [(v, self.seen[v]) for v in inside if v in self.seen]
             kind = "fixed" if self.seen[a].verdict is Verdict.REPRODUCES else "regressed"
             if unsettled:
@@ -154,20 +162,29 @@ class Bisection:
         return "; ".join(parts) + (f" (releases not tested: {', '.join(untested)})" if untested else "")
 
 
-def _undecided(unsettled: list[tuple[str, Seen]], timeout: float | None, a: str | None = None,
-               b: str | None = None, stopped: str = "", needed: float = 0.0) -> Answer:
+def _undecided(
+    unsettled: list[tuple[str, Seen]],
+    timeout: float | None,
+    a: str | None = None,
+    b: str | None = None,
+    stopped: str = "",
+    needed: float = 0.0,
+) -> Answer:
     reasons = [(v, *_why_undecided(s, timeout, needed)) for v, s in unsettled]
     longer = [r for _, _, r in reasons if r.startswith("run again with ")]  # one: the longest asked for
-    retries = sorted({r for _, _, r in reasons if r not in longer}
-                     | ({max(longer, key=_limit_asked)} if longer else set()))
-    return Answer("undecided", a, b, unsettled=tuple((v, why) for v, why, _ in reasons), retry="; ".join(retries),
-                  stopped=stopped)
+    retries = sorted(
+        {r for _, _, r in reasons if r not in longer} | ({max(longer, key=_limit_asked)} if longer else set())
+    )
+    return Answer(
+        "undecided", a, b, unsettled=tuple((v, why) for v, why, _ in reasons), retry="; ".join(retries), stopped=stopped
+    )
 
 
 def _limit_asked(retry: str) -> float:
     """The limit a retry asks for or the limit that killed the run: the largest number of seconds it names."""
-    return max((float(n) for n in re.findall(r"(\d+(?:\.\d+)?) s\b|--timeout (\d+)", retry) for n in n if n),
-               default=0.0)
+    return max(
+        (float(n) for n in re.findall(r"(\d+(?:\.\d+)?) s\b|--timeout (\d+)", retry) for n in n if n), default=0.0
+    )
 
 
 def _same_reason(seen: Seen) -> str:
@@ -194,7 +211,8 @@ def _side(seen: Seen) -> bool:
 
 def _words(verdict: Verdict) -> str:
     return {Verdict.REPRODUCES: "reproduces", Verdict.DOES_NOT_REPRODUCE: "does not reproduce"}.get(
-        verdict, str(verdict))
+        verdict, str(verdict)
+    )
 
 
 @overload
@@ -205,8 +223,13 @@ def _as_seen(value: Seen | Verdict | None) -> Seen | None:
     return Seen(value) if isinstance(value, Verdict) else value
 
 
-def search(versions: list[str], recorded: Mapping[str, Seen | Verdict], run: Probe,
-           needs_build: Callable[[str], bool] = lambda version: False, max_envs: int | None = None) -> Bisection:
+def search(
+    versions: list[str],
+    recorded: Mapping[str, Seen | Verdict],
+    run: Probe,
+    needs_build: Callable[[str], bool] = lambda version: False,
+    max_envs: int | None = None,
+) -> Bisection:
     """The first release whose verdict is the newest release's (a lower-bound binary search): `recorded` answers
     first, `run` the rest. The newest release is probed first, then at most ceil(log2(n)) others. It stops when two
     releases run one after the other are undecided for the same reason, or before building more than `max_envs`
@@ -218,14 +241,15 @@ def search(versions: list[str], recorded: Mapping[str, Seen | Verdict], run: Pro
         if len(free) > 1:
             _search(free, result, run, needs_build, None)
             if (found := result.boundary()) is not None and not result.stopped:
-                versions = versions[versions.index(found[0]):versions.index(found[1]) + 1]
+                versions = versions[versions.index(found[0]) : versions.index(found[1]) + 1]
     if not result.stopped:
         _search(versions, result, run, needs_build, max_envs)
     return result
 
 
-def _search(versions: list[str], result: Bisection, run: Probe, needs_build: Callable[[str], bool],
-            max_envs: int | None) -> None:
+def _search(
+    versions: list[str], result: Bisection, run: Probe, needs_build: Callable[[str], bool], max_envs: int | None
+) -> None:
     """The binary search over `versions` (a range of result.versions), its results added to `result`."""
     last: list[tuple[str, str]] = []  # the previous run's (release, undecided reason), none when it decided
 
@@ -235,8 +259,10 @@ def _search(versions: list[str], result: Bisection, run: Probe, needs_build: Cal
             return result.seen.get(version)
         if needs_build(version):
             if max_envs is not None and len(result.built) >= max_envs:
-                result.stopped = (f"--max-envs {max_envs}: {len(result.built)} environments built "
-                                  f"({', '.join(result.built) or 'none'}), torch {version} would need one more")
+                result.stopped = (
+                    f"--max-envs {max_envs}: {len(result.built)} environments built "
+                    f"({', '.join(result.built) or 'none'}), torch {version} would need one more"
+                )
                 return None
             result.built.append(version)
         result.ran.append(version)
@@ -246,8 +272,10 @@ def _search(versions: list[str], result: Bisection, run: Probe, needs_build: Cal
         reason = "not run" if got is None else "" if _decisive(got) else _same_reason(got)
         if reason and last and last[-1][1] == reason:
             why = _why_undecided(got, None)[0] if got is not None else "no result"
-            result.stopped = (f"torch {last[-1][0]} and {version} are both undecided for the same reason ({why}); "
-                              "the search stopped there rather than build the other releases to repeat it")
+            result.stopped = (
+                f"torch {last[-1][0]} and {version} are both undecided for the same reason ({why}); "
+                "the search stopped there rather than build the other releases to repeat it"
+            )
         last[:] = [(version, reason)] if reason else []
         return result.seen.get(version)
 

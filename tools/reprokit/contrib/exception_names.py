@@ -26,8 +26,9 @@ from reprokit.run.env_cache import cache_root
 from reprokit.run.execute import observe
 from reprokit.run.torch_envs import own_torch
 
-BUILTIN_EXCEPTIONS = frozenset(name for name, obj in vars(builtins).items()
-                               if isinstance(obj, type) and issubclass(obj, BaseException))
+BUILTIN_EXCEPTIONS = frozenset(
+    name for name, obj in vars(builtins).items() if isinstance(obj, type) and issubclass(obj, BaseException)
+)
 _MARK = "REPROKIT_EXCEPTION_NAMES "
 
 
@@ -63,8 +64,11 @@ def under_torch(dotted: str) -> bool:
 def _child_env(package_root: Path) -> dict[str, str]:
     """The runner's environment with no PYTHONPATH entry that holds this package or lies in the repository."""
     env = dict(os.environ)
-    kept = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-            if p and not (Path(p) / "reprokit").exists() and not Path(p).resolve().is_relative_to(package_root)]
+    kept = [
+        p
+        for p in env.get("PYTHONPATH", "").split(os.pathsep)
+        if p and not (Path(p) / "reprokit").exists() and not Path(p).resolve().is_relative_to(package_root)
+    ]
     env["PYTHONPATH"] = os.pathsep.join(kept)
     return env
 
@@ -81,16 +85,23 @@ def torch_names(dotted: set[str], python: str = sys.executable, root: Path | Non
     folder = Path(tempfile.mkdtemp(prefix="reprokit-names-"))
     try:
         script = write_readable_script(folder / "exception_names.py", copy_of=EXCEPTION_NAMES)
-        obs = observe(script, env=_child_env((root or Path.cwd()).resolve()), timeout=600, python=python,
-                      extra_env={"REPRO_DEVICE": "cpu", "REPROKIT_DOTTED_NAMES": json.dumps(missing)},
-                      tail_bytes=1 << 20)
+        obs = observe(
+            script,
+            env=_child_env((root or Path.cwd()).resolve()),
+            timeout=600,
+            python=python,
+            extra_env={"REPRO_DEVICE": "cpu", "REPROKIT_DOTTED_NAMES": json.dumps(missing)},
+            tail_bytes=1 << 20,
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     lines = [line for line in obs.stdout_tail.splitlines() if line.startswith(_MARK)]
     if obs.status != RunStatus.PASS or not lines:
-        raise NamesUnknown(f"the exception names of {python}'s torch could not be read ({obs.status}: "
-                           f"{obs.exception or obs.signal or 'exit ' + str(obs.exit_code)})")
-    answer = json.loads(lines[-1][len(_MARK):])
+        raise NamesUnknown(
+            f"the exception names of {python}'s torch could not be read ({obs.status}: "
+            f"{obs.exception or obs.signal or 'exit ' + str(obs.exit_code)})"
+        )
+    answer = json.loads(lines[-1][len(_MARK) :])
     if answer.get("package"):
         raise NamesUnknown(f"the child process of {python} could import this package; nothing was looked up")
     if not answer.get("torch"):

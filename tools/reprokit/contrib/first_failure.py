@@ -33,7 +33,7 @@ def _script_lines(stderr: str, script_name: str) -> list[int]:
     starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
     if not starts:
         return []
-    frames = [_FRAME.match(line) for line in lines[starts[-1]:]]
+    frames = [_FRAME.match(line) for line in lines[starts[-1] :]]
     return [int(m.group("line")) for m in frames if m and m.group("file").rsplit("/", 1)[-1] == script_name]
 
 

@@ -28,12 +28,28 @@ from reprokit.run.outcome import repro_verdict
 from reprokit.run.scheduler import CONFIRM_FACTOR
 
 
-def oracle_from_flags(raises: str | None, match: str | None, stdout: str | None, stderr: str | None,
-                      hang: bool, wrong_result: bool = False, nonzero_exit: bool = False) -> dict | None:
+def oracle_from_flags(
+    raises: str | None,
+    match: str | None,
+    stdout: str | None,
+    stderr: str | None,
+    hang: bool,
+    wrong_result: bool = False,
+    nonzero_exit: bool = False,
+) -> dict | None:
     """The oracle the flags give; None when no flag gives one (new-case then proposes one from a run)."""
-    chosen = [flag for flag, on in (("--raises", raises), ("--stdout", stdout), ("--stderr", stderr),
-                                    ("--hang", hang), ("--wrong-result", wrong_result),
-                                    ("--nonzero-exit", nonzero_exit)) if on]
+    chosen = [
+        flag
+        for flag, on in (
+            ("--raises", raises),
+            ("--stdout", stdout),
+            ("--stderr", stderr),
+            ("--hang", hang),
+            ("--wrong-result", wrong_result),
+            ("--nonzero-exit", nonzero_exit),
+        )
+        if on
+    ]
     if len(chosen) > 1:
         raise InputError(f"{' and '.join(chosen)}: give one oracle (what 'the bug reproduces' means)")
     if raises:
@@ -78,7 +94,7 @@ def exception_line(stderr: str) -> tuple[str | None, str]:
     starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
     if not starts:
         return None, ""
-    for line in lines[starts[-1] + 1:]:
+    for line in lines[starts[-1] + 1 :]:
         if line and not line.startswith((" ", "\t")):
             m = re.match(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$", line)
             return (m.group(1), (m.group(2) or "").strip()) if m else (None, line)
@@ -94,8 +110,12 @@ def message_regex(message: str) -> str | None:
 def _observe_once(script: Path, timeout: float) -> execute.Observation:
     with tempfile.TemporaryDirectory(prefix="reprokit-new-case-") as tmp:
         copy = write_readable_script(Path(tmp) / script.name, copy_of=script)
-        return execute.observe(copy, env=dict(os.environ), timeout=timeout,
-                               extra_env={"REPRO_DEVICE": os.environ.get("REPRO_DEVICE", "cpu")})
+        return execute.observe(
+            copy,
+            env=dict(os.environ),
+            timeout=timeout,
+            extra_env={"REPRO_DEVICE": os.environ.get("REPRO_DEVICE", "cpu")},
+        )
 
 
 def observe(script: Path, timeout: float, log=print) -> Observed:
@@ -107,8 +127,10 @@ def observe(script: Path, timeout: float, log=print) -> Observed:
     if seen.status == RunStatus.TIMEOUT:
         longer = timeout * CONFIRM_FACTOR
         seen = _observe_once(script, longer)
-        log(f"it ran past its {timeout:.0f} s limit; run again with {longer:.0f} s: "
-            + ("past that too" if seen.status == RunStatus.TIMEOUT else f"it ended in {seen.seconds:.0f} s"))
+        log(
+            f"it ran past its {timeout:.0f} s limit; run again with {longer:.0f} s: "
+            + ("past that too" if seen.status == RunStatus.TIMEOUT else f"it ended in {seen.seconds:.0f} s")
+        )
     torch = _installed_torch()
     if seen.status == RunStatus.TIMEOUT:
         return Observed(None, None, "", {"kind": "hangs"}, seen, torch)
@@ -122,8 +144,14 @@ def observe(script: Path, timeout: float, log=print) -> Observed:
     if exception.rsplit(".", 1)[-1] == "AssertionError":
         return Observed(seen.exit_code, exception, message, {"kind": "wrong-result"}, seen, torch)
     regex = message_regex(message)
-    return Observed(seen.exit_code, exception, message,
-                    {"kind": "raises", "exception": exception, **({"match": regex} if regex else {})}, seen, torch)
+    return Observed(
+        seen.exit_code,
+        exception,
+        message,
+        {"kind": "raises", "exception": exception, **({"match": regex} if regex else {})},
+        seen,
+        torch,
+    )
 
 
 def _installed_torch() -> str:
@@ -171,23 +199,28 @@ class Provenance:
         return out
 
 
-def _first_run(source: Path, text: str, oracle: dict | None, timeout: int | None,
-               log) -> tuple[dict, Observed, Verdict]:
+def _first_run(
+    source: Path, text: str, oracle: dict | None, timeout: int | None, log
+) -> tuple[dict, Observed, Verdict]:
     """Run the script once (contained), propose the oracle when none was given, and judge the run as `run` would.
     A run that never reached the script's own code (torch not installed here) proposes nothing: it stops here."""
     seen = observe(source.resolve(), timeout or 300, log)
     if seen.observation is not None and (why := before_own_code(seen.observation, text, source.resolve().name)):
-        raise EnvironmentProblem(f"--from {source}: {why}; that run says nothing about the bug: install what it imports "
-                         "here, or give the oracle (--raises/--match, --wrong-result, --hang, ...; to new-case with --no-run)")
+        raise EnvironmentProblem(
+            f"--from {source}: {why}; that run says nothing about the bug: install what it imports "
+            "here, or give the oracle (--raises/--match, --wrong-result, --hang, ...; to new-case with --no-run)"
+        )
     if oracle is None and seen.oracle is not None:
         oracle = seen.oracle
         log(f"oracle from that run (case.yaml expect.repro): {oracle_yaml(oracle)}")
     elif oracle is not None and seen.oracle is not None and _plain(oracle) != _plain(seen.oracle):
         log(f"note: your oracle {oracle_yaml(oracle)} differs from what this run suggests: {oracle_yaml(seen.oracle)}")
     elif oracle is None:  # it did not fail here: the default is chosen, and said, since it makes the run a pass
-        log(f"oracle: {oracle_yaml({'kind': 'nonzero-exit'})}, the default: the script exited {seen.exit_code} here, "
+        log(
+            f"oracle: {oracle_yaml({'kind': 'nonzero-exit'})}, the default: the script exited {seen.exit_code} here, "
             "so this run suggests none; if the bug is in what it prints or computes, give --stdout/--stderr REGEX or "
-            "--wrong-result (then new-case again)")
+            "--wrong-result (then new-case again)"
+        )
     oracle = oracle or {"kind": "nonzero-exit"}
     verdict, why = judged(oracle, seen)
     log(f"ran {source.name} once on torch {seen.torch or '?'}: {verdict} ({why})")
@@ -202,8 +235,10 @@ def oracle_yaml(oracle: dict) -> str:
 def _plain(oracle: dict) -> dict:
     """An oracle as it reads: a regex's escapes of plain characters (`\\ ` for a space) and an exception's module
     path (the class is what matches) left out."""
-    return {k: (re.sub(r"\\([^A-Za-z0-9])", r"\1", v) if k == "match" else v.rsplit(".", 1)[-1] if k == "exception"
-                else v) for k, v in oracle.items()}
+    return {
+        k: (re.sub(r"\\([^A-Za-z0-9])", r"\1", v) if k == "match" else v.rsplit(".", 1)[-1] if k == "exception" else v)
+        for k, v in oracle.items()
+    }
 
 
 def _requires(text: str | None, provenance: Provenance, timeout: int | None) -> dict:
@@ -222,9 +257,21 @@ def _requires(text: str | None, provenance: Provenance, timeout: int | None) -> 
     return requires
 
 
-def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | None, category: str | None,
-           links: list[str], oracle: dict | None, timeout: int | None, fixed: Path | None = None,
-           provenance: Provenance = Provenance(), observe_run: bool = True, log=print) -> Path:
+def create(
+    cases_dir: Path,
+    case_id: str,
+    *,
+    source: Path | None,
+    title: str | None,
+    category: str | None,
+    links: list[str],
+    oracle: dict | None,
+    timeout: int | None,
+    fixed: Path | None = None,
+    provenance: Provenance = Provenance(),
+    observe_run: bool = True,
+    log=print,
+) -> Path:
     """Make cases/ID. With --from, the script runs once (contained): without an oracle flag its failure proposes the
     oracle; either way that run is judged as `run` judges it, and names the title and category when not given. A
     script that draws random data with no seed is seeded before that run (seeding.py) where the oracle is wrong-result
@@ -254,14 +301,34 @@ def create(cases_dir: Path, case_id: str, *, source: Path | None, title: str | N
             oracle, seen, verdict = _first_run(source, text or "", oracle, timeout, log)
             stage = observed_failure.failing_stage(seen.observation)
             api = observed_failure.failing_api(seen.observation, text or "", source.resolve().name)
-            title = title or observed_failure.title(oracle["kind"], verdict is Verdict.REPRODUCES, seen.observation,
-                                                    seen.exception, seen.message, api, stage, source.stem)
-            category = category or AREA_CATEGORY.get(provenance.area or "") or observed_failure.category(
-                stage, api, text or "", observed_failure.said(seen.observation, seen.message))
+            title = title or observed_failure.title(
+                oracle["kind"],
+                verdict is Verdict.REPRODUCES,
+                seen.observation,
+                seen.exception,
+                seen.message,
+                api,
+                stage,
+                source.stem,
+            )
+            category = (
+                category
+                or AREA_CATEGORY.get(provenance.area or "")
+                or observed_failure.category(
+                    stage, api, text or "", observed_failure.said(seen.observation, seen.message)
+                )
+            )
         title = title or (f"{source.stem}: not run here yet" if source else f"TODO: describe {case_id}")
         category = category or AREA_CATEGORY.get(provenance.area or "") or "diagnosis"
-        data = {"id": case_id, "title": title, "category": category, "requires": requires,
-                "expect": {"repro": oracle or {"kind": "nonzero-exit"}}, "links": links, **extra}
+        data = {
+            "id": case_id,
+            "title": title,
+            "category": category,
+            "requires": requires,
+            "expect": {"repro": oracle or {"kind": "nonzero-exit"}},
+            "links": links,
+            **extra,
+        }
         _write(folder, data, source, fixed, title)
     finally:
         if seeded:

@@ -27,22 +27,44 @@ https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html
 https://pytorch.org/docs/stable/elastic/errors.html
 """
 
-_RANDOM_CALLS = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal",
-                 "bernoulli", "multinomial", "uniform_", "normal_", "random", "choice", "shuffle", "dropout"}
+_RANDOM_CALLS = {
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "normal",
+    "bernoulli",
+    "multinomial",
+    "uniform_",
+    "normal_",
+    "random",
+    "choice",
+    "shuffle",
+    "dropout",
+}
 _SEEDS = {"manual_seed", "seed", "default_rng"}
 
 
 def oracle_problems(yml: Path, case: Case) -> list[str]:
     problems = []
-    oracles = [("expect.repro", case.expect.repro),
-               *((f"overrides.{name}.repro", e.repro) for name, e in case.overrides.items())]
+    oracles = [
+        ("expect.repro", case.expect.repro),
+        *((f"overrides.{name}.repro", e.repro) for name, e in case.overrides.items()),
+    ]
     for where, oracle in oracles:
         if oracle.match and _matches_boilerplate(oracle.match):
-            problems.append(f"{yml}: {where}.match: {oracle.match!r} matches text torch prints around every error "
-                            "(a documentation link or a logging hint); match the failure's own words")
+            problems.append(
+                f"{yml}: {where}.match: {oracle.match!r} matches text torch prints around every error "
+                "(a documentation link or a logging hint); match the failure's own words"
+            )
     if any(o.kind == "wrong-result" for _, o in oracles) and (line := unseeded_random(yml.parent / "repro.py")):
-        problems.append(f"{yml.parent / 'repro.py'}:{line}: a wrong-result repro draws random data with no seed "
-                        "(torch.manual_seed): its verdict can differ run to run")
+        problems.append(
+            f"{yml.parent / 'repro.py'}:{line}: a wrong-result repro draws random data with no seed "
+            "(torch.manual_seed): its verdict can differ run to run"
+        )
     return problems
 
 

@@ -23,7 +23,7 @@ def branches(pattern: str) -> list[str]:
     """The top-level alternatives of a regex (outside groups and character classes), each with the pattern's
     leading inline flags; one element when the pattern has no top-level `|`."""
     prefix = m.group(0) if (m := _FLAGS.match(pattern)) else ""
-    body, out, depth, in_class, start, i = pattern[len(prefix):], [], 0, False, 0, 0
+    body, out, depth, in_class, start, i = pattern[len(prefix) :], [], 0, False, 0, 0
     while i < len(body):
         char = body[i]
         if char == "\\":
@@ -77,9 +77,17 @@ def loose_branches(oracle: Oracle, records: list[Record]) -> list[tuple[str, Rec
     unmatched = [r for r, text in seen if not _found(oracle.match or "", text)]
     out = []
     for n, branch in enumerate(parts):
-        others = parts[:n] + parts[n + 1:]
-        alone = next((r for r, text in seen if _found(branch, text) and not any(_found(o, text) for o in others)
-                      and any(u.exception == r.exception for u in unmatched)), None)
+        others = parts[:n] + parts[n + 1 :]
+        alone = next(
+            (
+                r
+                for r, text in seen
+                if _found(branch, text)
+                and not any(_found(o, text) for o in others)
+                and any(u.exception == r.exception for u in unmatched)
+            ),
+            None,
+        )
         if alone is not None:
             out.append((branch, alone, next(u for u in unmatched if u.exception == alone.exception)))
     return out
@@ -107,6 +115,6 @@ def recorded_message_problems(root: Path, cases: dict[str, tuple[Path, Case]]) -
                     f"{yml}: repro.match branch {branch!r} alone matches torch {alone.torch}'s {target} message "
                     f"({alone.headline()[:80]!r}), while torch {other.torch}'s same {other.exception or 'output'} "
                     f"fails differently ({other.headline()[:80]!r}): a branch must name the failure, not wording "
-                    "that changed between releases")
+                    "that changed between releases"
+                )
     return problems
-

@@ -16,8 +16,16 @@ from reprokit.model.schema import InputError
 
 REPRO_VARIABLES = ("REPRO_DEVICE", "REPRO_DTYPE")
 # torch dtypes a case may declare (model/schema.py DType), by the attribute names torch has for them
-DTYPE_NAMES = {"float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
-               "bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float8_e4m3fn": "float8_e4m3fn"}
+DTYPE_NAMES = {
+    "float32": "float32",
+    "float": "float32",
+    "float64": "float64",
+    "double": "float64",
+    "bfloat16": "bfloat16",
+    "float16": "float16",
+    "half": "float16",
+    "float8_e4m3fn": "float8_e4m3fn",
+}
 _NPROC = re.compile(r"^--nproc[-_]per[-_]node[= ](\d+)$")
 
 
@@ -86,8 +94,11 @@ def _docstrings(tree: ast.AST) -> set[int]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value,
-                                                                                                    str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 found.add(id(first.value))
     return found
 
@@ -95,8 +106,11 @@ def _docstrings(tree: ast.AST) -> set[int]:
 def code_strings(tree: ast.AST) -> list[str]:
     """Every string constant of the code, docstrings left out (comments are not in the tree at all)."""
     skip = _docstrings(tree)
-    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-            and id(n) not in skip]
+    return [
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip
+    ]
 
 
 def dotted(node: ast.AST) -> str:
@@ -148,27 +162,48 @@ def facts(text: str) -> ScriptFacts:
     strings = code_strings(tree)
     calls = [dotted(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)]
     attributes = [dotted(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute)]
-    decorators = [dotted(d.func if isinstance(d, ast.Call) else d) for n in ast.walk(tree)
-                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for d in n.decorator_list]
+    decorators = [
+        dotted(d.func if isinstance(d, ast.Call) else d)
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for d in n.decorator_list
+    ]
     imported = _imported(tree)
     cuda_string = any(re.fullmatch(r"cuda(:\d+)?", s) for s in strings)
-    cuda_call = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "cuda"
-                    for n in ast.walk(tree))
-    torchrun = (any("torchrun" in s or s.startswith("--nproc") for s in strings)
-                or "torch.distributed.run" in imported
-                or any(s in ("RANK", "LOCAL_RANK", "WORLD_SIZE") for s in strings))
+    cuda_call = any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "cuda" for n in ast.walk(tree)
+    )
+    torchrun = (
+        any("torchrun" in s or s.startswith("--nproc") for s in strings)
+        or "torch.distributed.run" in imported
+        or any(s in ("RANK", "LOCAL_RANK", "WORLD_SIZE") for s in strings)
+    )
     nproc = next((int(m.group(1)) for s in strings if (m := _NPROC.match(s))), None)
-    named = sorted({DTYPE_NAMES[a.split(".")[-1]] for a in attributes
-                    if a.startswith("torch.") and a.count(".") == 1 and a.split(".")[-1] in DTYPE_NAMES})
+    named = sorted(
+        {
+            DTYPE_NAMES[a.split(".")[-1]]
+            for a in attributes
+            if a.startswith("torch.") and a.count(".") == 1 and a.split(".")[-1] in DTYPE_NAMES
+        }
+    )
     compiles = any(c in ("torch.compile", "torch._dynamo.optimize") for c in [*calls, *decorators]) or (
-        "torch.compile" in imported and any(c == "compile" for c in calls))
-    return ScriptFacts(reads_device="REPRO_DEVICE" in strings, cuda_only=cuda_string or cuda_call,
-                       torchrun=torchrun, world_size=nproc, dtypes=tuple(named),
-                       reads_dtype="REPRO_DTYPE" in strings, compiles=compiles)
+        "torch.compile" in imported and any(c == "compile" for c in calls)
+    )
+    return ScriptFacts(
+        reads_device="REPRO_DEVICE" in strings,
+        cuda_only=cuda_string or cuda_call,
+        torchrun=torchrun,
+        world_size=nproc,
+        dtypes=tuple(named),
+        reads_dtype="REPRO_DTYPE" in strings,
+        compiles=compiles,
+    )
 
 
-_BORING = re.compile(r"^torch\.(compile|manual_seed|randn|rand|randint|ones|zeros|tensor|arange|empty|testing\..*|"
-                     r"no_grad|_dynamo\.(reset|config\..*)|cuda\.(is_available|set_device|synchronize))$")
+_BORING = re.compile(
+    r"^torch\.(compile|manual_seed|randn|rand|randint|ones|zeros|tensor|arange|empty|testing\..*|"
+    r"no_grad|_dynamo\.(reset|config\..*)|cuda\.(is_available|set_device|synchronize))$"
+)
 
 
 def torch_calls(text: str) -> list[str]:

@@ -96,12 +96,16 @@ def seeded_copy(source: Path, text: str, log) -> tuple[Path, str] | None:
     None where nothing needs seeding or nothing can be (then `validate` refuses it, as before, and says why)."""
     new, calls, why = _seeded(text)
     if why:
-        log(f"not seeded: {source.name} draws random data with no seed and {why}: seed it yourself (e.g. "
-            f"torch.manual_seed(0) before the first draw)")
+        log(
+            f"not seeded: {source.name} draws random data with no seed and {why}: seed it yourself (e.g. "
+            f"torch.manual_seed(0) before the first draw)"
+        )
     if not calls:
         return None
     copy = Path(tempfile.mkdtemp(prefix="reprokit-seeded-")) / source.name
     copy.write_text(new, encoding="utf-8")
-    log(f"seeded: {source.name} draws random data with no seed, so a wrong-result verdict could differ run to run; "
-        f"the case's repro.py calls {', '.join(calls)} after its imports")
+    log(
+        f"seeded: {source.name} draws random data with no seed, so a wrong-result verdict could differ run to run; "
+        f"the case's repro.py calls {', '.join(calls)} after its imports"
+    )
     return copy, new

@@ -54,8 +54,9 @@ def script_text(path: Path) -> str:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as err:
-        raise NotAScript(f"{path}: cannot be opened as a regular file ({err.strerror}); case files are regular "
-                         "files, never links") from None
+        raise NotAScript(
+            f"{path}: cannot be opened as a regular file ({err.strerror}); case files are regular files, never links"
+        ) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -97,8 +98,10 @@ def script_problems(path: Path) -> list[str]:
 def bare_exception_problem(where: str, name: str, names: TorchNames | None) -> str | None:
     if name in BUILTIN_EXCEPTIONS or names is None or name in names.bare:
         return None
-    return (f"{where}: {name!r} is no exception class of builtins or of the installed torch; "
-            "an oracle naming it could never match (use a class torch raises, or kind: nonzero-exit)")
+    return (
+        f"{where}: {name!r} is no exception class of builtins or of the installed torch; "
+        "an oracle naming it could never match (use a class torch raises, or kind: nonzero-exit)"
+    )
 
 
 def exception_problem(case_yaml: Path, dotted: str, names: TorchNames | None) -> str | None:
@@ -111,8 +114,10 @@ def exception_problem(case_yaml: Path, dotted: str, names: TorchNames | None) ->
     if module == "builtins":
         return None if attr in BUILTIN_EXCEPTIONS else f"{where}: {dotted!r} does not resolve to a class"
     if not under_torch(dotted):
-        return (f"{where}: {dotted!r} is not under torch. or builtins; an oracle names torch's exception classes "
-                "(or Python's), and validate looks up no other module")
+        return (
+            f"{where}: {dotted!r} is not under torch. or builtins; an oracle names torch's exception classes "
+            "(or Python's), and validate looks up no other module"
+        )
     found = "class" if names is None else names.dotted.get(dotted, "missing")
     if found == "missing":
         return f"{where}: {dotted!r} does not resolve to a class"
@@ -135,8 +140,11 @@ def compared_class_names(path: Path) -> list[tuple[int, str]]:
         if not any(isinstance(n, ast.Attribute) and n.attr in ("__name__", "__qualname__") for n in sides):
             continue
         for n in sides:
-            if isinstance(n, ast.Constant) and isinstance(n.value, str) and re.fullmatch(r"[A-Z]\w*(Error|Exception)",
-                                                                                     n.value):
+            if (
+                isinstance(n, ast.Constant)
+                and isinstance(n.value, str)
+                and re.fullmatch(r"[A-Z]\w*(Error|Exception)", n.value)
+            ):
                 found.append((node.lineno, n.value))
     return found
 
@@ -152,13 +160,22 @@ def claim_problems(path: Path, claims: Claims, case_dirs: dict[str, Path], matri
             if claim.article_fix and case in case_dirs and not (case_dirs[case] / "article_fix.py").exists():
                 problems.append(f"{where}: article_fix: true, but cases/{case}/ has no article_fix.py")
             if (case, variant) in used:
-                problems.append(f"{where}: cases/{case} {variant} already decides claim {used[case, variant]!r}; "
-                                "one variant per claim (split the case)")
+                problems.append(
+                    f"{where}: cases/{case} {variant} already decides claim {used[case, variant]!r}; "
+                    "one variant per claim (split the case)"
+                )
             used[case, variant] = claim.id
         named = HARDWARE_WORDS.findall(claim.claim)
-        if named and not claim.untestable and claim.hardware is None and not (claim.untested and HARDWARE_WORDS.search(claim.untested)):
-            problems.append(f"{where}: claim names hardware ({', '.join(sorted(set(named)))}); add hardware: "
-                            "{needs, targets} (or say in untested that the hardware part is not tested)")
+        if (
+            named
+            and not claim.untestable
+            and claim.hardware is None
+            and not (claim.untested and HARDWARE_WORDS.search(claim.untested))
+        ):
+            problems.append(
+                f"{where}: claim names hardware ({', '.join(sorted(set(named)))}); add hardware: "
+                "{needs, targets} (or say in untested that the hardware part is not tested)"
+            )
         if claim.hardware is not None and matrix is not None:
             for target in claim.hardware.targets:
                 if target not in matrix.targets:
@@ -177,10 +194,14 @@ def case_problems(yml: Path, case, named: list[tuple[str, str, bool]]) -> list[s
     problems += [p for name in case_files.EXTRA_FILES if (p := case_files.problem(yml.parent, name))]
     for script in sorted(yml.parent.glob("*.py")):
         problems += script_problems(script)
-        named += [(f"{script}:{line}: compares a class name with", name, False)
-                  for line, name in compared_class_names(script)]
-    named += [(str(yml), o.exception, True) for o in [case.expect.repro, *(e.repro for e in case.overrides.values())]
-              if o.exception]
+        named += [
+            (f"{script}:{line}: compares a class name with", name, False) for line, name in compared_class_names(script)
+        ]
+    named += [
+        (str(yml), o.exception, True)
+        for o in [case.expect.repro, *(e.repro for e in case.overrides.values())]
+        if o.exception
+    ]
     problems += oracle_problems(yml, case)
     article = case.article
     if article and article.stance == "measures" and not article.no_fix and not (yml.parent / "fixed.py").exists():
@@ -203,11 +224,16 @@ def name_problems(named: list[tuple[str, str, bool]], root: Path, pin: str | Non
     if names is None:
         unchecked = sorted({n for _, n, _ in named if n not in BUILTIN_EXCEPTIONS and not n.startswith("builtins.")})
         here = own_torch_words()
-        return [f"{root}: exception names: {len(unchecked)} not checked ({', '.join(unchecked[:3])}"
-                f"{', ...' if len(unchecked) > 3 else ''}): "
-                + (f"the cpu target's pinned torch {pin} is not installed here ({here}) nor built in "
-                   f"{cache_root() / 'envs'}; install torch=={pin} (`nox -s validate` does)" if pin else
-                   f"no torch is importable here ({sys.executable}); install the cpu target's pinned torch")]
+        return [
+            f"{root}: exception names: {len(unchecked)} not checked ({', '.join(unchecked[:3])}"
+            f"{', ...' if len(unchecked) > 3 else ''}): "
+            + (
+                f"the cpu target's pinned torch {pin} is not installed here ({here}) nor built in "
+                f"{cache_root() / 'envs'}; install torch=={pin} (`nox -s validate` does)"
+                if pin
+                else f"no torch is importable here ({sys.executable}); install the cpu target's pinned torch"
+            )
+        ]
     problems = []
     for where, name, oracle in named:
         if oracle:

@@ -42,17 +42,30 @@ def index_reachable(url: str, timeout: float = 5.0) -> bool:
         return False
 
 
-def download_commands(torch_packages: list[str], packages: list[str], dest: Path, python: str,
-                      torch_index: str | None) -> list[list[str]]:
+def download_commands(
+    torch_packages: list[str], packages: list[str], dest: Path, python: str, torch_index: str | None
+) -> list[list[str]]:
     """pip download: torch from its index alone (as the image installs it), then the rest from PyPI, finding the
     torch just downloaded in dest rather than fetching another build of it."""
-    common = [sys.executable, "-m", "pip", "download", "--dest", str(dest), "--only-binary=:all:",
-              "--python-version", python, *(f"--platform={p}" for p in platforms())]
+    common = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--dest",
+        str(dest),
+        "--only-binary=:all:",
+        "--python-version",
+        python,
+        *(f"--platform={p}" for p in platforms()),
+    ]
     first = common + (["--index-url", torch_index] if torch_index else []) + torch_packages
     return [first, common + ["--find-links", str(dest)] + packages]
 
 
-_WHEEL = re.compile(r"^torch-(?P<version>[^-]+?)(?:\+(?P<build>[^-]+))?-(?P<python>cp\d+)-[^-]+-(?P<platform>[^-]+)\.whl$")
+_WHEEL = re.compile(
+    r"^torch-(?P<version>[^-]+?)(?:\+(?P<build>[^-]+))?-(?P<python>cp\d+)-[^-]+-(?P<platform>[^-]+)\.whl$"
+)
 
 
 def torch_builds(folder: Path, version: str) -> list[tuple[str, str]]:
@@ -85,16 +98,22 @@ def check(folder: Path, name: str, target: Target) -> list[str]:
         raise InputError(f"--wheelhouse {folder}: no such folder")
     builds = torch_builds(folder, target.pins.torch)
     if not builds:
-        raise InputError(f"--wheelhouse {folder}: no torch-{target.pins.torch} wheel (make one with `reprokit "
-                         f"wheelhouse --target {name} {folder}`)")
+        raise InputError(
+            f"--wheelhouse {folder}: no torch-{target.pins.torch} wheel (make one with `reprokit "
+            f"wheelhouse --target {name} {folder}`)"
+        )
     if len(builds) > 1:
-        raise InputError(f"--wheelhouse {folder}: {len(builds)} torch-{target.pins.torch} builds "
-                         f"({', '.join(w for w, _ in builds)}); keep the {target.family} one only")
+        raise InputError(
+            f"--wheelhouse {folder}: {len(builds)} torch-{target.pins.torch} builds "
+            f"({', '.join(w for w, _ in builds)}); keep the {target.family} one only"
+        )
     wheel, build = builds[0]
     if not _fits(target.family, build, wheel):
-        raise InputError(f"--wheelhouse {folder}: {wheel} is not a {target.family} build of torch (a find-links "
-                         "folder or index in pip's configuration supplied it, e.g. PIP_FIND_LINKS: download again "
-                         "without it)")
+        raise InputError(
+            f"--wheelhouse {folder}: {wheel} is not a {target.family} build of torch (a find-links "
+            "folder or index in pip's configuration supplied it, e.g. PIP_FIND_LINKS: download again "
+            "without it)"
+        )
     return sorted(p.name for p in folder.glob("*.whl"))
 
 

@@ -28,8 +28,7 @@ def outside_compile(case: Case | None) -> str | None:
 
 def compile_failure(record: Record, case: Case | None) -> bool:
     """A repro that failed as claimed, in a stage of the compile stack, of a case whose failure may be compile's."""
-    return (record.verdict is Verdict.REPRODUCES and record.stage in COMPILE_STAGES
-            and outside_compile(case) is None)
+    return record.verdict is Verdict.REPRODUCES and record.stage in COMPILE_STAGES and outside_compile(case) is None
 
 
 def compile_rate(records: Iterable[Record], cases: dict[str, Case]) -> tuple[int, int]:

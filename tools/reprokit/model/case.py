@@ -154,8 +154,10 @@ class Case(Strict):
             if not any(ISSUE_URL.match(link) for link in self.links):
                 raise ValueError("source: upstream needs a link to its pytorch/pytorch issue")
             if self.reported_on is None or self.issue_state is None:
-                raise ValueError("source: upstream needs reported_on (the torch version the issue reports) and "
-                                 "issue_state (open|closed)")
+                raise ValueError(
+                    "source: upstream needs reported_on (the torch version the issue reports) and "
+                    "issue_state (open|closed)"
+                )
         return self
 
     def expect_for(self, target: str) -> Expect:

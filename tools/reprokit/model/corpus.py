@@ -138,8 +138,10 @@ def select(cases: list[CaseDir], patterns: list[str]) -> list[CaseDir]:
 def listing(cases_dir: Path, patterns: list[str]) -> tuple[list[str], list[str]]:
     """`reprokit list`: one line per selected case (id, category, variants), and the cases skipped as unreadable."""
     skipped: list[str] = []
-    lines = [f"{cd.case.id:40} {cd.case.category:18} {' '.join(cd.variants())}"
-             for cd in select(discover(cases_dir, on_error=skipped.append), patterns)]
+    lines = [
+        f"{cd.case.id:40} {cd.case.category:18} {' '.join(cd.variants())}"
+        for cd in select(discover(cases_dir, on_error=skipped.append), patterns)
+    ]
     return lines, skipped
 
 
@@ -148,8 +150,13 @@ def changed_since(root: Path, base: str) -> list[str]:
     runs on every release (`reprokit changed-cases`)."""
     import subprocess
 
-    proc = subprocess.run(["git", "diff", "--name-only", f"{base}...HEAD", "--", "cases/"], cwd=root,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["git", "diff", "--name-only", f"{base}...HEAD", "--", "cases/"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         raise InputError(f"git diff {base}...HEAD: {(proc.stderr.strip().splitlines() or ['failed'])[-1]}")
     present = {c.case.id for c in discover(root / "cases")}
@@ -166,7 +173,7 @@ def shard(runs: list[CaseRun], spec: str | None) -> list[CaseRun]:
     except (ValueError, AssertionError):
         raise InputError(f"--shard {spec!r}: must be i/n with 1 <= i <= n, e.g. 1/4") from None
     ids = sorted({r.case.id for r in runs})
-    mine = set(ids[i - 1::n])
+    mine = set(ids[i - 1 :: n])
     return [r for r in runs if r.case.id in mine]
 
 
@@ -181,8 +188,9 @@ def runs_in(target: Target, dtype: str, own_dtype: str | None) -> bool:
     return dtype in target.dtypes or (dtype == own_dtype and device_supports(target.device, dtype))
 
 
-def skip_reason(case: Case, target_name: str, target: Target, dtype: str, facts: dict,
-                own_dtype: str | None = None) -> str | None:
+def skip_reason(
+    case: Case, target_name: str, target: Target, dtype: str, facts: dict, own_dtype: str | None = None
+) -> str | None:
     req, kind = case.requires, target.device.kind
     if run_kind(target, facts) == "cpu" and "cpu" in req.devices:
         kind = "cpu"  # forced onto a machine without the target's accelerator: what runs on a CPU runs there
@@ -190,7 +198,8 @@ def skip_reason(case: Case, target_name: str, target: Target, dtype: str, facts:
         return f"runs on {'/'.join(req.devices)} only; target {target_name} is {kind}"
     if not runs_in(target, dtype, own_dtype):
         return f"target {target_name} does not test {dtype}" + (
-            " and its device does not compute in it" if own_dtype == dtype else "")
+            " and its device does not compute in it" if own_dtype == dtype else ""
+        )
     if req.torch and facts.get("torch"):
         from packaging.specifiers import SpecifierSet
         from packaging.version import Version
@@ -213,7 +222,10 @@ def skip_reason(case: Case, target_name: str, target: Target, dtype: str, facts:
 # The fields of case.yaml that decide what a run executes and how it is judged: the rest (title, notes, links,
 # category, article, documented, outside_compile, issue facts) is description, and editing it supersedes no record.
 EXECUTED_FIELDS: dict[str, type[Requires] | type[Expect] | None] = {
-    "requires": Requires, "expect": Expect, "overrides": None}
+    "requires": Requires,
+    "expect": Expect,
+    "overrides": None,
+}
 
 
 def executed_part(case_yaml: bytes) -> bytes:
@@ -252,8 +264,11 @@ def identity_of(files: Iterable[tuple[str, bytes]]) -> str:
 def content_hash(folder: Path) -> str:
     """The identity of a run of the case in `folder` now (identity_of its regular files): what a record's case_hash
     holds and is compared with."""
-    return identity_of((str(p.relative_to(folder)), p.read_bytes())
-                       for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return identity_of(
+        (str(p.relative_to(folder)), p.read_bytes())
+        for p in folder.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    )
 
 
 def contents(cases_dir: Path) -> dict[str, str]:
@@ -261,8 +276,11 @@ def contents(cases_dir: Path) -> dict[str, str]:
     name; a link is no case folder): what a record's case_hash is compared with."""
     if not cases_dir.is_dir():
         return {}
-    return {d.name: content_hash(d) for d in sorted(cases_dir.iterdir())
-            if d.is_dir() and not d.is_symlink() and (d / "case.yaml").is_file()}
+    return {
+        d.name: content_hash(d)
+        for d in sorted(cases_dir.iterdir())
+        if d.is_dir() and not d.is_symlink() and (d / "case.yaml").is_file()
+    }
 
 
 def sweep_structures(sweep_dir: Path) -> list[str]:

@@ -22,12 +22,14 @@ from reprokit.model.schema import InputError, OneLine, Strict, describe_error, r
 
 FILE_NAME = "issue-states.yaml"
 ISSUE_NUMBER = re.compile(r"^https://github\.com/pytorch/pytorch/issues/(\d+)$")
-HEADER = ("# The state of each pytorch/pytorch issue linked from cases/ (source: upstream), as read from GitHub on\n"
-          "# `checked`. Written by .github/workflows/issue-states.yml (`reprokit tracker-states --import`); it\n"
-          "# overrides a case.yaml's issue_state / issue_checked. reports/upstream-issues.md is rendered from it.\n"
-          "# link: same | related (does the case fail the way the issue reports? read from its thread; related: no\n"
-          "# comment from the case); triage / triage_torch: what `reprokit triage N --record` said on that torch;\n"
-          "# triage_kind / triage_releases: that standing as data (its kind, the releases it states).\n")
+HEADER = (
+    "# The state of each pytorch/pytorch issue linked from cases/ (source: upstream), as read from GitHub on\n"
+    "# `checked`. Written by .github/workflows/issue-states.yml (`reprokit tracker-states --import`); it\n"
+    "# overrides a case.yaml's issue_state / issue_checked. reports/upstream-issues.md is rendered from it.\n"
+    "# link: same | related (does the case fail the way the issue reports? read from its thread; related: no\n"
+    "# comment from the case); triage / triage_torch: what `reprokit triage N --record` said on that torch;\n"
+    "# triage_kind / triage_releases: that standing as data (its kind, the releases it states).\n"
+)
 
 
 class StandingKind(str, Enum):
@@ -87,11 +89,17 @@ class IssueState(Strict):
     def _standing_of_an_older_entry(cls, data):
         """An entry written before the standing was kept as data: its kind and releases read from its sentence, here
         and only here (what the entry keeps wins)."""
-        if isinstance(data, dict) and isinstance(data.get("triage"), str) \
-                and None in (data.get("triage_kind"), data.get("triage_releases")):
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("triage"), str)
+            and None in (data.get("triage_kind"), data.get("triage_releases"))
+        ):
             kind, releases = standing_of_sentence(data["triage"])
-            data = {**data, "triage_kind": data.get("triage_kind") or kind,
-                    "triage_releases": releases if data.get("triage_releases") is None else data["triage_releases"]}
+            data = {
+                **data,
+                "triage_kind": data.get("triage_kind") or kind,
+                "triage_releases": releases if data.get("triage_releases") is None else data["triage_releases"],
+            }
         return data
 
 
@@ -118,9 +126,16 @@ def load(root: Path) -> IssueStates:
 def save(root: Path, states: IssueStates) -> Path:
     path = root / FILE_NAME
     kept = {"link", "link_why", "triage", "triage_torch", "triage_kind", "triage_releases"}
-    data = {"issues": {n: {"state": s.state, "checked": s.checked.isoformat(),
-                           **{k: v for k, v in s.model_dump(mode="json", include=kept).items() if v is not None}}
-                       for n, s in sorted(states.issues.items())}}
+    data = {
+        "issues": {
+            n: {
+                "state": s.state,
+                "checked": s.checked.isoformat(),
+                **{k: v for k, v in s.model_dump(mode="json", include=kept).items() if v is not None},
+            }
+            for n, s in sorted(states.issues.items())
+        }
+    }
     path.write_text(HEADER + yaml.safe_dump(data, sort_keys=False, width=120), encoding="utf-8")
     return path
 

@@ -98,6 +98,9 @@ def targets_listing(matrix: Matrix, exclude: list[str], as_json: bool) -> list[s
 
     chosen = {n: t for n, t in matrix.targets.items() if n not in exclude}
     if as_json:
-        return [json.dumps({"include": [{"target": n, "family": t.family, "runs-on": t.runner_labels}
-                                        for n, t in chosen.items()]})]
+        return [
+            json.dumps(
+                {"include": [{"target": n, "family": t.family, "runs-on": t.runner_labels} for n, t in chosen.items()]}
+            )
+        ]
     return [f"{name:12} {t.family:7} {t.description}" for name, t in chosen.items()]

@@ -59,7 +59,6 @@ class RunStatus(str, Enum):
     __format__ = str.__format__  # type: ignore[assignment]
 
 
-
 class Stage(str, Enum):
     """The part of torch a failure came from: what the probe reads from the exception chain's tracebacks
     (child/stages.py, in the case's process: its words are these values), or the ablation ladder's first failing
@@ -123,7 +122,9 @@ class Record(Strict):
     exception: str | None = None
     message: str | None = None
     stage: Stage | None = None
-    ladder: dict[str, RunStatus] | None = None  # backend -> status, for failures whose stage the traceback does not tell
+    ladder: dict[str, RunStatus] | None = (
+        None  # backend -> status, for failures whose stage the traceback does not tell
+    )
     dynamo: dict | None = None
     seconds: float = 0.0
     stderr_tail: str = ""

@@ -26,8 +26,9 @@ CaseId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*[a-z0-9]$
 Url = Annotated[str, StringConstraints(pattern=r"^https://[^\s]+$")]
 ISSUE_URL = re.compile(r"^https://github\.com/pytorch/pytorch/issues/\d+$")
 # A package index that reaches a Dockerfile's RUN line: an https URL made only of characters no shell interprets.
-IndexUrl = Annotated[str, StringConstraints(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~/%+-]*)?$",
-                                            max_length=300)]
+IndexUrl = Annotated[
+    str, StringConstraints(pattern=r"^https://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~/%+-]*)?$", max_length=300)
+]
 # Text that reaches a Dockerfile LABEL "...": one line without quotes, backslashes or shell expansions.
 LabelText = Annotated[str, StringConstraints(pattern=r'^[^\n\r"\\$`]+$', max_length=200)]
 OneLine = Annotated[str, StringConstraints(pattern=r"^[^\n\r]*$", min_length=1)]
@@ -68,8 +69,11 @@ def describe_error(err: ValidationError) -> str:
     elif first["type"] == "extra_forbidden":
         msg = "is not a known field"
     elif first["type"] == "missing":
-        msg = "is required" + (" (fails, works or measures: what the article says about this code)"
-                               if where.endswith("article.stance") else "")
+        msg = "is required" + (
+            " (fails, works or measures: what the article says about this code)"
+            if where.endswith("article.stance")
+            else ""
+        )
     elif first["type"] == "string_pattern_mismatch":
         msg = f"{first['input']!r} is not allowed (must match {first['ctx']['pattern']})"
     return _short(f"{where}: {msg}", 300)
@@ -83,7 +87,9 @@ class _NoAliasLoader(yaml.SafeLoader):
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed", self.peek_event().start_mark)
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed", self.peek_event().start_mark
+            )
         return super().compose_node(parent, index)
 
 
@@ -112,5 +118,3 @@ def read_yaml(path: Path, aliases: bool = True) -> object:
 def parse_yaml(raw: bytes, aliases: bool = False) -> object:
     """The YAML document in raw bytes (yaml.YAMLError where it is none); aliases only for the project's own files."""
     return yaml.load(raw.decode("utf-8", "replace"), Loader=yaml.SafeLoader if aliases else _NoAliasLoader)
-
-

@@ -94,7 +94,8 @@ CONTAINED_FACT = re.compile(
     r"|network namespace \(loopback only\)|(memory|disk) budget \d{1,9} MiB|pids budget \d{1,9}"
     r"|over (memory|disk|pids) budget|landlock ABI \d{1,3}|bubblewrap \d{1,4}(\.\d{1,4}){0,3}|no bubblewrap"
     r"|bubblewrap failed|no nested user namespaces|seccomp filter|cache budget \d{1,9} MiB|over cache budget"
-    r"|stopped by SIGSTOP|no sandbox for a root warm run|copy-out cut off|copy-out failed")
+    r"|stopped by SIGSTOP|no sandbox for a root warm run|copy-out cut off|copy-out failed"
+)
 
 
 def contained_facts(items: list[str] | str | None) -> str | None:
@@ -117,8 +118,15 @@ def md_cell(text: str | None, width: int = 90) -> str:
     literal."""
     line = one_line(text)
     line = line if len(line) <= width else line[: width - 1] + "…"
-    for raw, safe in (("\\", "\\\\"), ("|", "\\|"), ("`", "\\`"), ("[", "\\["), ("]", "\\]"), ("<", "&lt;"),
-                      (">", "&gt;")):
+    for raw, safe in (
+        ("\\", "\\\\"),
+        ("|", "\\|"),
+        ("`", "\\`"),
+        ("[", "\\["),
+        ("]", "\\]"),
+        ("<", "&lt;"),
+        (">", "&gt;"),
+    ):
         line = line.replace(raw, safe)
     return line
 

@@ -60,25 +60,32 @@ _RAN = frozenset(v for v in Verdict if v is not Verdict.SKIPPED)
 _FAILED_AS_CLAIMED = frozenset({Verdict.REPRODUCES})
 _COMPILE_FAILURE = frozenset({Verdict.REPRODUCES, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT})
 _NEEDS_ATTENTION = frozenset({Verdict.FIX_BROKEN, Verdict.FAILS_DIFFERENTLY, Verdict.TIMEOUT, Verdict.FLAKY})
-SYMBOL = {Verdict.REPRODUCES: "🔴", Verdict.DOES_NOT_REPRODUCE: "🟢", Verdict.FAILS_DIFFERENTLY: "🟠",
-          Verdict.TIMEOUT: "⏱", Verdict.SKIPPED: "⚪", Verdict.FIX_WORKS: "✅", Verdict.FIX_BROKEN: "❌",
-          Verdict.FLAKY: "🟡"}
+SYMBOL = {
+    Verdict.REPRODUCES: "🔴",
+    Verdict.DOES_NOT_REPRODUCE: "🟢",
+    Verdict.FAILS_DIFFERENTLY: "🟠",
+    Verdict.TIMEOUT: "⏱",
+    Verdict.SKIPPED: "⚪",
+    Verdict.FIX_WORKS: "✅",
+    Verdict.FIX_BROKEN: "❌",
+    Verdict.FLAKY: "🟡",
+}
 
 # What each verdict means, one sentence each: the site's glossary and every page that defines a verdict read these.
 MEANING = {
     Verdict.REPRODUCES: "the repro failed the way its case.yaml says (exception class and message, wrong result, "
-                        "hang or output): the claimed failure happens on this torch and hardware",
+    "hang or output): the claimed failure happens on this torch and hardware",
     Verdict.DOES_NOT_REPRODUCE: "the repro ran and exited 0: the claimed failure does not happen on this torch and "
-                                "hardware (a finding, not an error)",
+    "hardware (a finding, not an error)",
     Verdict.FAILS_DIFFERENTLY: "the repro failed, but not as its case.yaml says (another exception, a crash, out of "
-                               "memory)",
+    "memory)",
     Verdict.TIMEOUT: "the run was killed at its timeout, its case not expecting a hang",
     Verdict.FIX_WORKS: "the fix (ours, or the article's own) exited 0, having checked its own result against eager or "
-                       "a float64 reference",
+    "a float64 reference",
     Verdict.FIX_BROKEN: "the fix did not exit 0: it failed, or its result did not match the reference",
     Verdict.SKIPPED: "not run here, with the reason (a device, a launcher or a torch the case needs): not a result",
     Verdict.FLAKY: "runs of the same variant disagreed (--repeat N, or the re-run of a changed verdict): k of N failed "
-                   "as claimed",
+    "as claimed",
 }
 
 
@@ -161,11 +168,20 @@ def tally(records: Iterable[HasVerdict]) -> Tally:
     return Tally(**counts)
 
 
-_REPRO_FIELD = {Verdict.REPRODUCES: "reproduce", Verdict.DOES_NOT_REPRODUCE: "do_not_reproduce",
-                Verdict.FAILS_DIFFERENTLY: "fail_differently", Verdict.TIMEOUT: "timeout"}
-_FIX_FIELD = {role: {Verdict.FIX_WORKS: f"{prefix}_work", Verdict.FIX_BROKEN: f"{prefix}_broken",
-                     Verdict.SKIPPED: f"{prefix}_skipped"}
-              for role, prefix in ((Role.FIX, "fixes"), (Role.ARTICLE_FIX, "article_fixes"))}
+_REPRO_FIELD = {
+    Verdict.REPRODUCES: "reproduce",
+    Verdict.DOES_NOT_REPRODUCE: "do_not_reproduce",
+    Verdict.FAILS_DIFFERENTLY: "fail_differently",
+    Verdict.TIMEOUT: "timeout",
+}
+_FIX_FIELD = {
+    role: {
+        Verdict.FIX_WORKS: f"{prefix}_work",
+        Verdict.FIX_BROKEN: f"{prefix}_broken",
+        Verdict.SKIPPED: f"{prefix}_skipped",
+    }
+    for role, prefix in ((Role.FIX, "fixes"), (Role.ARTICLE_FIX, "article_fixes"))
+}
 
 
 def in_rate(rec: HasVerdict) -> bool:
@@ -190,8 +206,13 @@ def is_change(before: HasVerdict, after: HasVerdict) -> bool:
     """Whether the same run's verdict changed between two releases: the one test behind every changes page, feed entry,
     'since'/'fixed in', history line, grid mark and compare row. A machine difference is never a change, nor is a skip
     on either side (a run that newly ran, or no longer ran: nothing was observed on one side)."""
-    return (before.verdict != after.verdict and before.verdict.ran and after.verdict.ran and decisive(before)
-            and decisive(after))
+    return (
+        before.verdict != after.verdict
+        and before.verdict.ran
+        and after.verdict.ran
+        and decisive(before)
+        and decisive(after)
+    )
 
 
 def rate_text(hit: int, total: int, digits: int = 1) -> str:
@@ -200,5 +221,6 @@ def rate_text(hit: int, total: int, digits: int = 1) -> str:
 
 def changed(expected: dict[str, Verdict], observed: dict[str, Verdict]) -> list[tuple[str, Verdict | None, Verdict]]:
     """Runs whose verdict differs from the expected state, in either direction: (key, expected or None, observed)."""
-    return [(key, expected.get(key), verdict) for key, verdict in sorted(observed.items())
-            if expected.get(key) != verdict]
+    return [
+        (key, expected.get(key), verdict) for key, verdict in sorted(observed.items()) if expected.get(key) != verdict
+    ]

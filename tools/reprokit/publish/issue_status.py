@@ -112,8 +112,13 @@ def machine_verdicts(records: list[Record], machines: dict[str, str]) -> dict[st
     return {machine: verdict for machine, recs in sorted(seen.items()) if (verdict := release_verdict(recs))}
 
 
-def machine_standings(cd: CaseDir, target: str, every: dict[str, list[Record]],
-                      splits: dict[tuple[str, str], list[Record]], machines: dict[str, str]) -> list[CaseStanding]:
+def machine_standings(
+    cd: CaseDir,
+    target: str,
+    every: dict[str, list[Record]],
+    splits: dict[tuple[str, str], list[Record]],
+    machines: dict[str, str],
+) -> list[CaseStanding]:
     """One standing per machine where two machines' verdicts that ran differ on a recorded release; [] where none
     do (the repro's verdict does not depend on the machine)."""
     per_release = {}
@@ -124,21 +129,27 @@ def machine_standings(cd: CaseDir, target: str, every: dict[str, list[Record]],
     if not any(len({v for v in found.values() if v.ran}) > 1 for found in per_release.values()):
         return []
     names = sorted({machine for found in per_release.values() for machine in found})
-    return [CaseStanding(cd, target, [(rel, found[name]) for rel, found in per_release.items() if name in found], name)
-            for name in names]
+    return [
+        CaseStanding(cd, target, [(rel, found[name]) for rel, found in per_release.items() if name in found], name)
+        for name in names
+    ]
 
 
-def standings(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]],
-              splits: dict[str, dict[tuple[str, str], list[Record]]] | None = None,
-              machines: dict[str, str] | None = None) -> list[CaseStanding]:
+def standings(
+    cases: list[CaseDir],
+    histories: dict[str, dict[str, list[Record]]],
+    splits: dict[str, dict[tuple[str, str], list[Record]]] | None = None,
+    machines: dict[str, str] | None = None,
+) -> list[CaseStanding]:
     """Every upstream case on every target that recorded its repro, in case order: one standing per machine where
     its verdict depends on the machine (`machines`: run id -> machine), else one."""
     upstream = {c.case.id: c for c in cases if c.case.source == "upstream"}
     out = []
     for case_id in sorted(upstream):
         for target, every in histories.items():
-            per_machine = machine_standings(upstream[case_id], target, every, (splits or {}).get(target, {}),
-                                            machines or {})
+            per_machine = machine_standings(
+                upstream[case_id], target, every, (splits or {}).get(target, {}), machines or {}
+            )
             found = per_machine or [standing_of(upstream[case_id], target, every)]
             out += [s for s in found if s.verdicts]
     return out
@@ -148,12 +159,17 @@ def standing_of(case: CaseDir, target: str, every: dict[str, list[Record]]) -> C
     """One case (of any source) on one target: its repro's verdict on each release that recorded it. A case with a
     machine-dependent repro record (another machine gave another verdict) has no standing on the target: which of its
     other releases' verdicts hold on which machine is not known, so nothing is flagged from them."""
-    mine = {release: sorted((r for r in records if r.case == case.case.id and Role.of(r.variant) is Role.REPRO),
-                            key=lambda r: r.dtype) for release, records in every.items()}
+    mine = {
+        release: sorted(
+            (r for r in records if r.case == case.case.id and Role.of(r.variant) is Role.REPRO), key=lambda r: r.dtype
+        )
+        for release, records in every.items()
+    }
     if any(r.machine_dependent for records in mine.values() for r in records):
         return CaseStanding(case, target, [])
-    verdicts = [(release, verdict) for release, records in mine.items()
-                if (verdict := release_verdict(records)) is not None]
+    verdicts = [
+        (release, verdict) for release, records in mine.items() if (verdict := release_verdict(records)) is not None
+    ]
     return CaseStanding(case, target, verdicts)
 
 
@@ -171,9 +187,12 @@ def _stretches_text(standing: CaseStanding) -> str:
     return ", ".join(parts) if parts else "none recorded"
 
 
-def render(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]],
-           splits: dict[str, dict[tuple[str, str], list[Record]]] | None = None,
-           machines: dict[str, str] | None = None) -> str | None:
+def render(
+    cases: list[CaseDir],
+    histories: dict[str, dict[str, list[Record]]],
+    splits: dict[str, dict[tuple[str, str], list[Record]]] | None = None,
+    machines: dict[str, str] | None = None,
+) -> str | None:
     """The page, or None when the corpus has no upstream case with a record; a row per machine where the repro's
     verdict depends on the machine."""
     rows_of = standings(cases, histories, splits, machines)
@@ -185,29 +204,60 @@ def render(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]],
         first = s.reproducing[0] if s.reproducing else "—"
         last = s.reproducing[-1] if s.reproducing else "—"
         newest = s.newest
-        rows.append([f"[`{c.id}`](../cases/{c.id}/)", _issues(s.case), c.area or "",
-                     f"{c.issue_state} ({md_cell(c.issue_checked or '?', 20)})", md_cell(c.reported_on, 20),
-                     md_cell(s.label, 60), first, last, _stretches_text(s),
-                     f"{newest[1].symbol} {newest[1]} on {newest[0]}" if newest else "not run (skipped)",
-                     s.flag()])
+        rows.append(
+            [
+                f"[`{c.id}`](../cases/{c.id}/)",
+                _issues(s.case),
+                c.area or "",
+                f"{c.issue_state} ({md_cell(c.issue_checked or '?', 20)})",
+                md_cell(c.reported_on, 20),
+                md_cell(s.label, 60),
+                first,
+                last,
+                _stretches_text(s),
+                f"{newest[1].symbol} {newest[1]} on {newest[0]}" if newest else "not run (skipped)",
+                s.flag(),
+            ]
+        )
     flagged = [s for s in rows_of if s.flag()]
     closed = [s for s in flagged if s.case.case.issue_state == "closed"]
     still_open = [s for s in flagged if s.case.case.issue_state != "closed"]
     recorded = {rel for every in histories.values() for rel in every}
-    return "\n".join([
-        "# Upstream issues", "",
-        f"{len({s.case.case.id for s in rows_of})} cases made from public pytorch/pytorch issues, each a repro written "
-        "for this corpus from the issue's description. Per case and target: the releases on which the repro "
-        "reproduces the issue's failure (its oracle in case.yaml), out of the recorded releases "
-        f"({', '.join(sorted(recorded, key=release_key))}). A case that does not reproduce says only that this repro "
-        "did not fail as the issue describes on that release. An issue's state is as read from GitHub on the date "
-        "beside it ([`issue-states.yaml`](../issue-states.yaml), refreshed by the issue-states workflow); "
-        "`reprokit tracker` drafts the comment each flagged issue needs.", "",
-        f"Flagged: {len({f.case.case.id for f in closed})} closed issues whose repro still reproduces on the newest "
-        f"recorded release of a target ({len(closed)} case-target rows), {len({f.case.case.id for f in still_open})} "
-        f"open issues whose repro does not ({len(still_open)} rows).", "",
-        table(rows, ["case", "issue", "area", "state (checked)", "reported on", "target", "first reproduces",
-                     "last reproduces", "reproduces on", "newest recorded", "flag"]), ""])
+    return "\n".join(
+        [
+            "# Upstream issues",
+            "",
+            f"{len({s.case.case.id for s in rows_of})} cases made from public pytorch/pytorch issues, each a repro written "
+            "for this corpus from the issue's description. Per case and target: the releases on which the repro "
+            "reproduces the issue's failure (its oracle in case.yaml), out of the recorded releases "
+            f"({', '.join(sorted(recorded, key=release_key))}). A case that does not reproduce says only that this repro "
+            "did not fail as the issue describes on that release. An issue's state is as read from GitHub on the date "
+            "beside it ([`issue-states.yaml`](../issue-states.yaml), refreshed by the issue-states workflow); "
+            "`reprokit tracker` drafts the comment each flagged issue needs.",
+            "",
+            f"Flagged: {len({f.case.case.id for f in closed})} closed issues whose repro still reproduces on the newest "
+            f"recorded release of a target ({len(closed)} case-target rows), {len({f.case.case.id for f in still_open})} "
+            f"open issues whose repro does not ({len(still_open)} rows).",
+            "",
+            table(
+                rows,
+                [
+                    "case",
+                    "issue",
+                    "area",
+                    "state (checked)",
+                    "reported on",
+                    "target",
+                    "first reproduces",
+                    "last reproduces",
+                    "reproduces on",
+                    "newest recorded",
+                    "flag",
+                ],
+            ),
+            "",
+        ]
+    )
 
 
 def index_section(cases: list[CaseDir], histories: dict[str, dict[str, list[Record]]]) -> list[str]:
@@ -218,8 +268,12 @@ def index_section(cases: list[CaseDir], histories: dict[str, dict[str, list[Reco
     newest = [s.newest for s in rows_of if s.newest]
     reproducing = sum(1 for _, v in newest if v is Verdict.REPRODUCES)
     flagged = sum(1 for s in rows_of if s.flag())
-    return ["## Upstream issues", "",
-            f"{len({s.case.case.id for s in rows_of})} cases from public pytorch/pytorch issues, {len(rows_of)} "
-            f"case-target pairs recorded: {reproducing} reproduce on their newest recorded release, {flagged} disagree "
-            "with their issue's state. Per case, the releases where each reproduces: "
-            "[upstream-issues.md](upstream-issues.md).", ""]
+    return [
+        "## Upstream issues",
+        "",
+        f"{len({s.case.case.id for s in rows_of})} cases from public pytorch/pytorch issues, {len(rows_of)} "
+        f"case-target pairs recorded: {reproducing} reproduce on their newest recorded release, {flagged} disagree "
+        "with their issue's state. Per case, the releases where each reproduces: "
+        "[upstream-issues.md](upstream-issues.md).",
+        "",
+    ]

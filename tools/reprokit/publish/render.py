@@ -57,19 +57,29 @@ def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
     found = corpus.discover(root / "cases", on_error=lambda why: print(f"reprokit: {why}", file=sys.stderr))
     states = issue_states.load(root)
     cases = issue_states.applied(found, states)  # the tracker's states; a bad case left out
-    know_content(loaded, cases, root / "sweep")  # from here on, records of a case's earlier content are history, not shown
+    know_content(
+        loaded, cases, root / "sweep"
+    )  # from here on, records of a case's earlier content are history, not shown
     claims_file = root / "claims.yaml"
     claims = load_claims(claims_file, {c.case.id for c in cases}) if claims_file.exists() else None
-    views = {name: shown(loaded, v, claims) for name in matrix.targets
-             if (v := current(loaded, name, "cases", pins[name])) is not None}
-    sweeps = {name: shown(loaded, v, claims) for name in matrix.targets
-              if (v := current(loaded, name, "sweep", pins[name])) is not None}
+    views = {
+        name: shown(loaded, v, claims)
+        for name in matrix.targets
+        if (v := current(loaded, name, "cases", pins[name])) is not None
+    }
+    sweeps = {
+        name: shown(loaded, v, claims)
+        for name in matrix.targets
+        if (v := current(loaded, name, "sweep", pins[name])) is not None
+    }
     histories = {name: releases(loaded, name, "cases") for name in views}
     figured = {case for claim in (claims.claims if claims else []) if claim.figures for case in claim.cases}
-    loaded.with_outputs([r for every in histories.values() for recs in every.values() for r in recs
-                         if r.case in figured])  # the printed figures a claim judges, on every release
+    loaded.with_outputs(
+        [r for every in histories.values() for recs in every.values() for r in recs if r.case in figured]
+    )  # the printed figures a claim judges, on every release
     return Published(
-        views=views, sweeps=sweeps,
+        views=views,
+        sweeps=sweeps,
         changes={name: version_changes(loaded, name, "cases") for name in views},
         histories=histories,
         since={name: since_or_fixed(histories[name], view.release) for name, view in views.items()},
@@ -79,7 +89,10 @@ def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
         splits={name: build_split(loaded, name, "cases") for name in views},
         machines={run_id: machine_of(header) for run_id, header in sorted(loaded.runs.items())},
         last_runs={name: last_runs(loaded, name, cases) for name in matrix.targets},
-        targets=dict(matrix.targets), ran_on=devices_seen(loaded), issue_states=states)
+        targets=dict(matrix.targets),
+        ran_on=devices_seen(loaded),
+        issue_states=states,
+    )
 
 
 def devices_seen(loaded: Loaded) -> dict[str, list[str]]:
@@ -96,10 +109,12 @@ def shown(loaded: Loaded, view: View, claims: Claims | None) -> View:
     """The view, its records carrying their output tails where a page quotes them (read for those records only, not
     for the whole store): a JUnit failure's body (a run that needs attention), a sweep cell's metrics, and the
     configurations a claimed rate counts (the FP8_CONFIG lines of the cases of a claim with `sweep:`)."""
-    counted = {case for claim in (claims.claims if claims else []) if claim.sweep or claim.figures
-               for case in claim.cases}
-    loaded.with_outputs([r for r in view.records
-                         if r.verdict.needs_attention or r.suite == "sweep" or r.case in counted])
+    counted = {
+        case for claim in (claims.claims if claims else []) if claim.sweep or claim.figures for case in claim.cases
+    }
+    loaded.with_outputs(
+        [r for r in view.records if r.verdict.needs_attention or r.suite == "sweep" or r.case in counted]
+    )
     return view
 
 
@@ -107,5 +122,20 @@ def write_all(root: Path, out: Path, matrix: Matrix, loaded: Loaded) -> list[Pat
     p = gather(root, matrix, loaded)
     out.mkdir(parents=True, exist_ok=True)
     written = sweep_report.write_reports(out, p.sweeps, p.descriptions)
-    return report.write_reports(out, p.views, p.cases, p.descriptions, p.claims, p.sweeps, p.changes, p.since,
-                                p.histories, p.splits, p.machines, p.last_runs) + written
+    return (
+        report.write_reports(
+            out,
+            p.views,
+            p.cases,
+            p.descriptions,
+            p.claims,
+            p.sweeps,
+            p.changes,
+            p.since,
+            p.histories,
+            p.splits,
+            p.machines,
+            p.last_runs,
+        )
+        + written
+    )

@@ -41,24 +41,51 @@ def budget(name: str, default: int, env: dict[str, str] | None = None) -> int:
         return default
     return int(match.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[match.group(2)]
 
+
 # Variables passed through from the runner's environment, by exact name; everything else is dropped (a prefix such as
 # TORCH_ or NCCL_ let any variable through: TORCH_LOGS, a runner's NCCL_* credentials-bearing settings, REPRO_ set by
 # a caller). What a run needs beyond these (REPRO_DEVICE, REPRO_DTYPE, a sweep cell's parameters, cache folders) the
 # runner sets itself from the plan.
-ALLOWED_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX",
-               "CUDA_HOME", "ROCM_PATH", "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH",
-               # which devices the run may use (set by the scheduler or the container runtime)
-               "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "HIP_VISIBLE_DEVICES",
-               "ROCR_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES",
-               # how a host's collectives reach each other (its interfaces; InfiniBand or P2P switched off)
-               "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE", "NCCL_P2P_DISABLE", "GLOO_SOCKET_IFNAME")
+ALLOWED_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "LD_LIBRARY_PATH",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "CUDA_HOME",
+    "ROCM_PATH",
+    "ASCEND_HOME_PATH",
+    "ASCEND_TOOLKIT_HOME",
+    "ASCEND_OPP_PATH",
+    # which devices the run may use (set by the scheduler or the container runtime)
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "ASCEND_RT_VISIBLE_DEVICES",
+    # how a host's collectives reach each other (its interfaces; InfiniBand or P2P switched off)
+    "NCCL_SOCKET_IFNAME",
+    "NCCL_IB_DISABLE",
+    "NCCL_P2P_DISABLE",
+    "GLOO_SOCKET_IFNAME",
+)
 
 
 # Always on: NVLink multicast off (a program using it can take a shared host's GPUs down); unbuffered output;
 # PYTHONSAFEPATH (python -P): no module of the case's folder (or probe.py's) is importable before the probe has
 # confined writes (probe.py then drops it and puts the script's folder first on sys.path, as `python repro.py` does).
-FIXED_ENV = {"PYTHONSAFEPATH": "1", "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
-             "NVSHMEM_DISABLE_NVLS": "1", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+FIXED_ENV = {
+    "PYTHONSAFEPATH": "1",
+    "NCCL_NVLS_ENABLE": "0",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+    "NVSHMEM_DISABLE_NVLS": "1",
+    "PYTHONUNBUFFERED": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
 
 
 _shared_headers: Path | None = None
@@ -113,8 +140,15 @@ def _user_name() -> str:
         return f"uid_{uid}"
 
 
-def contain_config(python: str, script: Path, workdir: Path, private: Path, env: dict[str, str],
-                   writable: tuple[Path, ...] = (), ranks: int = 1) -> KeeperConfig:
+def contain_config(
+    python: str,
+    script: Path,
+    workdir: Path,
+    private: Path,
+    env: dict[str, str],
+    writable: tuple[Path, ...] = (),
+    ranks: int = 1,
+) -> KeeperConfig:
     """What contain.py needs for one run; as root, the run's folders are handed to the case user first.
 
     `needs`: the paths the case must reach as that user (the interpreter's prefix and search path, probe.py, the
@@ -127,20 +161,42 @@ def contain_config(python: str, script: Path, workdir: Path, private: Path, env:
         report = reports / f"probe-{rank}.json"  # chmod, utime or replace them (Landlock keeps the script out)
         os.close(os.open(report, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
         os.chmod(report, 0o622 if user is not None else 0o600)
-    config: KeeperConfig = {"held": str(private / "held.json"), "workdir": str(workdir), "reports": str(reports),
-              "disk_budget": budget("REPROKIT_DISK_BUDGET", DISK_BUDGET),
-              "memory_budget": budget("REPROKIT_MEMORY_BUDGET", MEMORY_BUDGET),
-              "pids_budget": budget("REPROKIT_PIDS_BUDGET", PIDS_BUDGET),
-              # host folders the run writes (a --cache folder, a TORCH_TRACE folder): inside bubblewrap a tmpfs of
-              # this size each, copied out when the run ends (child/outbox.py)
-              "cache_budget": budget("REPROKIT_CACHE_BUDGET", CACHE_BUDGET), "budgeted": list(map(str, writable)),
-              "cache_files": budget("REPROKIT_CACHE_FILES", CACHE_FILES), "copy_out_seconds": 0.0, "budgeted_fds": [],
-              "rw": [str(reports), *map(str, writable), *([str(shared_header_dir())] if user is None else [])],
-              "needs": [], "uid": None, "gid": None, "key_fd": None, "parent": None, "bwrap": None, "container": False}
+    config: KeeperConfig = {
+        "held": str(private / "held.json"),
+        "workdir": str(workdir),
+        "reports": str(reports),
+        "disk_budget": budget("REPROKIT_DISK_BUDGET", DISK_BUDGET),
+        "memory_budget": budget("REPROKIT_MEMORY_BUDGET", MEMORY_BUDGET),
+        "pids_budget": budget("REPROKIT_PIDS_BUDGET", PIDS_BUDGET),
+        # host folders the run writes (a --cache folder, a TORCH_TRACE folder): inside bubblewrap a tmpfs of
+        # this size each, copied out when the run ends (child/outbox.py)
+        "cache_budget": budget("REPROKIT_CACHE_BUDGET", CACHE_BUDGET),
+        "budgeted": list(map(str, writable)),
+        "cache_files": budget("REPROKIT_CACHE_FILES", CACHE_FILES),
+        "copy_out_seconds": 0.0,
+        "budgeted_fds": [],
+        "rw": [str(reports), *map(str, writable), *([str(shared_header_dir())] if user is None else [])],
+        "needs": [],
+        "uid": None,
+        "gid": None,
+        "key_fd": None,
+        "parent": None,
+        "bwrap": None,
+        "container": False,
+    }
     config["copy_out_seconds"] = copy_out_limit(config)
-    needs = {str(Path(python).absolute().parent.parent), str(Path(python).resolve().parent.parent), str(PROBE), str(LANDLOCK), str(STAGES),
-             str(script.parent.absolute()), str(workdir), str(reports), str(shared_header_dir()),
-             *map(str, writable)}
+    needs = {
+        str(Path(python).absolute().parent.parent),
+        str(Path(python).resolve().parent.parent),
+        str(PROBE),
+        str(LANDLOCK),
+        str(STAGES),
+        str(script.parent.absolute()),
+        str(workdir),
+        str(reports),
+        str(shared_header_dir()),
+        *map(str, writable),
+    }
     if Path(python).absolute() == Path(sys.executable).absolute():  # the interpreter's search path: site-packages
         needs.update(p for p in (sys.prefix, sys.base_prefix, *sys.path) if p and os.path.isabs(p))
     # Not PATH: the runner's own tool folders (some under root's home) are none of the case's business.
@@ -210,8 +266,13 @@ def read_copy_out(private: Path) -> CopyOut | None:
         said = json.loads(read_untrusted(private / "copy-out.json", 1 << 20)[0])
         if "failed" in said:
             return CopyOut(0, 0, 0.0, (), failed=str(said["failed"])[:300])
-        return CopyOut(int(said["files"]), int(said["bytes"]), float(said["seconds"]),
-                       tuple((str(p), str(w)) for p, w in said["not_copied"]), int(said["more_not_copied"]))
+        return CopyOut(
+            int(said["files"]),
+            int(said["bytes"]),
+            float(said["seconds"]),
+            tuple((str(p), str(w)) for p, w in said["not_copied"]),
+            int(said["more_not_copied"]),
+        )
     except (UntrustedFile, ValueError, KeyError, TypeError):
         return None
 
@@ -237,8 +298,14 @@ def read_held(private: Path) -> KeeperReport | None:
 DEV_WRITABLE = ("/dev/shm", "/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom")
 
 
-def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str, str],
-              writable: tuple[Path, ...] = (), token: str = "") -> dict[str, str]:
+def child_env(
+    base: dict[str, str],
+    workdir: Path,
+    threads: int,
+    extra: dict[str, str],
+    writable: tuple[Path, ...] = (),
+    token: str = "",
+) -> dict[str, str]:
     """The run's environment; `writable` adds folders the run may write besides its own (e.g. a TORCH_TRACE folder)."""
     env = {k: v for k, v in base.items() if k in ALLOWED_ENV}
     home, tmp = workdir / "home", workdir / "tmp"
@@ -251,20 +318,31 @@ def child_env(base: dict[str, str], workdir: Path, threads: int, extra: dict[str
         headers.parent.mkdir(exist_ok=True)
         headers.symlink_to(shared_header_dir(), target_is_directory=True)
     env.update(FIXED_ENV)
-    env.update({
-        "HOME": str(home), "TMPDIR": str(tmp), "TEMP": str(tmp),
-        "TORCHINDUCTOR_CACHE_DIR": str(workdir / "inductor"), "TRITON_CACHE_DIR": str(workdir / "triton"),
-        "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
-        "TORCHINDUCTOR_COMPILE_THREADS": "1",  # no compile-worker pool per run: jobs already fill the cores
-        "REPROKIT_FILE_CAP": str(FILE_CAP),
-        # Writable for the case: its own folder, the shared headers, devices (/dev/null, /dev/shm); on accelerators
-        # also /proc, without which the CUDA driver fails to start (error 304, measured on an H200). See probe.py.
-        # The shared header folder only where runs use it (not as root: each run's headers stay in its own folder).
-        "REPROKIT_WRITABLE": os.pathsep.join([str(workdir), *([str(shared_header_dir())] if case_user() is None else []),
-                                              *DEV_WRITABLE,
-                                              *(["/dev", "/proc"] if extra.get("REPRO_DEVICE", "cpu") != "cpu" else []),
-                                              *map(str, writable)]),
-    })
+    env.update(
+        {
+            "HOME": str(home),
+            "TMPDIR": str(tmp),
+            "TEMP": str(tmp),
+            "TORCHINDUCTOR_CACHE_DIR": str(workdir / "inductor"),
+            "TRITON_CACHE_DIR": str(workdir / "triton"),
+            "OMP_NUM_THREADS": str(threads),
+            "MKL_NUM_THREADS": str(threads),
+            "TORCHINDUCTOR_COMPILE_THREADS": "1",  # no compile-worker pool per run: jobs already fill the cores
+            "REPROKIT_FILE_CAP": str(FILE_CAP),
+            # Writable for the case: its own folder, the shared headers, devices (/dev/null, /dev/shm); on accelerators
+            # also /proc, without which the CUDA driver fails to start (error 304, measured on an H200). See probe.py.
+            # The shared header folder only where runs use it (not as root: each run's headers stay in its own folder).
+            "REPROKIT_WRITABLE": os.pathsep.join(
+                [
+                    str(workdir),
+                    *([str(shared_header_dir())] if case_user() is None else []),
+                    *DEV_WRITABLE,
+                    *(["/dev", "/proc"] if extra.get("REPRO_DEVICE", "cpu") != "cpu" else []),
+                    *map(str, writable),
+                ]
+            ),
+        }
+    )
     if token:  # finds every process of the run, even one that left its process group, after the runner died
         env["REPROKIT_RUN_TOKEN"] = token
     env.update(extra)

@@ -74,8 +74,9 @@ class DeviceSlots:
             return self.ids
         if need > len(self.ids):  # the plan skips such runs (corpus.skip_reason): reaching here is a bug
             raise ValueError(f"a run needs {need} devices, the host has {len(self.ids)}")
-        free = sorted((i for i in self.ids if self.used[i] < self.per_device),
-                      key=lambda i: (self.used[i], self.ids.index(i)))
+        free = sorted(
+            (i for i in self.ids if self.used[i] < self.per_device), key=lambda i: (self.used[i], self.ids.index(i))
+        )
         if len(free) < need:
             return None
         chosen = tuple(sorted(free[:need], key=self.ids.index))

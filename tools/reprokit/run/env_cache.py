@@ -120,8 +120,9 @@ def _measured() -> list[Row]:
     """The listing, measured: sizes overlap (an environment's files are mostly links into uv's cache, several
     environments link one file); `frees` does not: a file counts there only for the one environment linking it."""
     envs = cache_root() / "envs"
-    folders = sorted((p for p in envs.glob("torch-*") if p.is_dir()),
-                     key=lambda p: release_key(p.name.removeprefix("torch-")))
+    folders = sorted(
+        (p for p in envs.glob("torch-*") if p.is_dir()), key=lambda p: release_key(p.name.removeprefix("torch-"))
+    )
     frees = dict.fromkeys((p.name for p in folders), 0)
     owned = _inodes(cache_root() / "uv")
     linked: dict[tuple[int, int], set[str]] = {}
@@ -156,15 +157,20 @@ def _only_here(*paths: Path) -> tuple[bool, int]:
     """Whether every file under `paths` has all its links there, and the bytes of those that do (what deleting
     `paths` gives back)."""
     found = _inodes(*paths).values()
-    return (all(links >= nlink for _s, links, nlink in found),
-            sum(size for size, links, nlink in found if links >= nlink))
+    return (
+        all(links >= nlink for _s, links, nlink in found),
+        sum(size for size, links, nlink in found if links >= nlink),
+    )
 
 
 def unlinked_archives() -> list[Path]:
     """uv's cache archives (one unpacked wheel each) none of whose files is linked from anywhere else: no
     environment uses them."""
-    return [archive for archive in sorted((cache_root() / "uv").glob("archive-v*/*"))
-            if archive.is_dir() and not archive.is_symlink() and _only_here(archive)[0]]
+    return [
+        archive
+        for archive in sorted((cache_root() / "uv").glob("archive-v*/*"))
+        if archive.is_dir() and not archive.is_symlink() and _only_here(archive)[0]
+    ]
 
 
 def _delete(paths: list[Path]) -> int:
@@ -188,8 +194,12 @@ def remove(versions: list[str], everything: bool = False) -> Freed:
     packages = sorted({name for archive in archives for name in _packages_in(archive)})
     counted += _delete(archives)
     if packages:  # uv's index forgets them too (their other archives, still linked by environments, free nothing)
-        subprocess.run([uv_binary(), "cache", "clean", "-q", *packages], capture_output=True, check=False,
-                       env={**os.environ, "UV_CACHE_DIR": str(cache_root() / "uv")})
+        subprocess.run(
+            [uv_binary(), "cache", "clean", "-q", *packages],
+            capture_output=True,
+            check=False,
+            env={**os.environ, "UV_CACHE_DIR": str(cache_root() / "uv")},
+        )
     return Freed(counted, _free_bytes(cache_root()) - before, len(archives))
 
 
@@ -198,9 +208,11 @@ def free(versions: list[str], everything: bool = False) -> str:
     whose last link went, and df's figure (which other writers on the disk move too)."""
     freed = remove(versions, everything=everything)
     archives = f" and {freed.archives} archives of uv's cache no environment links any more" if freed.archives else ""
-    return (f"removed {', '.join(versions) if not everything else 'every environment and uv cache'}{archives} "
-            f"under {cache_root()}: freed {human_size(freed.counted)} (files whose last link went); "
-            f"df: {human_size(max(freed.df, 0))} more free (other writers on this disk move that figure too)")
+    return (
+        f"removed {', '.join(versions) if not everything else 'every environment and uv cache'}{archives} "
+        f"under {cache_root()}: freed {human_size(freed.counted)} (files whose last link went); "
+        f"df: {human_size(max(freed.df, 0))} more free (other writers on this disk move that figure too)"
+    )
 
 
 def table() -> list[str]:
@@ -209,9 +221,11 @@ def table() -> list[str]:
     for row in listing():
         frees = human_size(row.frees) if row.frees is not None else "-"
         lines.append(f"{row.name:>12}  {human_size(row.size):>10}  {frees:>10}")
-    lines.append(f"{'':>12}  size: each file counted once, though environments share files (hard links into uv's "
-                 "cache), so the sizes add up to more than the total; frees: what --remove VERSION gives back (the "
-                 f"files no other environment links); --clear frees the total. Under {cache_root()} ($REPROKIT_CACHE)")
+    lines.append(
+        f"{'':>12}  size: each file counted once, though environments share files (hard links into uv's "
+        "cache), so the sizes add up to more than the total; frees: what --remove VERSION gives back (the "
+        f"files no other environment links); --clear frees the total. Under {cache_root()} ($REPROKIT_CACHE)"
+    )
     return lines
 
 

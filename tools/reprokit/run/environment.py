@@ -14,7 +14,7 @@ from reprokit.model.matrix import Target
 from reprokit.model.schema import EnvironmentProblem
 
 # Runs in the case interpreter: the runner itself never imports torch.
-_FACTS = r'''
+_FACTS = r"""
 import json, platform, torch
 from torch.utils import collect_env
 facts = {"torch": torch.__version__, "cuda": torch.version.cuda, "hip": getattr(torch.version, "hip", None),
@@ -47,7 +47,7 @@ for name in PACKAGES:
     except metadata.PackageNotFoundError:
         facts["packages"][name] = None
 print("REPROKIT_FACTS" + json.dumps(facts, default=str))
-'''
+"""
 
 # Optional packages whose versions the facts record (None: not installed): a sweep structure builds its model with
 # transformers, an FP8 cell converts it with torchao; without one a cell is skipped, never counted as a failure.
@@ -55,7 +55,7 @@ PACKAGES = ("transformers", "torchao")
 
 
 # The accelerator alone, in the case interpreter (no collect_env: a second, not a minute).
-_DEVICE = r'''
+_DEVICE = r"""
 import json, torch
 facts = {"device_kind": "cpu", "device_name": None, "compute_capability": None}
 if torch.cuda.is_available():
@@ -63,26 +63,38 @@ if torch.cuda.is_available():
     facts.update(device_kind="rocm" if getattr(torch.version, "hip", None) else "cuda",
                  device_name=torch.cuda.get_device_name(0), compute_capability=float(f"{props.major}.{props.minor}"))
 print("REPROKIT_FACTS" + json.dumps(facts))
-'''
+"""
 
 
 def device_facts(python: str = sys.executable, timeout: float = 120) -> dict:
     """This machine's accelerator as the case interpreter's torch sees it ({} when that cannot be read)."""
     try:
         with tempfile.TemporaryDirectory(prefix="reprokit-facts-") as neutral:
-            proc = subprocess.run([python, "-c", _DEVICE], capture_output=True, text=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL, cwd=neutral, env={**os.environ, "PYTHONSAFEPATH": "1"})
+            proc = subprocess.run(
+                [python, "-c", _DEVICE],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+                cwd=neutral,
+                env={**os.environ, "PYTHONSAFEPATH": "1"},
+            )
     except (OSError, subprocess.TimeoutExpired):
         return {}
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("REPROKIT_FACTS")), None)
-    return json.loads(line[len("REPROKIT_FACTS"):]) if line else {}
+    return json.loads(line[len("REPROKIT_FACTS") :]) if line else {}
 
 
 def target_here(targets: dict[str, Target], kinds: Collection[str], facts: dict) -> str | None:
     """The first target of one of `kinds` whose hardware this machine is (hardware_mismatch finds nothing)."""
-    return next((name for name, t in targets.items()
-                 if t.device.kind in kinds and t.device.kind != "cpu" and hardware_mismatch(name, t, facts) is None),
-                None)
+    return next(
+        (
+            name
+            for name, t in targets.items()
+            if t.device.kind in kinds and t.device.kind != "cpu" and hardware_mismatch(name, t, facts) is None
+        ),
+        None,
+    )
 
 
 def collect(python: str = sys.executable, timeout: float = 300) -> dict:
@@ -91,15 +103,22 @@ def collect(python: str = sys.executable, timeout: float = 300) -> dict:
     try:
         with tempfile.TemporaryDirectory(prefix="reprokit-facts-") as neutral:
             script = f"PACKAGES = {PACKAGES!r}\n" + _FACTS
-            proc = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL, cwd=neutral, env={**os.environ, "PYTHONSAFEPATH": "1"})
+            proc = subprocess.run(
+                [python, "-c", script],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+                cwd=neutral,
+                env={**os.environ, "PYTHONSAFEPATH": "1"},
+            )
     except (OSError, subprocess.TimeoutExpired) as err:
         raise EnvironmentProblem(f"{python}: could not read the environment ({err})") from None
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("REPROKIT_FACTS")), None)
     if line is None:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise EnvironmentProblem(f"{python}: cannot import torch to read the environment ({last})")
-    return json.loads(line[len("REPROKIT_FACTS"):])
+    return json.loads(line[len("REPROKIT_FACTS") :])
 
 
 def hardware_mismatch(name: str, target: Target, facts: dict) -> str | None:
@@ -111,12 +130,12 @@ def hardware_mismatch(name: str, target: Target, facts: dict) -> str | None:
     if facts.get("device_kind") != want.kind:
         return f"target {name} needs a {want.kind} device, found {found} ({facts.get('device_kind')})"
     if want.compute_capability and facts.get("compute_capability") != want.compute_capability:
-        return (f"target {name} needs compute capability {want.compute_capability}, "
-                f"found {found} ({facts.get('compute_capability')})")
+        return (
+            f"target {name} needs compute capability {want.compute_capability}, "
+            f"found {found} ({facts.get('compute_capability')})"
+        )
     if want.gfx_arch and not str(facts.get("gfx_arch") or "").startswith(want.gfx_arch):
         return f"target {name} needs {want.gfx_arch}, found {found} ({facts.get('gfx_arch')})"
     if want.name_pattern and not re.search(want.name_pattern, found):
         return f"target {name} needs a device matching {want.name_pattern!r}, found {found}"
     return None
-
-

@@ -62,19 +62,33 @@ class Observation:
 
     def record_fields(self) -> dict:
         """The fields a Record keeps of this observation (records.Record names them the same)."""
-        return {"status": self.status, "exit_code": self.exit_code, "signal": self.signal,
-                "exception": self.exception, "message": self.message, "stage": self.stage, "dynamo": self.dynamo,
-                "seconds": self.seconds, "stderr_tail": self.stderr_tail, "stdout_tail": self.stdout_tail[-2000:],
-                "output_bytes": {"stdout": self.stdout_bytes, "stderr": self.stderr_bytes, **_copied(self.copy_out)},
-                "confined": _confined(self.contained), "contained": self.contained}
+        return {
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+            "exception": self.exception,
+            "message": self.message,
+            "stage": self.stage,
+            "dynamo": self.dynamo,
+            "seconds": self.seconds,
+            "stderr_tail": self.stderr_tail,
+            "stdout_tail": self.stdout_tail[-2000:],
+            "output_bytes": {"stdout": self.stdout_bytes, "stderr": self.stderr_bytes, **_copied(self.copy_out)},
+            "confined": _confined(self.contained),
+            "contained": self.contained,
+        }
 
 
 def _copied(copy: CopyOut | None) -> dict[str, int]:
     """Copy-out's counts as the record keeps them (bytes and files out of the host folders, files not copied)."""
     if copy is None:
         return {}
-    return {"copied_out": copy.bytes, "copied_out_files": copy.files, "not_copied_files": copy.not_copied_count,
-            "copy_out_ms": round(copy.seconds * 1000)}
+    return {
+        "copied_out": copy.bytes,
+        "copied_out_files": copy.files,
+        "not_copied_files": copy.not_copied_count,
+        "copy_out_ms": round(copy.seconds * 1000),
+    }
 
 
 def _confined(contained: str | None) -> int | None:
@@ -109,7 +123,7 @@ class Capture:
             if not chunk:
                 return
             self.size += len(chunk)
-            self._tail = (self._tail + chunk)[-2 * self.tail_bytes:]
+            self._tail = (self._tail + chunk)[-2 * self.tail_bytes :]
 
     def close_writer(self) -> None:
         os.close(self.write_fd)
@@ -135,10 +149,20 @@ def _key_pipe(key: str) -> int:
     return read_end
 
 
-def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], timeout: float, launcher: str = "python",
-            world_size: int = 1, python: str = sys.executable, threads: int = 1,
-            writable: tuple[Path, ...] = (), stopper: Stopper | None = None,
-            tail_bytes: int = TAIL_BYTES) -> Observation:
+def observe(
+    script: Path,
+    *,
+    env: dict[str, str],
+    extra_env: dict[str, str],
+    timeout: float,
+    launcher: str = "python",
+    world_size: int = 1,
+    python: str = sys.executable,
+    threads: int = 1,
+    writable: tuple[Path, ...] = (),
+    stopper: Stopper | None = None,
+    tail_bytes: int = TAIL_BYTES,
+) -> Observation:
     """Run `script` once in a fresh process and return what happened. Never raises for the script's faults; raises
     Interrupted when the stopper killed it. `tail_bytes`: how much of each output stream is kept (a bug report
     quotes more of it than a record keeps)."""
@@ -159,10 +183,23 @@ def observe(script: Path, *, env: dict[str, str], extra_env: dict[str, str], tim
         out, err = Capture(tail_bytes), Capture(tail_bytes)
         start = time.monotonic()
         try:
-            command = [python, str(CONTAIN), json.dumps(config), "--", *command_for(script, launcher, world_size, python)]
-            proc = subprocess.Popen(command, cwd=workdir, pass_fds=(key_fd, *host_fds),
-                                    env=full_env, stdin=subprocess.DEVNULL, stdout=out.write_fd, stderr=err.write_fd,
-                                    start_new_session=True)
+            command = [
+                python,
+                str(CONTAIN),
+                json.dumps(config),
+                "--",
+                *command_for(script, launcher, world_size, python),
+            ]
+            proc = subprocess.Popen(
+                command,
+                cwd=workdir,
+                pass_fds=(key_fd, *host_fds),
+                env=full_env,
+                stdin=subprocess.DEVNULL,
+                stdout=out.write_fd,
+                stderr=err.write_fd,
+                start_new_session=True,
+            )
         finally:
             os.close(key_fd)
             out.close_writer()
@@ -205,8 +242,15 @@ def remove_run_folders(*folders: Path) -> None:
             pass
 
 
-def finish_observation(private: Path, key: str, code: int | None, timed_out: bool, seconds: float, world_size: int,
-                       outputs: tuple[str, int, str, int]) -> Observation:
+def finish_observation(
+    private: Path,
+    key: str,
+    code: int | None,
+    timed_out: bool,
+    seconds: float,
+    world_size: int,
+    outputs: tuple[str, int, str, int],
+) -> Observation:
     probes, malformed = read_reports(private / "reports", key)
     obs = _classify(code, timed_out, seconds, probes, world_size, *outputs)
     said = read_held(private)  # the keeper's report: decided by its fields, never by searching its words
@@ -227,8 +271,10 @@ def finish_observation(private: Path, key: str, code: int | None, timed_out: boo
 
 
 # The keeper's failures (child/keeper.FAILURES) where the case never ran, as the record's message says them.
-NOT_STARTED = {"bubblewrap": "the run's bubblewrap sandbox did not start",
-               "no-sandbox": "a warm run as root has no sandbox (bubblewrap holds cold runs only): not started"}
+NOT_STARTED = {
+    "bubblewrap": "the run's bubblewrap sandbox did not start",
+    "no-sandbox": "a warm run as root has no sandbox (bubblewrap holds cold runs only): not started",
+}
 
 
 def _signal_name(number: int) -> str:
@@ -238,8 +284,9 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _classify(code, timed_out, seconds, probes, world_size, stdout_tail, stdout_bytes, stderr_tail,
-              stderr_bytes) -> Observation:
+def _classify(
+    code, timed_out, seconds, probes, world_size, stdout_tail, stdout_bytes, stderr_tail, stderr_bytes
+) -> Observation:
     failed = next((p for p in probes if p.get("exception") or p.get("exit_code")), None)
     first = failed or (probes[0] if probes else {})
     rank_signal = re.search(r"exitcode\s*:\s*-(\d+)", stderr_tail)  # torchrun's summary of a rank that died
@@ -258,7 +305,18 @@ def _classify(code, timed_out, seconds, probes, world_size, stdout_tail, stdout_
         status = RunStatus.PASS
     else:
         status = RunStatus.FAIL
-    return Observation(status=status, exit_code=code, signal=sig, seconds=round(seconds, 2),
-                       exception=first.get("exception"), message=first.get("message"), stage=Stage.read(first.get("stage")),
-                       dynamo=first.get("dynamo"), stdout_tail=stdout_tail, stderr_tail=stderr_tail,
-                       stdout_bytes=stdout_bytes, stderr_bytes=stderr_bytes, probes=probes)
+    return Observation(
+        status=status,
+        exit_code=code,
+        signal=sig,
+        seconds=round(seconds, 2),
+        exception=first.get("exception"),
+        message=first.get("message"),
+        stage=Stage.read(first.get("stage")),
+        dynamo=first.get("dynamo"),
+        stdout_tail=stdout_tail,
+        stderr_tail=stderr_tail,
+        stdout_bytes=stdout_bytes,
+        stderr_bytes=stderr_bytes,
+        probes=probes,
+    )

@@ -25,19 +25,27 @@ def _refusal(path: Path, info: os.stat_result) -> str | None:
     """Why the runner must not write or bind the folder `path` (its lstat `info`), as one line; None: it may."""
     me = os.geteuid()
     if stat.S_ISLNK(info.st_mode):
-        return (f"--cache: {path} is a link (to {os.readlink(path)}), which the runner never follows: remove the "
-                f"link (rm {path}) or give the real folder as --cache DIR")
+        return (
+            f"--cache: {path} is a link (to {os.readlink(path)}), which the runner never follows: remove the "
+            f"link (rm {path}) or give the real folder as --cache DIR"
+        )
     if not stat.S_ISDIR(info.st_mode):
         return f"--cache: {path} is not a folder: remove it or give another --cache DIR"
     if info.st_uid == NOBODY and me != NOBODY:
-        return (f"--cache: {path} is owned by uid {NOBODY} (nobody), as an older reprokit left it, so any process "
-                f"of that user could have planted what the next run loads: remove it (rm -rf {path}) and run again")
+        return (
+            f"--cache: {path} is owned by uid {NOBODY} (nobody), as an older reprokit left it, so any process "
+            f"of that user could have planted what the next run loads: remove it (rm -rf {path}) and run again"
+        )
     if info.st_uid != me:
-        return (f"--cache: {path} is owned by uid {info.st_uid}, not by this runner (uid {me}), so its owner could "
-                f"put a link in it that the runner would write through: give a --cache DIR of your own")
+        return (
+            f"--cache: {path} is owned by uid {info.st_uid}, not by this runner (uid {me}), so its owner could "
+            f"put a link in it that the runner would write through: give a --cache DIR of your own"
+        )
     if info.st_mode & 0o022:
-        return (f"--cache: {path} is writable by its group or others (mode {stat.S_IMODE(info.st_mode):o}), so "
-                f"they could put a link in it: chmod go-w {path}, or give a --cache DIR of your own")
+        return (
+            f"--cache: {path} is writable by its group or others (mode {stat.S_IMODE(info.st_mode):o}), so "
+            f"they could put a link in it: chmod go-w {path}, or give a --cache DIR of your own"
+        )
     return None
 
 
@@ -76,8 +84,9 @@ def cache_folder(root: Path, *names: str) -> Path:
                 os.fchmod(fd, 0o755)
             _check(path, os.fstat(fd))
     except OSError as err:  # swapped between the lstat and the open (ELOOP): refused as the lstat would have
-        raise InputError(f"--cache: {path} could not be opened as a folder ({err.strerror}): check what stands "
-                         f"there and run again") from None
+        raise InputError(
+            f"--cache: {path} could not be opened as a folder ({err.strerror}): check what stands there and run again"
+        ) from None
     finally:
         if fd >= 0:
             os.close(fd)
@@ -98,10 +107,14 @@ def open_folder(path: Path) -> int:
         owner = os.fstat(fd).st_uid
     except OSError as err:
         os.close(fd)
-        raise InputError(f"{path}: a folder the run writes could not be opened without following a link "
-                         f"({err.strerror}): check what stands there and run again") from None
+        raise InputError(
+            f"{path}: a folder the run writes could not be opened without following a link "
+            f"({err.strerror}): check what stands there and run again"
+        ) from None
     if owner != os.geteuid():
         os.close(fd)
-        raise InputError(f"{path}: a folder the run writes is owned by uid {owner}, not by this runner "
-                         f"(uid {os.geteuid()}): give a folder of your own")
+        raise InputError(
+            f"{path}: a folder the run writes is owned by uid {owner}, not by this runner "
+            f"(uid {os.geteuid()}): give a folder of your own"
+        )
     return fd

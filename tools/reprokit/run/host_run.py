@@ -32,12 +32,16 @@ from reprokit.store.store import Loaded, Store, merge_in_memory
 def run_here(req: RunRequest, target: Target, log) -> Ran:
     sandbox.require()  # no bubblewrap that can hold a run here: refused in one line before anything runs
     if req.warm and os.geteuid() == 0 and not sandbox.in_container():
-        raise InputError("--warm forks runs from a zygote outside bubblewrap, which as root would see the host: "
-                         "run cold (without --warm), as a user other than root, or in a container")
+        raise InputError(
+            "--warm forks runs from a zygote outside bubblewrap, which as root would see the host: "
+            "run cold (without --warm), as a user other than root, or in a container"
+        )
     store = Store(req.store_dir)
     for found in store.recover(req.target):
-        log(f"recovered {len(found.records)} finished records of a killed run from {found.path.name}"
-            + (f"; ended {len(found.ended_pids)} processes it left" if found.ended_pids else ""))
+        log(
+            f"recovered {len(found.records)} finished records of a killed run from {found.path.name}"
+            + (f"; ended {len(found.ended_pids)} processes it left" if found.ended_pids else "")
+        )
     req, facts, setup, mismatch = _machine(req, target, log)
     kind = corpus.run_kind(target, facts)
     if kind != target.device.kind:
@@ -52,28 +56,71 @@ def run_here(req: RunRequest, target: Target, log) -> Ran:
     run_id = previous.run_id if previous else f"{now_iso().replace(':', '').replace('-', '')}-{uuid.uuid4().hex[:8]}"
     todo = _todo(req, runs, loaded, run_id, torch, device)
     placed = devices.describe(kind, ids, per_device)
-    log(f"{req.target}: {len(runs)} runs ({len(runs) - len(todo)} already recorded), {req.jobs} jobs"
-        + (f" on {placed}" if placed else "") + f", on {run_facts.machine_text(facts)}")
-    sitting = Sitting(jobs=req.jobs, started=now_iso(), on=run_facts.machine_text(facts), ended="running",
-                      env_setup_seconds=setup, devices=list(ids), jobs_per_device=per_device if ids else None)
+    log(
+        f"{req.target}: {len(runs)} runs ({len(runs) - len(todo)} already recorded), {req.jobs} jobs"
+        + (f" on {placed}" if placed else "")
+        + f", on {run_facts.machine_text(facts)}"
+    )
+    sitting = Sitting(
+        jobs=req.jobs,
+        started=now_iso(),
+        on=run_facts.machine_text(facts),
+        ended="running",
+        env_setup_seconds=setup,
+        devices=list(ids),
+        jobs_per_device=per_device if ids else None,
+    )
     header = RunHeader(
-        run_id=run_id, target=req.target, suite=req.suite, torch=torch, device=device, environment=facts,
-        mode="host", cache=f"warm ({req.cache})" if req.cache else "cold",
-        interpreter="warm (forked from a zygote)" if req.warm else "cold", selection=req.cases, shard=req.shard,
-        smoke=req.smoke, planned=previous.planned if previous else len(runs), not_started=len(todo),
-        sittings=[*(previous.sittings if previous else []), sitting], reprokit=__version__)
+        run_id=run_id,
+        target=req.target,
+        suite=req.suite,
+        torch=torch,
+        device=device,
+        environment=facts,
+        mode="host",
+        cache=f"warm ({req.cache})" if req.cache else "cold",
+        interpreter="warm (forked from a zygote)" if req.warm else "cold",
+        selection=req.cases,
+        shard=req.shard,
+        smoke=req.smoke,
+        planned=previous.planned if previous else len(runs),
+        not_started=len(todo),
+        sittings=[*(previous.sittings if previous else []), sitting],
+        reprokit=__version__,
+    )
     previous_verdicts = {r.key: r.verdict for r in loaded.records if (r.torch, r.device) == (torch, device)}
     if req.cache:  # every cache folder checked (no link, the runner's, no one else's to write) before any run
         for run in todo:
             host_folders.cache_folder(req.cache.resolve(), run.case.id, f"{run.variant}@{run.dtype}")
-    executed = _execute(req, todo, header, store, RunOptions(
-        device_kind=kind, jobs=req.jobs, timeout=req.timeout, python=req.interpreter, ladder=req.ladder,
-        cache_dir=req.cache.resolve() if req.cache else None, devices=ids, jobs_per_device=per_device,
-        repeat=req.repeat, previous=previous_verdicts, durations=_finished_in_time(loaded.records)), log)
+    executed = _execute(
+        req,
+        todo,
+        header,
+        store,
+        RunOptions(
+            device_kind=kind,
+            jobs=req.jobs,
+            timeout=req.timeout,
+            python=req.interpreter,
+            ladder=req.ladder,
+            cache_dir=req.cache.resolve() if req.cache else None,
+            devices=ids,
+            jobs_per_device=per_device,
+            repeat=req.repeat,
+            previous=previous_verdicts,
+            durations=_finished_in_time(loaded.records),
+        ),
+        log,
+    )
     loaded.runs[run_id] = executed.header
     loaded.records = merge_in_memory(loaded.records, executed.outcome.records, loaded.runs)
-    return Ran(executed.outcome, loaded, [r for r in loaded.records if r.run_id == run_id], mismatch,
-               settle=not executed.outcome.interrupted)
+    return Ran(
+        executed.outcome,
+        loaded,
+        [r for r in loaded.records if r.run_id == run_id],
+        mismatch,
+        settle=not executed.outcome.interrupted,
+    )
 
 
 def _finished_in_time(records: list[Record]) -> dict[str, float]:
@@ -91,8 +138,9 @@ def _machine(req: RunRequest, target: Target, log) -> tuple[RunRequest, dict, fl
     the build took, and why this machine is not the target's hardware (refused without --force)."""
     setup = 0.0
     if req.torch:
-        built = torch_envs.ensure(req.torch, req.torch_index or target.pins.index_url, req.wheelhouse, log=log,
-                                  family=target.family)
+        built = torch_envs.ensure(
+            req.torch, req.torch_index or target.pins.index_url, req.wheelhouse, log=log, family=target.family
+        )
         req, setup = req.model_copy(update={"python": str(built.python)}), built.setup_seconds
     facts = environment.collect(req.interpreter)
     mismatch = environment.hardware_mismatch(req.target, target, facts)
@@ -103,20 +151,27 @@ def _machine(req: RunRequest, target: Target, log) -> tuple[RunRequest, dict, fl
 
 def _resumable(loaded: Loaded, req: RunRequest, torch: str, device: str) -> RunHeader | None:
     """The latest run of this target, suite, torch and device: the one --resume continues."""
-    mine = [h for h in loaded.runs.values()
-            if (h.target, h.suite, h.torch, h.device) == (req.target, req.suite, torch, device)]
+    mine = [
+        h
+        for h in loaded.runs.values()
+        if (h.target, h.suite, h.torch, h.device) == (req.target, req.suite, torch, device)
+    ]
     return max(mine, key=lambda h: h.finished) if mine else None
 
 
-def _todo(req: RunRequest, runs: list[corpus.CaseRun], loaded: Loaded, run_id: str, torch: str,
-          device: str) -> list[corpus.CaseRun]:
+def _todo(
+    req: RunRequest, runs: list[corpus.CaseRun], loaded: Loaded, run_id: str, torch: str, device: str
+) -> list[corpus.CaseRun]:
     """The runs not yet recorded by this run (--resume) or, with --skip-recorded, by this torch with the same case
     content; longest first."""
     done = {r.key for r in loaded.records if r.run_id == run_id}
     if req.skip_recorded:  # the history: what this torch already ran with the same case content is not run again
         content = {r.key: r.content for r in runs}
-        done |= {r.key for r in loaded.records if (r.torch, r.device) == (torch, device) and r.case_hash
-                 and r.case_hash == content.get(r.key)}
+        done |= {
+            r.key
+            for r in loaded.records
+            if (r.torch, r.device) == (torch, device) and r.case_hash and r.case_hash == content.get(r.key)
+        }
     todo = [r for r in runs if r.key not in done]
     # Each run's last recorded time: this torch's, else the latest under another torch (a new release's first run).
     by_age = sorted(loaded.records, key=lambda r: (r.torch == torch, r.recorded_at))
@@ -129,8 +184,9 @@ class _Executed:
     header: RunHeader  # with the sitting's end
 
 
-def _execute(req: RunRequest, todo: list[corpus.CaseRun], header: RunHeader, store: Store, opts: RunOptions,
-             log) -> _Executed:
+def _execute(
+    req: RunRequest, todo: list[corpus.CaseRun], header: RunHeader, store: Store, opts: RunOptions, log
+) -> _Executed:
     """Run `todo` under a journal and the stop switch, then merge what finished (and the run's header) into the
     store."""
     token = uuid.uuid4().hex
@@ -142,8 +198,9 @@ def _execute(req: RunRequest, todo: list[corpus.CaseRun], header: RunHeader, sto
     with _stop_on_signals(stopper, log):
         pool = WarmPool(req.interpreter, token) if req.warm else None
         try:
-            opts = dataclasses.replace(opts, deadline=started + req.deadline if req.deadline else None, warm=pool,
-                                       stopper=stopper)
+            opts = dataclasses.replace(
+                opts, deadline=started + req.deadline if req.deadline else None, warm=pool, stopper=stopper
+            )
             progress = _progress(len(todo), log)
 
             def on_done(record: Record) -> None:
@@ -158,20 +215,31 @@ def _execute(req: RunRequest, todo: list[corpus.CaseRun], header: RunHeader, sto
     outcome.interrupted = stopper.stopped
     outcome.not_started = len(todo) - len(outcome.records)
     ended = "interrupted" if outcome.interrupted else ("deadline" if outcome.not_started else "finished")
-    header = header.model_copy(update={
-        "not_started": outcome.not_started,
-        "sittings": [*header.sittings[:-1], sitting.model_copy(update={
-            "finished": now_iso(), "wall_seconds": round(time.monotonic() - started, 1), "ended": ended})]})
+    header = header.model_copy(
+        update={
+            "not_started": outcome.not_started,
+            "sittings": [
+                *header.sittings[:-1],
+                sitting.model_copy(
+                    update={"finished": now_iso(), "wall_seconds": round(time.monotonic() - started, 1), "ended": ended}
+                ),
+            ],
+        }
+    )
     files = store.merge(outcome.records, [header])
     if store.folder.resolve() != (req.root / "results").resolve():  # a store that travels: its records signed
-        import_checks.sign(store.folder, [r for r in store.load(req.target, req.suite).records
-                                          if r.run_id == header.run_id])
+        import_checks.sign(
+            store.folder, [r for r in store.load(req.target, req.suite).records if r.run_id == header.run_id]
+        )
     journal.close(remove=True)
-    where = ", ".join(str(shown_path(p, req.root)) for p in files
-                      if not p.name.endswith((".runs.jsonl", ".output.jsonl")))
+    where = ", ".join(
+        str(shown_path(p, req.root)) for p in files if not p.name.endswith((".runs.jsonl", ".output.jsonl"))
+    )
     if outcome.interrupted:
-        log(f"interrupted: kept {len(outcome.records)} finished records in {where or 'the store'}; "
-            f"{outcome.not_started} runs not recorded (killed in flight or not started); continue with --resume")
+        log(
+            f"interrupted: kept {len(outcome.records)} finished records in {where or 'the store'}; "
+            f"{outcome.not_started} runs not recorded (killed in flight or not started); continue with --resume"
+        )
     else:
         if outcome.not_started:
             log(f"{outcome.not_started} runs not started before the --deadline; continue with --resume")
@@ -201,6 +269,7 @@ class _stop_on_signals:
         for sig, handler in self.saved.items():
             signal.signal(sig, handler)
 
+
 def console_log(line: str) -> None:
     """The log of a run started from the command line: each line printed at once. On a terminal a run logging
     here shows rich's live bar (`_progress`); a caller's own log (bisect's inner runs, a test) gets plain lines."""
@@ -219,15 +288,22 @@ def _progress(total: int, log):
 
         def tick(rec: Record) -> None:
             done[0] += 1
-            bar.console.print(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s) {one_line(rec.why)}"
-                              + (f" [{rec.confirmed_alone}]" if rec.confirmed_alone else ""), markup=False)
+            bar.console.print(
+                f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s) {one_line(rec.why)}"
+                + (f" [{rec.confirmed_alone}]" if rec.confirmed_alone else ""),
+                markup=False,
+            )
             bar.advance(task)
             if done[0] == total:
                 bar.stop()
+
         return tick
 
     def line(rec: Record) -> None:
         done[0] += 1
-        log(f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s) {one_line(rec.why)}"
-            + (f" [{rec.confirmed_alone}]" if rec.confirmed_alone else ""))
+        log(
+            f"[{done[0]}/{total}] {rec.key}: {rec.verdict} ({rec.seconds:.1f} s) {one_line(rec.why)}"
+            + (f" [{rec.confirmed_alone}]" if rec.confirmed_alone else "")
+        )
+
     return line

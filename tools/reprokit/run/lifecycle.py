@@ -44,8 +44,9 @@ def run(req: RunRequest, log=print, summary: bool = True, gate_lines: bool = Tru
     outcome = ran.outcome
     if ran.settle:
         if req.render:
-            outcome.written = render_reports(req.root, req.reports_dir, matrix, Store(req.store_dir),
-                                             {(req.target, req.suite): ran.loaded})
+            outcome.written = render_reports(
+                req.root, req.reports_dir, matrix, Store(req.store_dir), {(req.target, req.suite): ran.loaded}
+            )
             for path in outcome.written:
                 log(f"wrote {shown_path(path, req.root)}")
             if not outcome.written:
@@ -56,9 +57,15 @@ def run(req: RunRequest, log=print, summary: bool = True, gate_lines: bool = Tru
         if req.suite == "cases" and _history_only(outcome, ran.loaded, req, target):
             page = f"{req.target}-history.md"  # the target's page shows its pinned release; this one is history
         report = req.reports_dir / page if req.render and (req.reports_dir / page).exists() else None
-        for line in run_summary.lines(req.target, outcome.records, outcome.gate, time.monotonic() - started,
-                                      outcome.not_started, outcome.interrupted,
-                                      shown_path(report, req.root) if report else None):
+        for line in run_summary.lines(
+            req.target,
+            outcome.records,
+            outcome.gate,
+            time.monotonic() - started,
+            outcome.not_started,
+            outcome.interrupted,
+            shown_path(report, req.root) if report else None,
+        ):
             log(line)
     return outcome
 
@@ -71,8 +78,10 @@ def refused_before_running(req: RunRequest) -> None:
         return
     target = target_of(load_root_matrix(req.root), req.target)
     if why := off_pin(req, target, placement(req)):
-        raise InputError(f"--update-expected: {why}; nothing could be accepted: "
-                         f"{expected.pin_command(req.target, req.suite, target.pins.torch, req.cases, req.out)}")
+        raise InputError(
+            f"--update-expected: {why}; nothing could be accepted: "
+            f"{expected.pin_command(req.target, req.suite, target.pins.torch, req.cases, req.out)}"
+        )
 
 
 def off_pin(req: RunRequest, target: Target, where: str) -> str:
@@ -106,12 +115,15 @@ def placement(req: RunRequest) -> Literal["host", "container"]:
     if req.where == "auto":
         return "container" if container.docker_running() else "host"
     if req.where == "container" and not container.docker_running():  # CI asks for it: never fall back to the host
-        raise EnvironmentProblem("--container: no Docker engine answers here (start it, or run --host for cases you have read)")
+        raise EnvironmentProblem(
+            "--container: no Docker engine answers here (start it, or run --host for cases you have read)"
+        )
     return req.where
 
 
-def _gate(outcome: RunOutcome, req: RunRequest, target: Target, recorded: list[Record], mismatch: str | None,
-          log) -> None:
+def _gate(
+    outcome: RunOutcome, req: RunRequest, target: Target, recorded: list[Record], mismatch: str | None, log
+) -> None:
     """Compare with the expected state, unless the run was forced onto other hardware (its verdicts are not the
     target's)."""
     if mismatch:
@@ -121,8 +133,9 @@ def _gate(outcome: RunOutcome, req: RunRequest, target: Target, recorded: list[R
     header = next((loaded.runs.get(r.run_id) for r in recorded if r.run_id in loaded.runs), None)
     here = machines.cpu_model(header.environment) if header is not None else ""
     known = machines.machine_dependent(loaded.records, loaded.runs, header.run_id if header is not None else None)
-    outcome.gate = expected.check(req.root, req.target, req.suite, target.pins.torch, recorded, req.update_expected,
-                                  here, known)
+    outcome.gate = expected.check(
+        req.root, req.target, req.suite, target.pins.torch, recorded, req.update_expected, here, known
+    )
     for line in expected.describe(outcome.gate, req.root, req.target, req.suite, req.torch, req.out):
         log(line)
 
@@ -136,8 +149,9 @@ def run_request_json(text: str) -> RunOutcome:
     return run(req, summary=False)
 
 
-def render_reports(root: Path, reports_dir: Path, matrix: Matrix, store: Store,
-                   in_memory: dict[tuple[str, str], Loaded] | None = None) -> list[Path]:
+def render_reports(
+    root: Path, reports_dir: Path, matrix: Matrix, store: Store, in_memory: dict[tuple[str, str], Loaded] | None = None
+) -> list[Path]:
     """Every report, from the store; the target just run comes from memory, not read back from disk. Output tails
     are read only for the records the pages show (render.gather)."""
     in_memory = in_memory or {}

@@ -87,7 +87,8 @@ def _repro_verdict(oracle: Oracle, obs: Observation) -> tuple[Verdict, str]:
         return Verdict.REPRODUCES, f"{obs.status} (exit {obs.exit_code})"
     if obs.status != RunStatus.FAIL:
         return Verdict.FAILS_DIFFERENTLY, f"expected an exception, got {obs.status}" + (
-            f" ({obs.signal})" if obs.signal else "")
+            f" ({obs.signal})" if obs.signal else ""
+        )
     wanted = "AssertionError" if oracle.kind == "wrong-result" else oracle.exception
     if wanted and not _exception_matches(wanted, obs.exception, chain):
         return Verdict.FAILS_DIFFERENTLY, f"expected {wanted}, got {obs.exception}"

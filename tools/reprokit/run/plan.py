@@ -29,8 +29,9 @@ def check_selection(req: RunRequest) -> None:
 def plan(req: RunRequest, target: Target, facts: dict) -> list[corpus.CaseRun]:
     if req.suite == "sweep":
         runs = sweep.plan(req.root / "sweep", req.target, target, facts, smoke=req.smoke)
-        chosen = {c for c in {r.case.id for r in runs}
-                  if not req.cases or any(fnmatch.fnmatchcase(c, g) for g in req.cases)}
+        chosen = {
+            c for c in {r.case.id for r in runs} if not req.cases or any(fnmatch.fnmatchcase(c, g) for g in req.cases)
+        }
         if req.cases and not chosen:
             raise InputError(f"--case {req.cases[0]!r}: no sweep structure matches (ids are sweep-<model>)")
         runs = [r for r in runs if r.case.id in chosen]
@@ -40,7 +41,9 @@ def plan(req: RunRequest, target: Target, facts: dict) -> list[corpus.CaseRun]:
     if req.dtypes:
         in_dtypes = [r for r in runs if r.dtype in req.dtypes]
         if runs and not in_dtypes:
-            raise InputError(f"--dtype {req.dtypes[0]!r}: no selected run is in that dtype (they are in "
-                             f"{', '.join(sorted({r.dtype for r in runs}))})")
+            raise InputError(
+                f"--dtype {req.dtypes[0]!r}: no selected run is in that dtype (they are in "
+                f"{', '.join(sorted({r.dtype for r in runs}))})"
+            )
         runs = in_dtypes
     return corpus.shard(runs, req.shard)

@@ -21,19 +21,32 @@ def observation_of(rec: Record) -> Observation:
     """The observation a record keeps, as the run judged it (a record with a status: refusal asks only of those)."""
     message = rec.message or ""
     assert rec.status is not None  # refusal returned before for a record without one
-    return Observation(status=rec.status, exit_code=rec.exit_code, signal=rec.signal, seconds=rec.seconds,
-                       exception=rec.exception, message=rec.message, stage=rec.stage, dynamo=rec.dynamo,
-                       stdout_tail=rec.stdout_tail, stderr_tail=rec.stderr_tail, contained=rec.contained,
-                       malformed=message.removeprefix("malformed observation: ") if rec.status == RunStatus.CRASH
-                       and message.startswith("malformed observation: ") else None,
-                       over_budget=_over(rec), probes=[{"exception": rec.exception, "chain": _chain(rec)}])
+    return Observation(
+        status=rec.status,
+        exit_code=rec.exit_code,
+        signal=rec.signal,
+        seconds=rec.seconds,
+        exception=rec.exception,
+        message=rec.message,
+        stage=rec.stage,
+        dynamo=rec.dynamo,
+        stdout_tail=rec.stdout_tail,
+        stderr_tail=rec.stderr_tail,
+        contained=rec.contained,
+        malformed=message.removeprefix("malformed observation: ")
+        if rec.status == RunStatus.CRASH and message.startswith("malformed observation: ")
+        else None,
+        over_budget=_over(rec),
+        probes=[{"exception": rec.exception, "chain": _chain(rec)}],
+    )
 
 
 def _chain(rec: Record) -> list[str]:
     """The exception chain a record does not keep, as its traceback in the stderr tail shows it (`Name: message`
     lines; "The above exception was the direct cause of the following exception")."""
-    names = re.findall(r"^([A-Za-z_][\w.]*(?:Error|Exception|Failed|Unsupported|Exit|Interrupt)): ", rec.stderr_tail,
-                       re.MULTILINE)
+    names = re.findall(
+        r"^([A-Za-z_][\w.]*(?:Error|Exception|Failed|Unsupported|Exit|Interrupt)): ", rec.stderr_tail, re.MULTILINE
+    )
     return [n for n in [rec.exception, *names] if n]
 
 
@@ -60,14 +73,18 @@ def refusal(rec: Record, case_yaml: str | None) -> str | None:
         try:
             case = load_case(folder / "case.yaml")
         except (InputError, OSError, ValueError):
-            return f"the case.yaml of cases/{rec.case}/ at {rec.case_hash} is not valid: its verdict cannot be re-judged"
+            return (
+                f"the case.yaml of cases/{rec.case}/ at {rec.case_hash} is not valid: its verdict cannot be re-judged"
+            )
     judge = fix_verdict if rec.variant in FIX_VARIANTS else repro_verdict
     judged, why = judge(case.expect_for(rec.target).repro, observation_of(rec))
     if rec.verdict == Verdict.FLAKY:
         runs, failed = (rec.repeats or {}).get("runs", 0), (rec.repeats or {}).get("failed", -1)
         return None if 0 < failed < runs else "flaky without runs that disagree (repeats)"
     if judged != rec.verdict:
-        return f"verdict {rec.verdict.value} does not follow from its observation, which is judged {judged.value} ({why})"
+        return (
+            f"verdict {rec.verdict.value} does not follow from its observation, which is judged {judged.value} ({why})"
+        )
     return None
 
 

@@ -101,7 +101,9 @@ def target_of(matrix: Matrix, name: str) -> Target:
 
 def load_root_matrix(root: Path) -> Matrix:
     if not (root / "matrix.yaml").exists():
-        raise InputError(f"{root}: no matrix.yaml here or in a folder above (run from inside the repository or pass --root)")
+        raise InputError(
+            f"{root}: no matrix.yaml here or in a folder above (run from inside the repository or pass --root)"
+        )
     return load_matrix(root / "matrix.yaml")
 
 

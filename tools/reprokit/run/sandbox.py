@@ -25,9 +25,11 @@ from reprokit.model.schema import EnvironmentProblem
 from reprokit.run import syscall_filter
 from reprokit.run.child_setup import case_user
 
-REFUSED = ("host mode needs bubblewrap and {why}; run in a container (--container), allow user namespaces "
-           "(sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), "
-           "or install the distribution's bubblewrap")
+REFUSED = (
+    "host mode needs bubblewrap and {why}; run in a container (--container), allow user namespaces "
+    "(sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), "
+    "or install the distribution's bubblewrap"
+)
 
 
 def candidates() -> list[tuple[str, str]]:
@@ -54,18 +56,53 @@ def _trial(path: str, program: bytes) -> str:
         os.write(write_end, program)
         os.close(write_end)
         write_end = -1
-        command = [path, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
-                   "--seccomp", str(read_end), "--ro-bind", "/usr", "/usr", *links, "--proc", "/proc", "--dev", "/dev",
-                   "--", "/usr/bin/true"]
+        command = [
+            path,
+            "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",
+            "--die-with-parent",
+            "--new-session",
+            "--seccomp",
+            str(read_end),
+            "--ro-bind",
+            "/usr",
+            "/usr",
+            *links,
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--",
+            "/usr/bin/true",
+        ]
         cover = []
         if user:  # as a run starts it: as root, the outer bwrap shows nobody the way to a bwrap under /root
             wheel = [str(Path(path).parents[2])] if Path(path).parent.name == "_bin" else []  # its libcap
             cover = sandbox_view.covers([path, *wheel, sys.executable, sys.prefix, sys.base_prefix], *user)
-            command = [path, "--dev-bind", "/", "/", *cover, "--die-with-parent", "--", sys.executable,
-                       sandbox_view.__file__, str(user[0]), str(user[1]), "--", *command] if cover else command
+            command = (
+                [
+                    path,
+                    "--dev-bind",
+                    "/",
+                    "/",
+                    *cover,
+                    "--die-with-parent",
+                    "--",
+                    sys.executable,
+                    sandbox_view.__file__,
+                    str(user[0]),
+                    str(user[1]),
+                    "--",
+                    *command,
+                ]
+                if cover
+                else command
+            )
         ids: dict[str, Any] = {"user": user[0], "group": user[1], "extra_groups": []} if user and not cover else {}
-        trial = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd="/", pass_fds=(read_end,),
-                               **ids)
+        trial = subprocess.run(
+            command, capture_output=True, text=True, timeout=60, cwd="/", pass_fds=(read_end,), **ids
+        )
     except (OSError, subprocess.SubprocessError) as err:
         return f"{path} did not start ({err})"
     finally:
@@ -94,8 +131,12 @@ def bubblewrap() -> tuple[BwrapConfig | None, str]:
         if not why:
             out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
             version = re.search(r"(\d+(\.\d+){0,3})", out)
-            return {"path": path, "version": version.group(1) if version else "?", "source": source,
-                    "seccomp": program.hex()}, ""
+            return {
+                "path": path,
+                "version": version.group(1) if version else "?",
+                "source": source,
+                "seccomp": program.hex(),
+            }, ""
         reasons.append(why)
     return None, "; ".join(reasons)
 

@@ -109,25 +109,56 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def make_record(ident: Identity, run: CaseRun, verdict: Verdict, why: str, obs: Observation | None = None,
-                ladder: dict | None = None, repeats: dict[str, int] | None = None) -> Record:
+def make_record(
+    ident: Identity,
+    run: CaseRun,
+    verdict: Verdict,
+    why: str,
+    obs: Observation | None = None,
+    ladder: dict | None = None,
+    repeats: dict[str, int] | None = None,
+) -> Record:
     observed = obs.record_fields() if obs is not None else {}
-    return Record(target=ident.target, suite=ident.suite, torch=ident.torch, device=ident.device, case=run.case.id,
-                  variant=run.variant, dtype=run.dtype, verdict=verdict, why=why, ladder=ladder, run_id=ident.run_id,
-                  recorded_at=now_iso(), reprokit=__version__, case_hash=run.content or None, repeats=repeats,
-                  **observed)
+    return Record(
+        target=ident.target,
+        suite=ident.suite,
+        torch=ident.torch,
+        device=ident.device,
+        case=run.case.id,
+        variant=run.variant,
+        dtype=run.dtype,
+        verdict=verdict,
+        why=why,
+        ladder=ladder,
+        run_id=ident.run_id,
+        recorded_at=now_iso(),
+        reprokit=__version__,
+        case_hash=run.content or None,
+        repeats=repeats,
+        **observed,
+    )
 
 
-def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
-                device_ids: tuple[str, ...] = (), limit: float | None = None) -> Record | None:
+def execute_run(
+    run: CaseRun,
+    ident: Identity,
+    opts: RunOptions,
+    threads: int,
+    device_ids: tuple[str, ...] = (),
+    limit: float | None = None,
+) -> Record | None:
     """Run one CaseRun (on device_ids, when given) and judge it; None if it did not start (deadline, stop) or was
     killed by a stop. limit: this run's time limit (the lone confirmation's), else the case's or --timeout."""
     if opts.stopper.stopped or (opts.deadline is not None and time.monotonic() > opts.deadline and limit is None):
         return None
     oracle = run.case.expect_for(ident.target).repro
     timeout = limit or first_limit(run, opts, oracle.kind)
-    env_extra = {"REPRO_DEVICE": DEVICE_STRING[opts.device_kind], "REPRO_DTYPE": run.dtype, **dict(run.env),
-                 **visible_env(opts.device_kind, device_ids)}
+    env_extra = {
+        "REPRO_DEVICE": DEVICE_STRING[opts.device_kind],
+        "REPRO_DTYPE": run.dtype,
+        **dict(run.env),
+        **visible_env(opts.device_kind, device_ids),
+    }
     writable: tuple[Path, ...] = ()
     if opts.cache_dir is not None:  # cache-warm mode: the caches live outside the run's folder, writable for it
         # One folder per run (case, variant, dtype), the only one of DIR it may write: a cache entry is code that the
@@ -138,11 +169,27 @@ def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
 
     def go(extra: dict[str, str]) -> Observation:
         if opts.warm is not None and run.case.requires.launcher == "python":
-            return opts.warm.observe(run.script, env=dict(os.environ), extra_env={**env_extra, **extra},
-                                     timeout=timeout, threads=threads, writable=writable, stopper=opts.stopper)
-        return observe(run.script, env=dict(os.environ), extra_env={**env_extra, **extra}, timeout=timeout,
-                       launcher=run.case.requires.launcher, world_size=run.case.requires.world_size,
-                       python=opts.python, threads=threads, writable=writable, stopper=opts.stopper)
+            return opts.warm.observe(
+                run.script,
+                env=dict(os.environ),
+                extra_env={**env_extra, **extra},
+                timeout=timeout,
+                threads=threads,
+                writable=writable,
+                stopper=opts.stopper,
+            )
+        return observe(
+            run.script,
+            env=dict(os.environ),
+            extra_env={**env_extra, **extra},
+            timeout=timeout,
+            launcher=run.case.requires.launcher,
+            world_size=run.case.requires.world_size,
+            python=opts.python,
+            threads=threads,
+            writable=writable,
+            stopper=opts.stopper,
+        )
 
     try:
         obs = go({})
@@ -151,8 +198,14 @@ def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
         ladder = None
         # A failure whose traceback names no compiler stage (a wrong result, an error raised at run time) is placed
         # by re-running it on the simpler backends.
-        if (judge is repro_verdict and opts.ladder and verdict is not Verdict.SKIPPED and obs.status == RunStatus.FAIL
-                and obs.stage in ("runtime", None) and obs.dynamo):
+        if (
+            judge is repro_verdict
+            and opts.ladder
+            and verdict is not Verdict.SKIPPED
+            and obs.status == RunStatus.FAIL
+            and obs.stage in ("runtime", None)
+            and obs.dynamo
+        ):
             ladder = {backend: go({"REPROKIT_BACKEND": backend}).status for backend in LADDER}
             ladder["default"] = obs.status
             obs.stage = ladder_stage(ladder)
@@ -163,8 +216,10 @@ def execute_run(run: CaseRun, ident: Identity, opts: RunOptions, threads: int,
         repeats = {"runs": len(verdicts), "failed": failed}
         if len(set(verdicts)) > 1:
             others = ", ".join(sorted({v.value for v in verdicts} - {verdict.value}))
-            why = (f"flaky: {'reproduced' if judge is repro_verdict else 'broke'} in {failed} of {len(verdicts)} "
-                   f"runs (first: {verdict.value}; also: {others})")
+            why = (
+                f"flaky: {'reproduced' if judge is repro_verdict else 'broke'} in {failed} of {len(verdicts)} "
+                f"runs (first: {verdict.value}; also: {others})"
+            )
             verdict = Verdict.FLAKY
         return make_record(ident, run, verdict, why, obs, ladder, repeats)
     except Interrupted:
@@ -182,8 +237,9 @@ def _more_runs(run: CaseRun, verdict: Verdict, opts: RunOptions) -> int:
     return int(before is not None and before.ran and before is not Verdict.FLAKY and before != verdict)
 
 
-def run_all(runs: list[CaseRun], ident: Identity, opts: RunOptions,
-            on_done: Callable[[Record], None] = lambda r: None) -> list[Record]:
+def run_all(
+    runs: list[CaseRun], ident: Identity, opts: RunOptions, on_done: Callable[[Record], None] = lambda r: None
+) -> list[Record]:
     """Run every CaseRun (skips are recorded at once); on_done gets each record in completion order.
 
     Runs not started before the deadline or a stop, and runs killed by a stop, are left out (not recorded), so a
@@ -233,14 +289,17 @@ def _to_confirm(record: Record, opts: RunOptions) -> bool:
     return opts.confirm_alone and record.status == RunStatus.TIMEOUT and not opts.stopper.stopped
 
 
-def _confirmed_alone(run: CaseRun, first: Record, ident: Identity, opts: RunOptions,
-                     device_ids: tuple[str, ...]) -> Record:
+def _confirmed_alone(
+    run: CaseRun, first: Record, ident: Identity, opts: RunOptions, device_ids: tuple[str, ...]
+) -> Record:
     """The lone re-run's record (with every core), saying that it confirmed, or overturned, the first run's timeout."""
     kind = run.case.expect_for(ident.target).repro.kind
     limit = confirm_limit(run, opts, kind)
     again = execute_run(run, ident, opts, max(1, os.cpu_count() or 1), device_ids, limit=limit)
     if again is None:  # stopped meanwhile: the first run's record, as it was
         return first
-    note = (f"the first run hit its {first_limit(run, opts, kind):.0f} s limit ({first.verdict}); run "
-            f"again alone with a {limit:.0f} s limit: {again.verdict} in {again.seconds:.0f} s")
+    note = (
+        f"the first run hit its {first_limit(run, opts, kind):.0f} s limit ({first.verdict}); run "
+        f"again alone with a {limit:.0f} s limit: {again.verdict} in {again.seconds:.0f} s"
+    )
     return again.model_copy(update={"confirmed_alone": note})

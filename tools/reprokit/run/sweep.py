@@ -54,11 +54,20 @@ def structures(sweep_dir: Path) -> list[str]:
 def structure_case(name: str, sweep_dir: Path) -> Case:
     doc = (sweep_dir / "models" / f"{name}.py").read_text(encoding="utf-8").split('"""')
     title = doc[1].strip().splitlines()[0] if len(doc) > 2 else name
-    return Case.model_validate({
-        "id": sweep_structure_id(name), "title": title, "category": "model-sweep",
-        "article": {"section": "1", "claim": f"torch.compile fails on {name} (one of the 63.2%)", "stance": "fails"},
-        "requires": {"timeout": 900},
-        "expect": {"repro": {"kind": "nonzero-exit"}}})
+    return Case.model_validate(
+        {
+            "id": sweep_structure_id(name),
+            "title": title,
+            "category": "model-sweep",
+            "article": {
+                "section": "1",
+                "claim": f"torch.compile fails on {name} (one of the 63.2%)",
+                "stance": "fails",
+            },
+            "requires": {"timeout": 900},
+            "expect": {"repro": {"kind": "nonzero-exit"}},
+        }
+    )
 
 
 def imported_packages(model_file: Path, names: tuple[str, ...]) -> list[str]:
@@ -86,8 +95,9 @@ def missing_packages(model_file: Path, facts: dict) -> str | None:
     return f"needs {', '.join(missing)}, not installed in this Python" if missing else None
 
 
-def plan(sweep_dir: Path, target_name: str, target: Target, facts: dict, smoke: bool = False,
-         models: list[str] | None = None) -> list[CaseRun]:
+def plan(
+    sweep_dir: Path, target_name: str, target: Target, facts: dict, smoke: bool = False, models: list[str] | None = None
+) -> list[CaseRun]:
     grid = load_grid(sweep_dir / "grid.yaml")
     kind = target.device.kind
     names = grid.smoke.models if smoke else structures(sweep_dir)
@@ -107,10 +117,20 @@ def plan(sweep_dir: Path, target_name: str, target: Target, facts: dict, smoke: 
                     reason = reason or f"FP8 needs compute capability >= 8.9, found {facts.get('compute_capability')}"
                 env = (("SWEEP_MODEL", name), ("SWEEP_MODE", cell.mode), ("SWEEP_CONFIG", cell.config))
                 if not dtype.startswith("float8"):
-                    runs.append(CaseRun(case, sweep_dir / "cell.py", f"{cell.mode}-{cell.config}", dtype, reason, env,
-                                        content))
+                    runs.append(
+                        CaseRun(case, sweep_dir / "cell.py", f"{cell.mode}-{cell.config}", dtype, reason, env, content)
+                    )
                     continue
                 for recipe in cell.fp8_recipes:  # one cell per torchao float8 recipe
-                    runs.append(CaseRun(case, sweep_dir / "cell.py", f"{cell.mode}-{cell.config}-{recipe}", dtype,
-                                        reason, (*env, ("SWEEP_FP8_RECIPE", recipe)), content))
+                    runs.append(
+                        CaseRun(
+                            case,
+                            sweep_dir / "cell.py",
+                            f"{cell.mode}-{cell.config}-{recipe}",
+                            dtype,
+                            reason,
+                            (*env, ("SWEEP_FP8_RECIPE", recipe)),
+                            content,
+                        )
+                    )
     return runs

@@ -60,8 +60,9 @@ def pip_sources(python: str = sys.executable) -> list[str]:
     """This machine's pip configuration (files and PIP_* variables) as uv arguments: uv reads no pip.conf, so a
     machine behind its own mirror or with local wheels would otherwise be bypassed."""
     try:
-        out = subprocess.run([python, "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=60,
-                             check=False).stdout
+        out = subprocess.run(
+            [python, "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=60, check=False
+        ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return []
     flags = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links"}
@@ -127,8 +128,11 @@ class BuildFailed(EnvironmentProblem):
 def built(version: str) -> bool:
     """Whether a run of `version` needs no environment built: this interpreter's own release, an interpreter given by
     path, or an environment already complete in the cache."""
-    return (os.sep in version or own_torch(version) is not None
-            or (cache_root() / "envs" / f"torch-{version}" / ".complete").exists())
+    return (
+        os.sep in version
+        or own_torch(version) is not None
+        or (cache_root() / "envs" / f"torch-{version}" / ".complete").exists()
+    )
 
 
 def estimate(envs: int) -> str:
@@ -140,17 +144,26 @@ def estimate(envs: int) -> str:
     if done:
         own = sorted(row.frees or 0 for row in done)
         per = (own[(len(own) - 1) // 2] + own[len(own) // 2]) / 2
-        return (f"about {human_size(envs * per)} of disk, {human_size(per)} each: the median of what each of the "
-                f"{len(done)} environments here holds of its own; it downloads each release's torch and the libraries "
-                f"no environment here has yet, at most that much (wheels are compressed)")
-    return (f"about {human_size(envs * DOWNLOAD_PER_ENV)} downloaded and {human_size(envs * DISK_PER_ENV)} of disk "
-            "(each release's torch from the registry with its CUDA libraries; nothing is built here to measure), less "
-            "where the releases share libraries")
+        return (
+            f"about {human_size(envs * per)} of disk, {human_size(per)} each: the median of what each of the "
+            f"{len(done)} environments here holds of its own; it downloads each release's torch and the libraries "
+            f"no environment here has yet, at most that much (wheels are compressed)"
+        )
+    return (
+        f"about {human_size(envs * DOWNLOAD_PER_ENV)} downloaded and {human_size(envs * DISK_PER_ENV)} of disk "
+        "(each release's torch from the registry with its CUDA libraries; nothing is built here to measure), less "
+        "where the releases share libraries"
+    )
 
 
-def ensure(version: str, index_url: str | None = None, wheelhouse: Path | None = None,
-           python_version: str = f"{sys.version_info.major}.{sys.version_info.minor}", log=print,
-           family: str = "cpu") -> TorchEnv:
+def ensure(
+    version: str,
+    index_url: str | None = None,
+    wheelhouse: Path | None = None,
+    python_version: str = f"{sys.version_info.major}.{sys.version_info.minor}",
+    log=print,
+    family: str = "cpu",
+) -> TorchEnv:
     """The environment holding torch==version (built on first use); returns its interpreter."""
     if os.sep in version:  # an interpreter given by path: use it as is
         return TorchEnv(version, Path(version), 0.0, "the interpreter given")
@@ -164,8 +177,9 @@ def ensure(version: str, index_url: str | None = None, wheelhouse: Path | None =
         return _ensure_locked(version, folder, index_url, wheelhouse, python_version, log, family)
 
 
-def _ensure_locked(version: str, folder: Path, index_url: str | None, wheelhouse: Path | None, python_version: str,
-                   log, family: str) -> TorchEnv:
+def _ensure_locked(
+    version: str, folder: Path, index_url: str | None, wheelhouse: Path | None, python_version: str, log, family: str
+) -> TorchEnv:
     python = folder / "bin" / "python"
     if (folder / ".complete").exists():
         return TorchEnv(version, python, 0.0, (folder / ".complete").read_text().strip())
@@ -182,8 +196,10 @@ def _ensure_locked(version: str, folder: Path, index_url: str | None, wheelhouse
         shutil.rmtree(folder, ignore_errors=True)  # a half-built environment holds gigabytes and is never used
         raise
     (folder / ".complete").write_text(f"torch {version} from {words}\n")
-    log(f"torch {version}: ready in {time.monotonic() - start:.0f} s; the environment cache now holds "
-        f"{human_size(cache_size())} ({cache_root()}; `reprokit envs --remove VERSION` or `--clear` frees it)")
+    log(
+        f"torch {version}: ready in {time.monotonic() - start:.0f} s; the environment cache now holds "
+        f"{human_size(cache_size())} ({cache_root()}; `reprokit envs --remove VERSION` or `--clear` frees it)"
+    )
     return TorchEnv(version, python, round(time.monotonic() - start, 1), words)
 
 

@@ -53,8 +53,15 @@ def read_untrusted(path: Path, cap: int, tail: bool = False) -> tuple[bytes, int
 REPORT_CAP = 256 * 1024  # a probe report is a few KB (the message is cut at 2000 characters)
 
 
-_REPORT_FIELDS = {"exception": (str, type(None)), "message": (str, type(None)), "stage": (str, type(None)),
-                  "exit_code": (int,), "confined": (int, type(None)), "chain": (list,), "dynamo": (dict, type(None))}
+_REPORT_FIELDS = {
+    "exception": (str, type(None)),
+    "message": (str, type(None)),
+    "stage": (str, type(None)),
+    "exit_code": (int,),
+    "confined": (int, type(None)),
+    "chain": (list,),
+    "dynamo": (dict, type(None)),
+}
 
 
 def read_reports(private: Path, key: str) -> tuple[list[dict], str | None]:

@@ -45,9 +45,16 @@ class WarmPool:
         # is the same; the zygote's own folders are private, and the runs' writes cannot reach them (Landlock).
         self._python = python
         self._dir = Path(tempfile.mkdtemp(prefix="reprokit-zygote-"))
-        self._proc = subprocess.Popen([python, str(ZYGOTE)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      text=True, bufsize=1, start_new_session=True, cwd=self._dir,
-                                      env=child_env(dict(os.environ), self._dir, 1, {}, token=token))
+        self._proc = subprocess.Popen(
+            [python, str(ZYGOTE)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
+            cwd=self._dir,
+            env=child_env(dict(os.environ), self._dir, 1, {}, token=token),
+        )
         assert self._proc.stdin is not None and self._proc.stdout is not None  # both are pipes (PIPE above)
         self._to_zygote, self._from_zygote = self._proc.stdin, self._proc.stdout
         ready = self._from_zygote.readline()
@@ -66,8 +73,17 @@ class WarmPool:
             if box is not None:
                 box.put(message)
 
-    def observe(self, script: Path, *, env: dict[str, str], extra_env: dict[str, str], timeout: float,
-                threads: int = 1, writable: tuple[Path, ...] = (), stopper: Stopper | None = None) -> Observation:
+    def observe(
+        self,
+        script: Path,
+        *,
+        env: dict[str, str],
+        extra_env: dict[str, str],
+        timeout: float,
+        threads: int = 1,
+        writable: tuple[Path, ...] = (),
+        stopper: Stopper | None = None,
+    ) -> Observation:
         stopper = stopper or Stopper()
         workdir = Path(tempfile.mkdtemp(prefix="reprokit-warm-"))
         private = Path(tempfile.mkdtemp(prefix="reprokit-report-"))  # outside what the case may write (Landlock)
@@ -82,8 +98,15 @@ class WarmPool:
             config["parent"] = self._proc.pid  # the keeper is the zygote's child: it dies with the zygote
             # The key in os.environ of the fork only: the zygote's own environment never held it.
             run_env.update(REPROKIT_REPORT_DIR=str(private / "reports"), REPROKIT_REPORT_KEY=key)
-            request = {"id": ident, "script": str(script), "cwd": str(workdir), "env": run_env, "contain": config,
-                       "stdout": str(private / "stdout.txt"), "stderr": str(private / "stderr.txt")}
+            request = {
+                "id": ident,
+                "script": str(script),
+                "cwd": str(workdir),
+                "env": run_env,
+                "contain": config,
+                "stdout": str(private / "stdout.txt"),
+                "stderr": str(private / "stderr.txt"),
+            }
             start = time.monotonic()
             with self._lock:
                 self._to_zygote.write(json.dumps(request) + "\n")

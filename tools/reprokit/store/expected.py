@@ -57,8 +57,10 @@ def load_entries(path: Path) -> dict[str, tuple[Verdict, MachineNote | None]]:
         note = None
         if isinstance(value, dict):
             if set(value) != {"verdict", "recorded_on", "machine_dependent"}:
-                raise InputError(f"{path}: {key}: a mapping needs exactly verdict, recorded_on (the CPU model) and "
-                                 "machine_dependent (why the verdict depends on the machine)")
+                raise InputError(
+                    f"{path}: {key}: a mapping needs exactly verdict, recorded_on (the CPU model) and "
+                    "machine_dependent (why the verdict depends on the machine)"
+                )
             note = MachineNote(str(value["recorded_on"]), str(value["machine_dependent"]))
             value = value["verdict"]
         if value not in {v.value for v in Verdict}:
@@ -72,8 +74,14 @@ def save(path: Path, verdicts: dict[str, Verdict], notes: dict[str, MachineNote]
     if notes is None:
         notes = {k: n for k, (v, n) in load_entries(path).items() if n is not None and verdicts.get(k) == v}
     path.parent.mkdir(parents=True, exist_ok=True)
-    plain = {k: ({"verdict": str(v), "recorded_on": notes[k].recorded_on, "machine_dependent": notes[k].why}
-                 if k in notes else str(v)) for k, v in sorted(verdicts.items())}
+    plain = {
+        k: (
+            {"verdict": str(v), "recorded_on": notes[k].recorded_on, "machine_dependent": notes[k].why}
+            if k in notes
+            else str(v)
+        )
+        for k, v in sorted(verdicts.items())
+    }
     path.write_text(HEADER + yaml.safe_dump(plain, sort_keys=True, width=200), encoding="utf-8")
 
 
@@ -152,8 +160,16 @@ class Gate:
         return self.gated and bool(self.differ) and not self.accepted
 
 
-def check(root: Path, target: str, suite: str, pin: str, records: list[Record], update: bool = False,
-          here: str = "", known_dependent: dict[str, dict[str, str]] | None = None) -> Gate:
+def check(
+    root: Path,
+    target: str,
+    suite: str,
+    pin: str,
+    records: list[Record],
+    update: bool = False,
+    here: str = "",
+    known_dependent: dict[str, dict[str, str]] | None = None,
+) -> Gate:
     """Compare the records of one run with the expected state; with update=True accept them (pinned release only).
     here: this machine's CPU model; known_dependent: the store's machine-dependent keys (machines.py)."""
     path = expected_path(root, target, suite)
@@ -189,29 +205,63 @@ def _machine_dependent(key: str, note: MachineNote | None, here: str, known: dic
 
 def pin_command(target: str, suite: str, pin: str, cases: list[str] | tuple[str, ...], out: Path | None) -> str:
     """The run that pins `cases` as the expected state: on the target's pinned torch, into the same --out store."""
-    return (f"reprokit run --target {target} --torch {pin} " + ("--suite sweep " if suite == "sweep" else "")
-            + "".join(f"--case {c} " for c in cases) + (f"--out {out} " if out else "") + "--update-expected")
+    return (
+        f"reprokit run --target {target} --torch {pin} "
+        + ("--suite sweep " if suite == "sweep" else "")
+        + "".join(f"--case {c} " for c in cases)
+        + (f"--out {out} " if out else "")
+        + "--update-expected"
+    )
 
 
-def describe(gate: Gate, root: Path, target: str, suite: str, torch: str | None = None,
-             out: Path | None = None) -> list[str]:
+def describe(
+    gate: Gate, root: Path, target: str, suite: str, torch: str | None = None, out: Path | None = None
+) -> list[str]:
     """What the gate found, as the lines the run prints; torch: the run's --torch, repeated in the command it gives;
     out: the run's --out folder, repeated too (the records to accept are there)."""
     where = gate.path.relative_to(root) if gate.path.is_relative_to(root) else gate.path
     apart = [f"  {key}: {was} -> {now}: {why}" for key, was, now, why in gate.machine]
-    apart = ([f"{len(apart)} verdicts differ on machine-dependent runs (not gated, this machine: "
-              f"{gate.here or 'unknown'}):", *apart] if apart else [])
+    apart = (
+        [
+            f"{len(apart)} verdicts differ on machine-dependent runs (not gated, this machine: "
+            f"{gate.here or 'unknown'}):",
+            *apart,
+        ]
+        if apart
+        else []
+    )
     new = [f"new: no expected state yet: {key}: {now}" for key, _was, now in gate.new]
     cases = sorted({k.split("/")[0] for k, _, _ in gate.changes})
-    refused = [f"--update-expected: nothing accepted into {where}: torch {gate.release} ran, not {target}'s pin "
-               f"{gate.pin}; pin them with: {pin_command(target, suite, gate.pin, cases, out)}"] if gate.refused else []
+    refused = (
+        [
+            f"--update-expected: nothing accepted into {where}: torch {gate.release} ran, not {target}'s pin "
+            f"{gate.pin}; pin them with: {pin_command(target, suite, gate.pin, cases, out)}"
+        ]
+        if gate.refused
+        else []
+    )
     if not gate.gated:
-        head = (f"torch {gate.release} is not the pinned {gate.pin}: recorded as history, not gated by {where}")
-        pin = ([f"pin the new ones on the pinned torch (then commit {where} with the case): "
-                f"{pin_command(target, suite, gate.pin, sorted({k.split('/')[0] for k, _, _ in gate.new}), out)}"]
-               if gate.new and not gate.refused else [])
-        return refused + [head] + [f"  {k}: {was} -> {now} (vs the pinned release's expected state)"
-                         for k, was, now in gate.changes if was is not None] + apart + new + pin
+        head = f"torch {gate.release} is not the pinned {gate.pin}: recorded as history, not gated by {where}"
+        pin = (
+            [
+                f"pin the new ones on the pinned torch (then commit {where} with the case): "
+                f"{pin_command(target, suite, gate.pin, sorted({k.split('/')[0] for k, _, _ in gate.new}), out)}"
+            ]
+            if gate.new and not gate.refused
+            else []
+        )
+        return (
+            refused
+            + [head]
+            + [
+                f"  {k}: {was} -> {now} (vs the pinned release's expected state)"
+                for k, was, now in gate.changes
+                if was is not None
+            ]
+            + apart
+            + new
+            + pin
+        )
     if gate.accepted:
         return [f"accepted {gate.accepted} verdicts into {where}"]
     if not gate.changes:
@@ -219,9 +269,14 @@ def describe(gate: Gate, root: Path, target: str, suite: str, torch: str | None 
     differ = gate.differ
     lines = [f"{len(differ)} verdicts differ from {where}:"] if differ else []
     lines += [f"  {key}: {was} -> {now}" for key, was, now in differ] + apart + new
-    command = (f"reprokit run --target {target} " + (f"--torch {torch} " if torch else "")
-               + ("--suite sweep " if suite == "sweep" else "")
-               + " ".join(f"--case {c}" for c in cases) + (f" --out {out}" if out else "") + " --update-expected")
+    command = (
+        f"reprokit run --target {target} "
+        + (f"--torch {torch} " if torch else "")
+        + ("--suite sweep " if suite == "sweep" else "")
+        + " ".join(f"--case {c}" for c in cases)
+        + (f" --out {out}" if out else "")
+        + " --update-expected"
+    )
     if differ:
         lines.append(f"accept the new state with: {command}")
     else:  # only new keys: the run passes; pinning them is the contributor's next step

@@ -152,8 +152,11 @@ def signatures(folder: Path) -> set[str]:
     found: set[str] = set()
     for path in folder.glob("*/*/*.signatures"):
         if path.is_file() and not path.is_symlink():
-            found.update(line for line in path.read_text(encoding="ascii", errors="replace").split()
-                         if re.fullmatch(r"[0-9a-f]{64}", line))
+            found.update(
+                line
+                for line in path.read_text(encoding="ascii", errors="replace").split()
+                if re.fullmatch(r"[0-9a-f]{64}", line)
+            )
     return found
 
 
@@ -190,20 +193,29 @@ def refusal(rec: Record, contents: CaseContents, now: datetime, judge=None, sign
 
 def as_a_run_cuts(rec: Record) -> Record:
     """The record with its case-controlled text cut and cleaned as a run cuts it."""
-    return rec.model_copy(update={
-        "message": recordable(rec.message)[:MESSAGE_CAP] if rec.message is not None else None,
-        "why": recordable(rec.why)[:MESSAGE_CAP], "exception": recordable(rec.exception)[:300] or rec.exception,
-        # the tails were read as the other machine wrote them (jsonl_files.fill_outputs): cut as a record cuts them
-        "stdout_tail": without_install_paths(recordable(rec.stdout_tail))[-STDOUT_CAP:],
-        "stderr_tail": without_install_paths(recordable(rec.stderr_tail))[-STDERR_CAP:],
-        "contained": contained_facts(rec.contained),
-        # the rest of its text, which no run lets a case write but a forged record may: plain, one line, cut (its
-        # status is one of RunStatus's words already: the record was refused on reading otherwise)
-        **{name: recordable(value).replace("\n", " ")[:300] for name in ("stage", "signal", "confirmed_alone")
-           if isinstance(value := getattr(rec, name), str)},
-        **{name: recordable_value(value) for name in ("dynamo", "ladder", "on_other_machines")
-           if (value := getattr(rec, name)) is not None},
-    })
+    return rec.model_copy(
+        update={
+            "message": recordable(rec.message)[:MESSAGE_CAP] if rec.message is not None else None,
+            "why": recordable(rec.why)[:MESSAGE_CAP],
+            "exception": recordable(rec.exception)[:300] or rec.exception,
+            # the tails were read as the other machine wrote them (jsonl_files.fill_outputs): cut as a record cuts them
+            "stdout_tail": without_install_paths(recordable(rec.stdout_tail))[-STDOUT_CAP:],
+            "stderr_tail": without_install_paths(recordable(rec.stderr_tail))[-STDERR_CAP:],
+            "contained": contained_facts(rec.contained),
+            # the rest of its text, which no run lets a case write but a forged record may: plain, one line, cut (its
+            # status is one of RunStatus's words already: the record was refused on reading otherwise)
+            **{
+                name: recordable(value).replace("\n", " ")[:300]
+                for name in ("stage", "signal", "confirmed_alone")
+                if isinstance(value := getattr(rec, name), str)
+            },
+            **{
+                name: recordable_value(value)
+                for name in ("dynamo", "ladder", "on_other_machines")
+                if (value := getattr(rec, name)) is not None
+            },
+        }
+    )
 
 
 def header_as_a_run_cuts(header: RunHeader) -> RunHeader:
@@ -211,7 +223,9 @@ def header_as_a_run_cuts(header: RunHeader) -> RunHeader:
     return RunHeader.model_validate(recordable_value(header.model_dump()))
 
 
-def checked(records: list[Record], root: Path, judge=None, source: Path | None = None) -> tuple[list[Record], list[str]]:
+def checked(
+    records: list[Record], root: Path, judge=None, source: Path | None = None
+) -> tuple[list[Record], list[str]]:
     """The records fit to import (cut as runs cut them) and one line for each refused record. `judge(record,
     case.yaml text or None)`: why its verdict does not follow from its observation, or None (run/rejudge.py; the
     store does not judge). `source`: the store folder they came from, whose signatures must vouch for each."""

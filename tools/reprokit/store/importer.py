@@ -38,32 +38,81 @@ def from_legacy(path: Path, suite: str | None = None) -> tuple[list[Record], lis
     finished = _iso(run["finished"])
     run_id = f"{finished.replace(':', '').replace('-', '')}-{target}-{suite}"
     jobs = list(run.get("sittings") or [run.get("jobs", 1)])
-    sittings = [Sitting(jobs=j, started=finished, finished=finished, on="", ended="deadline" if i < len(jobs) - 1
-                        else "finished", wall_seconds=float(run.get("wall_seconds", 0)) if i == 0 else 0.0)
-                for i, j in enumerate(jobs)]
-    common = dict(target=target, suite=suite, torch=torch, device=device, environment=env,
-                  mode=run.get("mode", "host"), cache=run.get("cache", "cold"),
-                  interpreter=run.get("interpreter", "cold"), shard=run.get("shard"), smoke=bool(run.get("smoke")),
-                  reprokit=run.get("reprokit", "0.1.0"))
-    headers = [RunHeader(run_id=run_id, selection=run.get("selection") or [], planned=len(rows),
-                         not_started=run.get("not_started", 0), sittings=sittings, **common)]
+    sittings = [
+        Sitting(
+            jobs=j,
+            started=finished,
+            finished=finished,
+            on="",
+            ended="deadline" if i < len(jobs) - 1 else "finished",
+            wall_seconds=float(run.get("wall_seconds", 0)) if i == 0 else 0.0,
+        )
+        for i, j in enumerate(jobs)
+    ]
+    common = dict(
+        target=target,
+        suite=suite,
+        torch=torch,
+        device=device,
+        environment=env,
+        mode=run.get("mode", "host"),
+        cache=run.get("cache", "cold"),
+        interpreter=run.get("interpreter", "cold"),
+        shard=run.get("shard"),
+        smoke=bool(run.get("smoke")),
+        reprokit=run.get("reprokit", "0.1.0"),
+    )
+    headers = [
+        RunHeader(
+            run_id=run_id,
+            selection=run.get("selection") or [],
+            planned=len(rows),
+            not_started=run.get("not_started", 0),
+            sittings=sittings,
+            **common,
+        )
+    ]
     added_by_key = {}
     for n, added in enumerate(run.get("added", []), 1):
         when = _iso(added["finished"])
         added_id = f"{run_id}-added-{n}"
-        headers.append(RunHeader(
-            run_id=added_id, selection=sorted({k.split("/")[0] for k in added["keys"]}), planned=len(added["keys"]),
-            sittings=[Sitting(jobs=1, started=when, finished=when, on=added.get("on", ""),
-                              wall_seconds=float(added.get("wall_seconds", 0)))], **common))
+        headers.append(
+            RunHeader(
+                run_id=added_id,
+                selection=sorted({k.split("/")[0] for k in added["keys"]}),
+                planned=len(added["keys"]),
+                sittings=[
+                    Sitting(
+                        jobs=1,
+                        started=when,
+                        finished=when,
+                        on=added.get("on", ""),
+                        wall_seconds=float(added.get("wall_seconds", 0)),
+                    )
+                ],
+                **common,
+            )
+        )
         added_by_key.update(dict.fromkeys(added["keys"], (added_id, when)))
     records = []
     for row in rows:
         rid, when = added_by_key.get(row.get("key"), (run_id, finished))
         fields = {k: v for k, v in row.items() if k not in LEGACY_DROPPED}
         try:
-            records.append(Record.model_validate({**fields, "target": target, "suite": suite, "torch": torch,
-                                                  "device": device, "run_id": rid, "recorded_at": when,
-                                                  "reprokit": common["reprokit"]}))
+            records.append(
+                Record.model_validate(
+                    {
+                        **fields,
+                        "target": target,
+                        "suite": suite,
+                        "torch": torch,
+                        "device": device,
+                        "run_id": rid,
+                        "recorded_at": when,
+                        "reprokit": common["reprokit"],
+                    }
+                )
+            )
         except ValueError as err:
             raise InputError(f"{path}: record {row.get('key')!r}: {str(err).splitlines()[0]}") from None
     return records, headers
@@ -79,8 +128,9 @@ def import_into(store: Store, source: Path, root: Path | None = None, judge=None
         if root is not None:
             records, refused = import_checks.checked(records, root, judge, source)
             taken, recorded = {r.run_id for r in records}, {r.run_id for r in loaded.records}
-            headers = [import_checks.header_as_a_run_cuts(h) for h in headers
-                       if h.run_id in taken or h.run_id not in recorded]  # no run of refused ones
+            headers = [
+                import_checks.header_as_a_run_cuts(h) for h in headers if h.run_id in taken or h.run_id not in recorded
+            ]  # no run of refused ones
     else:
         suite = "sweep" if source.name.startswith("sweep") else None
         records, headers = from_legacy(source, suite)

@@ -69,8 +69,9 @@ def write_records(records_file: Path, output_file: Path, records: list[Record]) 
         tails = {f: data.pop(f) for f in OUTPUT_FIELDS}
         lines.append(json.dumps(data, sort_keys=True, ensure_ascii=False))
         if any(tails.values()):
-            outputs.append(json.dumps({**{f: data[f] for f in OUTPUT_KEY}, **tails}, sort_keys=True,
-                                      ensure_ascii=False))
+            outputs.append(
+                json.dumps({**{f: data[f] for f in OUTPUT_KEY}, **tails}, sort_keys=True, ensure_ascii=False)
+            )
     write_text_lines(records_file, lines)
     if outputs or output_file.exists():
         write_text_lines(output_file, outputs)
@@ -110,7 +111,9 @@ def read_outputs(path: Path) -> dict[tuple, dict[str, str]]:
             bad = bad or [f for f in (*OUTPUT_KEY, *OUTPUT_FIELDS) if not isinstance(data.get(f), str)]
             bad = bad or sorted(set(data) - {*OUTPUT_KEY, *OUTPUT_FIELDS})
             if bad:
-                raise InputError(f"{path}:{n}: {bad[0]}: an output line holds {', '.join(OUTPUT_KEY)} and "
-                                 f"{', '.join(OUTPUT_FIELDS)}, each a string, and nothing else")
+                raise InputError(
+                    f"{path}:{n}: {bad[0]}: an output line holds {', '.join(OUTPUT_KEY)} and "
+                    f"{', '.join(OUTPUT_FIELDS)}, each a string, and nothing else"
+                )
             found[tuple(data[f] for f in OUTPUT_KEY)] = {f: data[f] for f in OUTPUT_FIELDS}
     return found

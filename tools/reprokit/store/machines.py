@@ -42,8 +42,9 @@ def machine_of(header: RunHeader | None) -> str:
     return " + ".join(part for part in (cpu_model(header.environment), gpu) if part)
 
 
-def machine_dependent(records: list[Record], runs: dict[str, RunHeader],
-                      this_run: str | None = None) -> dict[str, dict[str, str]]:
+def machine_dependent(
+    records: list[Record], runs: dict[str, RunHeader], this_run: str | None = None
+) -> dict[str, dict[str, str]]:
     """Run keys whose verdicts differ between machines on the same torch release and case content, whatever the
     build label (2.13.0+cpu on one CPU model, 2.13.0+cu130 on another):
     {key: {machine: verdict}} (only the keys that differ). The store keeps one record per identity: the verdicts of
@@ -76,8 +77,14 @@ def across_builds(chosen: Record, builds: list[Record], runs: dict[str, RunHeade
     others = {}
     for rec in builds:
         there = machine_of(runs.get(rec.run_id))
-        if (rec is not chosen and rec.torch != chosen.torch and rec.verdict.ran and rec.case_hash == chosen.case_hash
-                and there and there != here):
+        if (
+            rec is not chosen
+            and rec.torch != chosen.torch
+            and rec.verdict.ran
+            and rec.case_hash == chosen.case_hash
+            and there
+            and there != here
+        ):
             others[there] = str(rec.verdict)
     if not others or all(v == str(chosen.verdict) for v in others.values()):
         return chosen

@@ -73,6 +73,6 @@ def rehash(root: Path) -> Counter:
                 counts["already an identity" if old in known[case].values() else "unknown"] += 1
                 continue
             counts["rehashed" if new != old else "unchanged"] += 1
-            lines[n] = line[:found.start(1)] + new + line[found.end(1):]
+            lines[n] = line[: found.start(1)] + new + line[found.end(1) :]
         path.write_text("\n".join(lines), encoding="utf-8")
     return counts

@@ -67,8 +67,10 @@ class Loaded:
         if self.outputs_in is None:
             return records
         for file_key in sorted({(r.target, r.suite, r.torch) for r in records}):
-            fill_outputs([r for r in records if (r.target, r.suite, r.torch) == file_key],
-                  read_outputs(self.outputs_in.file(*file_key, "output")))
+            fill_outputs(
+                [r for r in records if (r.target, r.suite, r.torch) == file_key],
+                read_outputs(self.outputs_in.file(*file_key, "output")),
+            )
         return records
 
 
@@ -105,8 +107,9 @@ class Store:
         loaded = Loaded(outputs_in=None if outputs else self)
         with collector_paused():
             for records_file, runs_file, output_file in self._files(target, suite):
-                loaded.records += (read_records(records_file, output_file) if outputs
-                                   else read_lines(records_file, parse_record))
+                loaded.records += (
+                    read_records(records_file, output_file) if outputs else read_lines(records_file, parse_record)
+                )
                 if runs_file.exists():
                     loaded.runs.update((h.run_id, h) for h in read_lines(runs_file, parse_header))
         # a store beside its corpus: records of earlier case or sweep content are superseded (an --out store has no
@@ -147,8 +150,11 @@ class Store:
                     if recs:
                         output_file = self.file(t, suite, torch, "output")
                         runs = {h.run_id: h for h in read_lines(runs_file, parse_header)} | {h.run_id: h for h in heads}
-                        kept = _replaced({r.identity: r for r in read_records(records_file, output_file)}, recs,
-                                         lambda rec, runs=runs: machine_of(runs.get(rec.run_id)))
+                        kept = _replaced(
+                            {r.identity: r for r in read_records(records_file, output_file)},
+                            recs,
+                            lambda rec, runs=runs: machine_of(runs.get(rec.run_id)),
+                        )
                         written += write_records(records_file, output_file, [kept[k] for k in sorted(kept)])
                     if heads:
                         runs = {h.run_id: h for h in read_lines(runs_file, parse_header)}
@@ -173,8 +179,10 @@ class Store:
 
         dropped = self.forget(target, suite, torch, lambda r: not any(fnmatch.fnmatchcase(r.key, g) for g in globs))
         if not dropped:
-            raise InputError(f"results/{target}/{suite}/{torch}.jsonl: no record matches {globs[0]!r} "
-                             "(keys look like case/variant@dtype)")
+            raise InputError(
+                f"results/{target}/{suite}/{torch}.jsonl: no record matches {globs[0]!r} "
+                "(keys look like case/variant@dtype)"
+            )
         return dropped
 
     # ------------------------------------------------------------ journals of runs in progress
@@ -225,8 +233,12 @@ def _replaced(kept: dict, new: Iterable[Record], machine=lambda rec: "") -> dict
         before = kept.get(rec.identity)
         if before is not None and before.recorded_at > rec.recorded_at:
             continue  # an import of an older copy of the store never puts back what a later run replaced
-        if (before is None or rec.verdict.ran or not before.verdict.ran
-                or (rec.case_hash and before.case_hash and rec.case_hash != before.case_hash)):
+        if (
+            before is None
+            or rec.verdict.ran
+            or not before.verdict.ran
+            or (rec.case_hash and before.case_hash and rec.case_hash != before.case_hash)
+        ):
             kept[rec.identity] = _with_other_machines(rec, before, machine) if before is not None else rec
     return kept
 

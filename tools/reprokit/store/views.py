@@ -124,18 +124,23 @@ def build_split(loaded: Loaded, target: str, suite: str) -> dict[tuple[str, str]
             mine = by_build[(release_of(rec.torch), rec.key)]
             if rec.torch not in mine or mine[rec.torch].recorded_at <= rec.recorded_at:
                 mine[rec.torch] = rec
-    return {where: sorted(builds.values(), key=lambda r: r.recorded_at, reverse=True)
-            for where, builds in sorted(by_build.items())
-            if len(builds) > 1 and _builds_disagree(list(builds.values()), loaded)}
+    return {
+        where: sorted(builds.values(), key=lambda r: r.recorded_at, reverse=True)
+        for where, builds in sorted(by_build.items())
+        if len(builds) > 1 and _builds_disagree(list(builds.values()), loaded)
+    }
 
 
 def _builds_disagree(builds: list[Record], loaded: Loaded) -> bool:
     """Two builds disagree on one machine (or an unknown one): builds that disagree only between machines are a
     machine difference (machines.across_builds marks the release's record), not a build split."""
     machine = {r.torch: machine_of(loaded.runs.get(r.run_id)) for r in builds}
-    return any(a.verdict != b.verdict and (machine[a.torch] == machine[b.torch] or not machine[a.torch]
-                                           or not machine[b.torch])
-               for n, a in enumerate(builds) for b in builds[n + 1:])
+    return any(
+        a.verdict != b.verdict
+        and (machine[a.torch] == machine[b.torch] or not machine[a.torch] or not machine[b.torch])
+        for n, a in enumerate(builds)
+        for b in builds[n + 1 :]
+    )
 
 
 def current_identities(loaded: Loaded) -> set:
@@ -148,8 +153,14 @@ def current_identities(loaded: Loaded) -> set:
     return out
 
 
-def view_of(loaded: Loaded, target: str, suite: str, release: str, pin: str | None = None,
-            every: dict[str, list[Record]] | None = None) -> View:
+def view_of(
+    loaded: Loaded,
+    target: str,
+    suite: str,
+    release: str,
+    pin: str | None = None,
+    every: dict[str, list[Record]] | None = None,
+) -> View:
     every = every if every is not None else releases(loaded, target, suite)
     records = every.get(release, [])
     ids = {r.run_id for r in records}
@@ -233,18 +244,26 @@ def history_rows(loaded: Loaded, cases: list[str], torch: str | None) -> list[Re
     """`reprokit history`: every record matching the case globs and a torch build or release, in a stable order."""
     import fnmatch
 
-    rows = [r for r in loaded.records
-            if (not cases or any(fnmatch.fnmatchcase(r.case, g) for g in cases))
-            and (not torch or torch in (r.torch, release_of(r.torch)))]
-    return sorted(rows, key=lambda r: (r.case, r.variant, r.dtype, r.target, release_key(release_of(r.torch)), r.torch,
-                                       r.device))
+    rows = [
+        r
+        for r in loaded.records
+        if (not cases or any(fnmatch.fnmatchcase(r.case, g) for g in cases))
+        and (not torch or torch in (r.torch, release_of(r.torch)))
+    ]
+    return sorted(
+        rows, key=lambda r: (r.case, r.variant, r.dtype, r.target, release_key(release_of(r.torch)), r.torch, r.device)
+    )
 
 
-def repro_history(loaded: Loaded, target: str, case_id: str, dtypes: Sequence[str]) -> tuple[str, list[tuple[str, str]]]:
+def repro_history(
+    loaded: Loaded, target: str, case_id: str, dtypes: Sequence[str]
+) -> tuple[str, list[tuple[str, str]]]:
     """For a bug report: the dtype to show (the first that reproduces on the newest release recorded, else the
     first) and (torch build, verdict) of its repro on every recorded release, oldest first."""
-    by_release = {rel: {r.dtype: r for r in recs if r.case == case_id and r.variant == "repro"}
-                  for rel, recs in releases(loaded, target, "cases").items()}
+    by_release = {
+        rel: {r.dtype: r for r in recs if r.case == case_id and r.variant == "repro"}
+        for rel, recs in releases(loaded, target, "cases").items()
+    }
     latest = list(by_release.values())[-1] if by_release else {}
     dtype = next((d for d in dtypes if getattr(latest.get(d), "verdict", None) is Verdict.REPRODUCES), dtypes[0])
     return dtype, [(recs[dtype].torch, str(recs[dtype].verdict)) for recs in by_release.values() if dtype in recs]
@@ -257,10 +276,12 @@ def history_text(loaded: Loaded, cases: list[str], torch: str | None, as_json: b
 
     rows = history_rows(loaded, cases, torch)
     if as_json:
-        return json.dumps([{f: str(getattr(r, f)) for f in HISTORY_FIELDS} | {"run_id": r.run_id} for r in rows],
-                          indent=1)
+        return json.dumps(
+            [{f: str(getattr(r, f)) for f in HISTORY_FIELDS} | {"run_id": r.run_id} for r in rows], indent=1
+        )
     from tabulate import tabulate
 
-    table = tabulate([[str(getattr(r, f)) for f in HISTORY_FIELDS] for r in rows], headers=list(HISTORY_FIELDS),
-                     tablefmt="simple")
+    table = tabulate(
+        [[str(getattr(r, f)) for f in HISTORY_FIELDS] for r in rows], headers=list(HISTORY_FIELDS), tablefmt="simple"
+    )
     return f"{table}\n{len(rows)} records"

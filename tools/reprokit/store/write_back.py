@@ -17,9 +17,11 @@ from reprokit.store.jsonl_files import OUTPUT_FIELDS, read_records, write_record
 
 def record_files(results: Path) -> list[tuple[Path, Path]]:
     """(records file, its output file) for every target and suite of a store."""
-    return [(path, path.with_name(path.name.removesuffix(".jsonl") + ".output.jsonl"))
-            for path in sorted(results.glob("*/*/*.jsonl"))
-            if not path.name.endswith((".runs.jsonl", ".output.jsonl"))]
+    return [
+        (path, path.with_name(path.name.removesuffix(".jsonl") + ".output.jsonl"))
+        for path in sorted(results.glob("*/*/*.jsonl"))
+        if not path.name.endswith((".runs.jsonl", ".output.jsonl"))
+    ]
 
 
 def _text(path: Path) -> str | None:
@@ -33,11 +35,19 @@ def write_back(results: Path) -> list[Path]:
         before = (_text(records_file), _text(output_file))
         records = read_records(records_file, output_file)
         for rec in records:  # the tails are filled in unvalidated (jsonl_files.fill_outputs): cut here as a new
-            rec.__dict__.update({f: without_install_paths(getattr(rec, f)) for f in OUTPUT_FIELDS  # record's are
-                                 if isinstance(getattr(rec, f), str)})
+            rec.__dict__.update(
+                {
+                    f: without_install_paths(getattr(rec, f))
+                    for f in OUTPUT_FIELDS  # record's are
+                    if isinstance(getattr(rec, f), str)
+                }
+            )
         written = write_records(records_file, output_file, records)  # same order, same format as the store's own
-        changed += [path for path, old in zip((records_file, output_file), before, strict=True)
-                    if path in written and _text(path) != old]
+        changed += [
+            path
+            for path, old in zip((records_file, output_file), before, strict=True)
+            if path in written and _text(path) != old
+        ]
     return changed
 
 

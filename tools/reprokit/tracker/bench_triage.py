@@ -27,20 +27,42 @@ FIXTURES = ROOT / "tests" / "fixtures" / "triage-two"  # real issues, our script
 
 # 4,000 blocks of 50 characters: a fenced Python block, a rank-prefixed error line, a quote
 BLOCK = "```python\nimport torch\n```\n[rank0]: E: {:05d}\n> qq\n"
-SCRIPT = "import torch\n\n\n@torch.compile(backend='eager')\ndef f(a, b):\n    return a @ b\n\n\nf(torch.ones(2, 3), " \
-         "torch.ones(4, 5))\n"
+SCRIPT = (
+    "import torch\n\n\n@torch.compile(backend='eager')\ndef f(a, b):\n    return a @ b\n\n\nf(torch.ones(2, 3), "
+    "torch.ones(4, 5))\n"
+)
 
 
 def _issue(body: str, number: int = 1) -> issue_json.Issue:
-    return issue_json.parse({"number": number, "title": "a compiled matmul of mismatched shapes", "body": body,
-                             "state": "OPEN", "comments": [{"author": {"login": "m"}, "authorAssociation": "MEMBER",
-                                                            "body": body[:20_000], "createdAt": "2026-01-01"}]})
+    return issue_json.parse(
+        {
+            "number": number,
+            "title": "a compiled matmul of mismatched shapes",
+            "body": body,
+            "state": "OPEN",
+            "comments": [
+                {
+                    "author": {"login": "m"},
+                    "authorAssociation": "MEMBER",
+                    "body": body[:20_000],
+                    "createdAt": "2026-01-01",
+                }
+            ],
+        }
+    )
 
 
 def large_body(repeat: int = 5) -> tuple[int, int, float]:
     body = "".join(BLOCK.format(i) for i in range(4000))
-    seen = Observation(status=RunStatus.FAIL, exit_code=1, signal=None, seconds=0.0, exception="RuntimeError",
-                       message="shape mismatch 12 vs 13", stage="dynamo")
+    seen = Observation(
+        status=RunStatus.FAIL,
+        exit_code=1,
+        signal=None,
+        seconds=0.0,
+        exception="RuntimeError",
+        message="shape mismatch 12 vs 13",
+        stage="dynamo",
+    )
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -56,8 +78,10 @@ def large_body(repeat: int = 5) -> tuple[int, int, float]:
 
 def normal_issue(here: bool = True, log=lambda *_: None) -> tuple[str, float]:
     version = metadata.version("torch").split("+")[0]
-    body = ("Compiling a matmul of mismatched shapes fails:\n\n```python\n" + SCRIPT + "```\n\n"
-            f"It raises `torch._dynamo.exc.TorchRuntimeError`.\n\n### Versions\n\nPyTorch version: {version}\n")
+    body = (
+        "Compiling a matmul of mismatched shapes fails:\n\n```python\n" + SCRIPT + "```\n\n"
+        f"It raises `torch._dynamo.exc.TorchRuntimeError`.\n\n### Versions\n\nPyTorch version: {version}\n"
+    )
     request = triage.Request(load_root_matrix(ROOT), "cpu", here=here)
     with tempfile.TemporaryDirectory(prefix="reprokit-bench-") as out:
         start = time.perf_counter()
@@ -90,25 +114,34 @@ def fixture_triages(here: bool, log=lambda *_: None) -> tuple[list[float], int]:
             start = time.perf_counter()
             done = triage.triage(issue, triage.Request(matrix, "cpu", here=here), Path(out), log=lambda *_: None)
             times.append(time.perf_counter() - start)
-            log(f"#{issue.number}: {times[-1]:.0f} s, {done.standing.line()[:160]}"
-                + (" (drafted)" if done.draft else ""))
+            log(
+                f"#{issue.number}: {times[-1]:.0f} s, {done.standing.line()[:160]}"
+                + (" (drafted)" if done.draft else "")
+            )
     return times, left
 
 
 def main() -> None:
     size, blocks, seconds = large_body()
-    print(f"10. triage: reading a {size / 1000:.0f} KB body of {blocks:,} blocks: median {seconds:.3f} s of 5", flush=True)
+    print(
+        f"10. triage: reading a {size / 1000:.0f} KB body of {blocks:,} blocks: median {seconds:.3f} s of 5", flush=True
+    )
     said, seconds = normal_issue()
     print(f"    triage of a normal issue on one release (this environment's torch): {seconds:.1f} s ({said[:90]})")
     said, cold = normal_issue(here=False, log=lambda line: print(f"    {line}", flush=True))
     said, warm = normal_issue(here=False)
-    print(f"    default triage (the reported release and cpu's newest stable), warm: {warm:.1f} s; the first run, "
-          f"building what was missing: {cold:.1f} s ({said[:90]})")
+    print(
+        f"    default triage (the reported release and cpu's newest stable), warm: {warm:.1f} s; the first run, "
+        f"building what was missing: {cold:.1f} s ({said[:90]})"
+    )
     for here, name in ((True, "--here"), (False, "default")):
         times, left = fixture_triages(here)
         median = f"median {statistics.median(times):.0f} s of {len(times)}" if times else "none run"
-        print(f"    {name} triage of the real issues in {FIXTURES.relative_to(ROOT)}, warm: {median}"
-              + (f" ({left} left out: their releases are not built here)" if left else ""), flush=True)
+        print(
+            f"    {name} triage of the real issues in {FIXTURES.relative_to(ROOT)}, warm: {median}"
+            + (f" ({left} left out: their releases are not built here)" if left else ""),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

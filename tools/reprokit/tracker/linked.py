@@ -48,13 +48,16 @@ class Linked:
     kind: StandingKind | None  # STILL | NO_LONGER | None (no comment: see `held`)
     held: str | None = None  # why no comment although the case's runs disagree with the issue's state
     triage: str | None = None  # what `reprokit triage N --record` said, with its torch
+
     @property
     def url(self) -> str:
         return f"https://github.com/{REPO}/issues/{self.number}"
 
     def line(self) -> str:
         said: dict[str, Callable[[dict[str, ReleaseHistory]], str]] = {
-            STILL: issue_comment.still_line, NO_LONGER: issue_comment.no_longer_line}
+            STILL: issue_comment.still_line,
+            NO_LONGER: issue_comment.no_longer_line,
+        }
         if self.held:
             return self.held
         return said[self.kind](self.flagged()) if self.kind else "agrees with the recorded runs"
@@ -116,34 +119,54 @@ def _held(item: Linked, known: issue_states.IssueState | None) -> Linked:
         return item
     ours = item.line()
     if known and known.link == "related":
-        return dataclasses.replace(item, kind=None, held=f"related: {known.link_why or 'the case tests something else'}"
-                                                         f"; no comment from it (the case {ours})")
-    if item.kind == NO_LONGER and not any(v == issue_comment.BAD for h in item.histories.values()
-                                          for _, v in h.releases):
-        return dataclasses.replace(item, kind=None, held=f"never failed: the case's repro did not fail on any recorded "
-                                                         f"release, so its passing is no evidence that the issue is "
-                                                         f"fixed; only the issue's own script can say "
-                                                         f"(`reprokit triage {item.number}`); no comment")
+        return dataclasses.replace(
+            item,
+            kind=None,
+            held=f"related: {known.link_why or 'the case tests something else'}; no comment from it (the case {ours})",
+        )
+    if item.kind == NO_LONGER and not any(
+        v == issue_comment.BAD for h in item.histories.values() for _, v in h.releases
+    ):
+        return dataclasses.replace(
+            item,
+            kind=None,
+            held=f"never failed: the case's repro did not fail on any recorded "
+            f"release, so its passing is no evidence that the issue is "
+            f"fixed; only the issue's own script can say "
+            f"(`reprokit triage {item.number}`); no comment",
+        )
     if triage is None:
         if item.kind == STILL:
-            return dataclasses.replace(item, kind=None, held=f"not triaged: the case {ours}, but the issue's own "
-                                                             f"script was not run (`reprokit triage {item.number}`); "
-                                                             "no comment")
+            return dataclasses.replace(
+                item,
+                kind=None,
+                held=f"not triaged: the case {ours}, but the issue's own "
+                f"script was not run (`reprokit triage {item.number}`); "
+                "no comment",
+            )
         return item
     assert known is not None  # where `triage` (above) came from
     if known.triage_kind != item.kind:  # the standing's kind as data (issue_states reads an older entry's once)
-        return dataclasses.replace(item, kind=None, held=f"the issue's own script: {triage}; no comment (the case "
-                                                         f"{ours})")
+        return dataclasses.replace(
+            item, kind=None, held=f"the issue's own script: {triage}; no comment (the case {ours})"
+        )
     return item
 
 
 def _recorded_versions(environment: dict) -> str:
     """The recorded run's collect_env fields, as `python -m torch.utils.collect_env` names the main ones."""
     env = environment.get("collect_env") or {}
-    names = (("PyTorch version", "torch_version"), ("Is debug build", "is_debug_build"),
-             ("CUDA used to build PyTorch", "cuda_compiled_version"), ("OS", "os"), ("GCC version", "gcc_version"),
-             ("Libc version", "libc_version"), ("Python version", "python_version"),
-             ("Python platform", "python_platform"), ("Is CUDA available", "is_cuda_available"))
+    names = (
+        ("PyTorch version", "torch_version"),
+        ("Is debug build", "is_debug_build"),
+        ("CUDA used to build PyTorch", "cuda_compiled_version"),
+        ("OS", "os"),
+        ("GCC version", "gcc_version"),
+        ("Libc version", "libc_version"),
+        ("Python version", "python_version"),
+        ("Python platform", "python_platform"),
+        ("Is CUDA available", "is_cuda_available"),
+    )
     lines = [f"{label}: {env[key]}" for label, key in names if env.get(key) is not None]
     return "\n".join(lines) or "(not recorded)"
 
@@ -154,17 +177,33 @@ def from_store(item: Linked, data: Corpus) -> CommentEvidence:
     target, history = next(iter(item.flagged().items()))
     release = history.decisive()[-1][0]
     loaded = data.loaded[target]
-    records = [r for r in loaded.records if r.case == item.cd.case.id and r.variant == "repro"
-               and release_of(r.torch) == release]
+    records = [
+        r
+        for r in loaded.records
+        if r.case == item.cd.case.id and r.variant == "repro" and release_of(r.torch) == release
+    ]
     record = max(records, key=lambda r: r.recorded_at)
     loaded.with_outputs([record])
     header = loaded.runs.get(record.run_id)
-    script = standalone(case_files.read_text(item.cd.path, "repro.py"),
-                        DEVICE_STRING[data.matrix.targets[target].device.kind], record.dtype)
-    ran = (f"Recorded run on torch {record.torch} ({target}, {record.recorded_at[:10]}): {record.verdict}"
-           + (f", `{record.exception}`" if record.exception else "") + ".")
-    return CommentEvidence(item.kind, item.histories, script, ran, as_user_sees(record.stderr_tail or ""),
-                           _recorded_versions(header.environment if header else {}), item.triage)
+    script = standalone(
+        case_files.read_text(item.cd.path, "repro.py"),
+        DEVICE_STRING[data.matrix.targets[target].device.kind],
+        record.dtype,
+    )
+    ran = (
+        f"Recorded run on torch {record.torch} ({target}, {record.recorded_at[:10]}): {record.verdict}"
+        + (f", `{record.exception}`" if record.exception else "")
+        + "."
+    )
+    return CommentEvidence(
+        item.kind,
+        item.histories,
+        script,
+        ran,
+        as_user_sees(record.stderr_tail or ""),
+        _recorded_versions(header.environment if header else {}),
+        item.triage,
+    )
 
 
 def write(item: Linked, evidence: CommentEvidence, out: Path) -> tuple[Path, str]:
@@ -210,8 +249,9 @@ def _update(root: Path, number: int, fields: dict) -> Path | None:
 def record_triage(root: Path, number: int, line: str, torch: str, standing: TriageStanding) -> Path | None:
     """issue-states.yaml with what triage said of a linked issue (None: no case links it, nothing written): its
     sentence and, beside it, the standing as data."""
-    return _update(root, number, {"triage": " ".join(line.split())[:400], "triage_torch": torch,
-                                  **triage_data(standing)})
+    return _update(
+        root, number, {"triage": " ".join(line.split())[:400], "triage_torch": torch, **triage_data(standing)}
+    )
 
 
 def triage_data(standing: TriageStanding) -> dict:

@@ -19,8 +19,9 @@ def issue_file(folder: Path, number: int) -> Path | None:
     return path if path.is_file() else None
 
 
-def with_triages(data: linked.Corpus, folder: Path, request: triage.Request, out: Path, log=print,
-                 case_id: str | None = None) -> linked.Corpus:
+def with_triages(
+    data: linked.Corpus, folder: Path, request: triage.Request, out: Path, log=print, case_id: str | None = None
+) -> linked.Corpus:
     """The corpus with a fresh triage standing for every linked issue that has none and a file in `folder` (with
     `case_id`, only the issue that case links: `upstream ID` needs no other)."""
     if not folder.is_dir():
@@ -41,8 +42,12 @@ def with_triages(data: linked.Corpus, folder: Path, request: triage.Request, out
             log(f"#{item.number}: not triaged from {path.name}: {err}")
             continue
         base = known or IssueState(state="closed" if issue.closed else "open", checked=datetime.date.today())
-        states[item.number] = base.model_copy(update={"triage": done.triage.record_line(),
-                                                      "triage_torch": done.triage.observed_on or "none run",
-                                                      **linked.triage_data(done.standing)})
+        states[item.number] = base.model_copy(
+            update={
+                "triage": done.triage.record_line(),
+                "triage_torch": done.triage.observed_on or "none run",
+                **linked.triage_data(done.standing),
+            }
+        )
         log(f"#{item.number}: triaged from {path.name}: {done.standing.line()}")
     return linked.Corpus(data.cases, data.loaded, data.matrix, data.states.model_copy(update={"issues": states}))

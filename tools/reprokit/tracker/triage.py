@@ -67,10 +67,17 @@ def from_gh(number: int) -> Issue:
     """The issue read with the GitHub CLI (read-only)."""
     gh = shutil.which("gh")
     if gh is None:
-        raise EnvironmentProblem(f"gh is not installed: read the issue elsewhere with `gh issue view {number} --repo "
-                         f"pytorch/pytorch --json {GH_FIELDS}` and pass the file with --issue-json")
-    done = subprocess.run([gh, "issue", "view", str(number), "--repo", "pytorch/pytorch", "--json", GH_FIELDS],
-                          capture_output=True, text=True, timeout=120, check=False)
+        raise EnvironmentProblem(
+            f"gh is not installed: read the issue elsewhere with `gh issue view {number} --repo "
+            f"pytorch/pytorch --json {GH_FIELDS}` and pass the file with --issue-json"
+        )
+    done = subprocess.run(
+        [gh, "issue", "view", str(number), "--repo", "pytorch/pytorch", "--json", GH_FIELDS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     if done.returncode != 0:
         raise EnvironmentProblem(f"gh issue view {number}: {(done.stderr.strip().splitlines() or ['failed'])[-1]}")
     try:
@@ -95,9 +102,16 @@ class Request:
 
 
 def _flaky(issue: Issue, ref: str, tries: list[TriageRun]) -> Triaged:
-    return Triaged(issue, issue_lifecycle.reported(
-        f"flaky on torch {ref}: three runs of the script disagree (" + "; ".join(observed_line(r.obs) for r in tries)
-        + "): no signature to judge against"), tries, None)
+    return Triaged(
+        issue,
+        issue_lifecycle.reported(
+            f"flaky on torch {ref}: three runs of the script disagree ("
+            + "; ".join(observed_line(r.obs) for r in tries)
+            + "): no signature to judge against"
+        ),
+        tries,
+        None,
+    )
 
 
 def _write_script(folder: Path, text: str) -> Path:
@@ -119,8 +133,15 @@ def release_judged_on(issue: Issue, given: str | None) -> tuple[str | None, str]
     return by_date, issue.created[:10] if by_date else ""
 
 
-def _reference(issue: Issue, request: Request, plan: triage_releases.Plan, reported: str | None, by_date: str,
-               offered: dict[str, Offered], log) -> tuple[str | None, bool, Triaged | None]:
+def _reference(
+    issue: Issue,
+    request: Request,
+    plan: triage_releases.Plan,
+    reported: str | None,
+    by_date: str,
+    offered: dict[str, Offered],
+    log,
+) -> tuple[str | None, bool, Triaged | None]:
     """The release whose run gives the signature, whether it is (or stands in for) the reported one, or the
     standing that ends the triage before any run (a reported release that exists but cannot be installed now)."""
     if request.here:
@@ -135,9 +156,19 @@ def _reference(issue: Issue, request: Request, plan: triage_releases.Plan, repor
         offered[plan.reported] = triage_releases.offer(plan.reported, request.timeout, log, *_source(request))
     if reported is not None and (failed := offered.get(reported)) is not None and failed.transient:
         which = "the newest release when the issue was opened" if by_date else "the release the issue reports"
-        return None, True, Triaged(issue, issue_lifecycle.reported(
-            f"not judged: torch {reported}, {which}, {failed.why}; no other release stands in for one that exists: "
-            "run triage again once it installs"), [TriageRun(failed.release, None, failed.why)], None)
+        return (
+            None,
+            True,
+            Triaged(
+                issue,
+                issue_lifecycle.reported(
+                    f"not judged: torch {reported}, {which}, {failed.why}; no other release stands in for one that exists: "
+                    "run triage again once it installs"
+                ),
+                [TriageRun(failed.release, None, failed.why)],
+                None,
+            ),
+        )
     available = sorted((r for r, o in offered.items() if o.python), key=order)
     if request.releases or (reported in available):
         ref = triage_releases.reference(reported, available)
@@ -168,9 +199,15 @@ def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=p
         return Triaged(issue, issue_lifecycle.reported(verdict.line() + " (nothing was run)"), [], None)
     found = issue_json.reproducer_anywhere(issue)
     if found is None:
-        return Triaged(issue, issue_lifecycle.reported(
-            "neither the description nor a comment by its author or a member has a fenced Python block that imports "
-            "torch"), [], None)
+        return Triaged(
+            issue,
+            issue_lifecycle.reported(
+                "neither the description nor a comment by its author or a member has a fenced Python block that imports "
+                "torch"
+            ),
+            [],
+            None,
+        )
     if found.from_comment:
         log(f"triage: the description has no script; running the one from {found.where}")
     text = found.text
@@ -179,19 +216,28 @@ def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=p
     named = request.reported or issue_json.reported_version(issue)  # the build as the issue names it, +local kept
     stand_in = build_stand_in.stand_in(named, issue.created) if named else None
     if stand_in is not None and stand_in.before is not None:
-        log(f"triage: torch {stand_in.build} is a {stand_in.kind} build no index serves: torch "
-            f"{' then '.join(stand_in.releases())} stand{'s' if len(stand_in.releases()) == 1 else ''} in for it")
+        log(
+            f"triage: torch {stand_in.build} is a {stand_in.kind} build no index serves: torch "
+            f"{' then '.join(stand_in.releases())} stand{'s' if len(stand_in.releases()) == 1 else ''} in for it"
+        )
         reported = stand_in.before
     else:
         stand_in = None
-    plan = triage_releases.plan(reported, request.matrix.targets[request.target], nightly=request.nightly,
-                                given=list(request.releases) or None, here=request.here)
+    plan = triage_releases.plan(
+        reported,
+        request.matrix.targets[request.target],
+        nightly=request.nightly,
+        given=list(request.releases) or None,
+        here=request.here,
+    )
     log(plan.announce(request.target))
     (torch_envs.cache_root() / "triage").mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix=f"{issue.number}-", dir=torch_envs.cache_root() / "triage"))
     try:
         folder.chmod(0o755)
-        runner = triage_runs.Runner(setting, _write_script(folder / "script", text), (*ours, torch_envs.cache_root(), folder))
+        runner = triage_runs.Runner(
+            setting, _write_script(folder / "script", text), (*ours, torch_envs.cache_root(), folder)
+        )
         return _judged(issue, request, plan, found, (reported, by_date, stand_in), runner, folder, out, log)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -211,9 +257,22 @@ def _shows_nothing(t: Triage) -> bool:
     return t.step is Step.NOT_POSTED and t.signature is not None and t.signature.kind == signature.PASSES
 
 
-def _judged(issue: Issue, request: Request, plan, found: issue_json.Reproducer,
-            judged_on: tuple[str | None, str, StandIn | None], runner: triage_runs.Runner, folder: Path, out: Path,
-            log) -> Triaged:
+def _judged(
+    issue: Issue,
+    request: Request,
+    plan,
+    found: issue_json.Reproducer,
+    judged_on: tuple[str | None, str, StandIn | None],
+    runner: triage_runs.Runner,
+    folder: Path,
+    out: Path,
+    log,
+) -> Triaged:
+    """Run the issue's script on the reference release and the later ones, and judge what they did.
+
+    Long: one straight sequence of the triage's steps (the reference, a build's stand-ins, the retry of a run past its
+    limit, the later releases), each of which may end the triage with its own standing; split, each piece would
+    need the whole state passed back and forth."""
     reported, by_date, stand_in = judged_on
     text = found.text
     offered: dict[str, Offered] = {}
@@ -221,25 +280,46 @@ def _judged(issue: Issue, request: Request, plan, found: issue_json.Reproducer,
     if ended is not None:
         return ended
     if ref is None:
-        return Triaged(issue, issue_lifecycle.reported("no torch release could be installed here"),
-                       [TriageRun(o.release, None, o.why) for o in offered.values()], None)
+        return Triaged(
+            issue,
+            issue_lifecycle.reported("no torch release could be installed here"),
+            [TriageRun(o.release, None, o.why) for o in offered.values()],
+            None,
+        )
     python_of = {r: o.python for r, o in offered.items() if o.python}
     hangs = unjudged.reports_hang(issue)
     chosen, tries, past = triage_runs.reference_runs(ref, python_of[ref], runner, log, hangs)
     if chosen is None and past:
-        return Triaged(issue, issue_lifecycle.reported(
-            f"not judged here: on torch {ref} the script {past}, twice the {request.timeout:.0f} s limit, and the "
-            "issue reports no hang"), tries, None)
+        return Triaged(
+            issue,
+            issue_lifecycle.reported(
+                f"not judged here: on torch {ref} the script {past}, twice the {request.timeout:.0f} s limit, and the "
+                "issue reports no hang"
+            ),
+            tries,
+            None,
+        )
     if chosen is None:
         return _flaky(issue, ref, tries)
     accepts = thread_reading.asks_for_error(issue)
     complains = eager_fix.complains_of_compiler(issue, accepts)
     eager = runner.eager_error(python_of[ref]) if chosen.obs.exception and complains else None
-    evidence = exit_evidence.of(text, complains or issue_json.reported_failure(issue) is not None
-                                or issue_json.cut_before_error(issue))  # a traceback, cut: an error was reported
+    evidence = exit_evidence.of(
+        text, complains or issue_json.reported_failure(issue) is not None or issue_json.cut_before_error(issue)
+    )  # a traceback, cut: an error was reported
     runs = [chosen]
-    t = issue_lifecycle.observe(issue, chosen, text, accepts, reported, by_date, baseline_run=baseline_run,
-                                evidence=evidence, eager=eager, stand_in=stand_in)
+    t = issue_lifecycle.observe(
+        issue,
+        chosen,
+        text,
+        accepts,
+        reported,
+        by_date,
+        baseline_run=baseline_run,
+        evidence=evidence,
+        eager=eager,
+        stand_in=stand_in,
+    )
     for alt, baseline in _stand_ins_after(stand_in, ref, plan) if not (request.here or request.releases) else []:
         if not _shows_nothing(t):
             break
@@ -248,46 +328,83 @@ def _judged(issue: Issue, request: Request, plan, found: issue_json.Reproducer,
         if o.python is None:
             continue
         python_of[alt] = o.python
-        again = next((r for r in runs if r.release == alt), None) or triage_runs.reference_runs(
-            alt, o.python, runner, log, hangs)[0]
+        again = (
+            next((r for r in runs if r.release == alt), None)
+            or triage_runs.reference_runs(alt, o.python, runner, log, hangs)[0]
+        )
         if again is None:
             break
         tried = (*t.stood_in, ref) if ref != alt else t.stood_in
         runs, ref, chosen = [*(r for r in runs if r.release != alt), again], alt, again
         eager = runner.eager_error(o.python) if again.obs.exception and complains else None
-        t = issue_lifecycle.observe(issue, again, text, accepts, reported, by_date, baseline_run=baseline,
-                                    evidence=evidence, eager=eager, stand_in=stand_in, stood_in=tried)
+        t = issue_lifecycle.observe(
+            issue,
+            again,
+            text,
+            accepts,
+            reported,
+            by_date,
+            baseline_run=baseline,
+            evidence=evidence,
+            eager=eager,
+            stand_in=stand_in,
+            stood_in=tried,
+        )
     if t.step is Step.OBSERVED:  # only then are the later releases worth running (built one at a time, on demand)
         assert t.signature is not None  # observe gives an observed triage its signature
         for release in [r for r in _named(plan, offered) if order(r) > order(ref)] if not request.here else []:
             o = offered.get(release) or triage_releases.offer(release, request.timeout, log, *_source(request))
             offered[o.release] = o
-            runs.append(runner.ran_to_end(o.release, o.python, hangs) if o.python else TriageRun(o.release, None, o.why))
+            runs.append(
+                runner.ran_to_end(o.release, o.python, hangs) if o.python else TriageRun(o.release, None, o.why)
+            )
             python_of.update({o.release: o.python} if o.python else {})
         newest = runs[-1]
         fixes: dict[str, str] = {}
-        if newest.obs is not None and newest.obs.exception and complains and \
-                issue_lifecycle.outcome(t, newest) == signature.OTHER:
-            how = eager_fix.eager_fixed(issue, t.signature.kind, newest.obs.exception.rsplit(".", 1)[-1], accepts,
-                                        runner.eager_error(python_of[newest.release]), t.signature.exception,
-                                        newest.obs.message or "")
+        if (
+            newest.obs is not None
+            and newest.obs.exception
+            and complains
+            and issue_lifecycle.outcome(t, newest) == signature.OTHER
+        ):
+            how = eager_fix.eager_fixed(
+                issue,
+                t.signature.kind,
+                newest.obs.exception.rsplit(".", 1)[-1],
+                accepts,
+                runner.eager_error(python_of[newest.release]),
+                t.signature.exception,
+                newest.obs.message or "",
+            )
             fixes = {newest.release: how} if how else {}
         if request.since:
             history = [str(v) for v in request.matrix.targets[request.target].pins.history]
-            runs = triage_runs.bisect(t, runs, runner, history, lambda r: offered.setdefault(
-                r, triage_releases.offer(r, request.timeout, log, *_source(request))))
+            runs = triage_runs.bisect(
+                t,
+                runs,
+                runner,
+                history,
+                lambda r: offered.setdefault(r, triage_releases.offer(r, request.timeout, log, *_source(request))),
+            )
             python_of.update({r: o.python for r, o in offered.items() if o.python})
         t = issue_lifecycle.judge(t, runs, fixes)
     extra = []
-    if (t.step is Step.JUDGED and t.standing.kind == STILL  # never "still" unjudged
-            and t.signature is not None and t.signature.kind == signature.RAISES  # (a judged triage has one)
-            and fp64_check.applies(text, t.signature.exception, t.signature.skeleton)):
+    if (
+        t.step is Step.JUDGED
+        and t.standing.kind == STILL  # never "still" unjudged
+        and t.signature is not None
+        and t.signature.kind == signature.RAISES  # (a judged triage has one)
+        and fp64_check.applies(text, t.signature.exception, t.signature.skeleton)
+    ):
         same = [j.release for j in t.judged if j.outcome == signature.SAME]
         on = same[-1] if same else ref
         judged = triage_runs.fp64(dataclasses.replace(runner.setting, python=python_of[on]), folder / "fp64", text)
         t = issue_lifecycle.numerics(t, judged.line(), judged.wrong_result if judged.judged else None, on)
-        extra = [f"Against an fp64 reference (torch {on}, the script's random inputs seeded alike on every side): "
-                 f"{judged.line()}.", ""]
+        extra = [
+            f"Against an fp64 reference (torch {on}, the script's random inputs seeded alike on every side): "
+            f"{judged.line()}.",
+            "",
+        ]
     t = issue_lifecycle.decide(dataclasses.replace(t, script_from=found.where), issue)
     draft = None
     if t.post:

@@ -48,28 +48,41 @@ def triage_issue(root: Path, ask: TriageAsk, say=print, log=print) -> int:
     if ask.here and ask.releases:
         raise InputError("triage: --here runs this torch alone; --releases names others: give one of them")
     out = Path(ask.report_dir).resolve() if ask.report_dir else root / "reports" / "upstream"
-    request = triage.Request(matrix, ask.target, ask.releases, ask.here, ask.nightly, ask.since, ask.reported_release,
-                             ask.timeout)
+    request = triage.Request(
+        matrix, ask.target, ask.releases, ask.here, ask.nightly, ask.since, ask.reported_release, ask.timeout
+    )
     done = triage.triage(issue, request, out, ours=(root.resolve(),), log=log)
     say(done.standing.line())
     t = done.triage
     if t.signature is not None:
-        say(f"  signature (torch {t.observed_on}; {t.source()}): "
-            f"{t.signature.line()}" + (f"; {t.confirmed}" if t.confirmed else ""))
+        say(
+            f"  signature (torch {t.observed_on}; {t.source()}): "
+            f"{t.signature.line()}" + (f"; {t.confirmed}" if t.confirmed else "")
+        )
     for ran in done.runs:
         say(f"  torch {ran.release}: {ran.why or triage_standing.observed_line(ran.obs)}")
     if ask.record:
         path = linked.record_triage(root, issue.number, t.record_line(), t.observed_on or "none run", t.standing)
         say(f"  recorded in {path}" if path else f"  not recorded: no case links #{issue.number}")
     if done.draft is not None:
-        command = shlex.join(["gh", "issue", "comment", str(issue.number), "--repo", "pytorch/pytorch",
-                              "--body-file", str(done.draft)])
+        command = shlex.join(
+            ["gh", "issue", "comment", str(issue.number), "--repo", "pytorch/pytorch", "--body-file", str(done.draft)]
+        )
         say(f"  draft: {done.draft} (open it, write your own words on its first line)\n  post:  {command}")
     return 0
 
 
-def tracker_lines(root: Path, store_folder: Path, numbers: bool, report_dir: str | None, issues_json: str | None,
-                  releases: tuple[str, ...], here: bool, timeout: float, log=print) -> list[str]:
+def tracker_lines(
+    root: Path,
+    store_folder: Path,
+    numbers: bool,
+    report_dir: str | None,
+    issues_json: str | None,
+    releases: tuple[str, ...],
+    here: bool,
+    timeout: float,
+    log=print,
+) -> list[str]:
     """`reprokit tracker`: the linked issues' numbers alone, or one line per linked issue with the comment draft of
     each whose recorded runs disagree with its state (the issues not yet triaged triaged first, from issues_json)."""
     matrix = load_root_matrix(root)
@@ -87,6 +100,8 @@ def tracker_lines(root: Path, store_folder: Path, numbers: bool, report_dir: str
         if path is not None:
             lines.append(f"  draft: {path}\n  post:  {command}")
     needing = sum(1 for _, path, _ in rows if path is not None)
-    lines.append(f"{len(rows)} linked issues; {needing} need a comment (drafts from recorded runs; `reprokit upstream "
-                 "ID` makes one from a run now)")
+    lines.append(
+        f"{len(rows)} linked issues; {needing} need a comment (drafts from recorded runs; `reprokit upstream "
+        "ID` makes one from a run now)"
+    )
     return lines

@@ -81,33 +81,55 @@ def _minified(cd: CaseDir, setting, script: Path, failure: Failure, script_text:
     else:
         level = minify.level_for(failure.obs, failure.obs.stage, failure.own_check and failure.compiles)
         if level is None or not failure.compiles:
-            return None, (f"Minified repro: none; PyTorch's minifier replays backend (inductor) compile and accuracy "
-                          f"failures, and this one is raised in {failure.component}.")
-        found = minify.run_minifier(script, {"REPRO_DEVICE": setting.device, "REPRO_DTYPE": setting.dtype}, level,
-                                    min(MINIFY_TIMEOUT, 3 * setting.timeout), setting.python)
+            return None, (
+                f"Minified repro: none; PyTorch's minifier replays backend (inductor) compile and accuracy "
+                f"failures, and this one is raised in {failure.component}."
+            )
+        found = minify.run_minifier(
+            script,
+            {"REPRO_DEVICE": setting.device, "REPRO_DTYPE": setting.dtype},
+            level,
+            min(MINIFY_TIMEOUT, 3 * setting.timeout),
+            setting.python,
+        )
     if found.text is None:
         return None, f"Minified repro: none; {found.why}."
     mine, theirs = len(script_text.splitlines()), len(found.text.splitlines())
     if theirs >= mine:
-        return None, (f"Minified repro: not attached; PyTorch's minifier ({found.why}) wrote {theirs} lines, not "
-                      f"fewer than the script's {mine}.")
+        return None, (
+            f"Minified repro: not attached; PyTorch's minifier ({found.why}) wrote {theirs} lines, not "
+            f"fewer than the script's {mine}."
+        )
     return found.text, f"The minifier's repro has {theirs} lines against the script's {mine} ({found.why})."
 
 
 def _failure(plain: Observation, raised, text: str, ladder) -> Failure:
     code = facts(text)
     own = raised.raised_by_script(plain.exception) and plain.exception == "AssertionError"
-    return Failure(plain, own, issue_fields.component(plain.stage, ladder), code.compiles,
-                   any(c.startswith("torch.export") for c in torch_calls(text)))
+    return Failure(
+        plain,
+        own,
+        issue_fields.component(plain.stage, ladder),
+        code.compiles,
+        any(c.startswith("torch.export") for c in torch_calls(text)),
+    )
 
 
 def _torch_version(versions: str) -> str:
-    return next((ln.split(":", 1)[1].strip() for ln in versions.splitlines() if ln.startswith("PyTorch version:")),
-                "?")
+    return next((ln.split(":", 1)[1].strip() for ln in versions.splitlines() if ln.startswith("PyTorch version:")), "?")
 
 
-def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history: ReleaseHistory, out: Path, *,
-              force: bool = False, tlparse: str | None = None, search_json: Path | None = None) -> Filed:
+def new_issue(
+    cd: CaseDir,
+    target: str,
+    setting: upstream_runs.Setting,
+    history: ReleaseHistory,
+    out: Path,
+    *,
+    force: bool = False,
+    tlparse: str | None = None,
+    search_json: Path | None = None,
+) -> Filed:
     """Long: one report's runs in order, each deciding whether the next is needed (screens, ablation, minifier).
 
     history: this case's repro on `target` from recorded runs, oldest first, with what each release raised."""
@@ -120,8 +142,9 @@ def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history:
         error_log = as_user_sees(plain.stderr_tail, script, ours)
         stdout = as_user_sees(plain.stdout_tail, script, ours)
         raised = raised_at(error_log, "repro.py")
-        screened = not_a_bug.screen(cd.case, plain, stdout + "\n" + error_log, raised, facts(text).compiles,
-                                    setting.python)
+        screened = not_a_bug.screen(
+            cd.case, plain, stdout + "\n" + error_log, raised, facts(text).compiles, setting.python
+        )
         if screened and not force:
             raise _refuse(case_id, screened.line())
         if screened:
@@ -133,9 +156,13 @@ def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history:
         key = re.sub(r"['\"]", "", issue_fields.search_key(failure, torch_calls(text)))[:200]
         found = report_facts.searched(failure, key, search_json)
         if (dupes := report_facts.duplicates(failure, found)) and not force:
-            raise _refuse(case_id, "an open issue already reports this failure: " + "; ".join(
-                f"#{d.number} ({issue_search_title(d.title)})" for d in dupes[:3]) + " (found by the duplicate "
-                "search the report lists); comment there instead")
+            raise _refuse(
+                case_id,
+                "an open issue already reports this failure: "
+                + "; ".join(f"#{d.number} ({issue_search_title(d.title)})" for d in dupes[:3])
+                + " (found by the duplicate "
+                "search the report lists); comment there instead",
+            )
         verbose = None
         if "TORCHDYNAMO_VERBOSE=1" in error_log:
             verbose = as_user_sees(upstream_runs.verbose(setting, script).stderr_tail, script, ours)
@@ -149,23 +176,44 @@ def new_issue(cd: CaseDir, target: str, setting: upstream_runs.Setting, history:
     labels = issue_fields.labels(failure, cd.case.area, cd.case.category)
     if history.regression():
         labels.append(report_facts.REGRESSION_LABEL)
-    ev = Evidence(failure=failure, script=text, error_log=error_log, stdout=stdout, device=setting.device,
-                  torch_version=_torch_version(versions), target=target, history=history,
-                  ladder=ladder, verbose_log=verbose, minified=minified, minified_note=minified_note,
-                  trace_note=trace_note, versions=versions, labels=labels, overridden=screened,
-                  expected=report_facts.expected(failure, history, text),
-                  workaround=report_facts.workaround(cd, setting.device, setting.dtype),
-                  related=issue_search.related([], searched=found))
+    ev = Evidence(
+        failure=failure,
+        script=text,
+        error_log=error_log,
+        stdout=stdout,
+        device=setting.device,
+        torch_version=_torch_version(versions),
+        target=target,
+        history=history,
+        ladder=ladder,
+        verbose_log=verbose,
+        minified=minified,
+        minified_note=minified_note,
+        trace_note=trace_note,
+        versions=versions,
+        labels=labels,
+        overridden=screened,
+        expected=report_facts.expected(failure, history, text),
+        workaround=report_facts.workaround(cd, setting.device, setting.dtype),
+        related=issue_search.related([], searched=found),
+    )
     report = out / f"{case_id}.md"
     report.write_text(render(ev), encoding="utf-8")
     if tlparse is None:
-        notes.append(f"tlparse is not installed, the report attaches the raw trace only; install it: "
-                     f"{trace_bundle.INSTALL_TLPARSE}")
+        notes.append(
+            f"tlparse is not installed, the report attaches the raw trace only; install it: "
+            f"{trace_bundle.INSTALL_TLPARSE}"
+        )
     title = report_facts.regression_title(issue_fields.title(failure), history)
-    steps = [("search for duplicates first (torch's own exception text):", issue_fields.search_command(key)),
-             ("then file it through PyTorch's torch.compile form (title filled in; paste each section of the draft "
-              "into the field of the same name, attach the files; labels a non-member gives on the command line are "
-              "dropped, the form labels it):", issue_fields.form_link(title))]
+    steps = [
+        ("search for duplicates first (torch's own exception text):", issue_fields.search_command(key)),
+        (
+            "then file it through PyTorch's torch.compile form (title filled in; paste each section of the draft "
+            "into the field of the same name, attach the files; labels a non-member gives on the command line are "
+            "dropped, the form labels it):",
+            issue_fields.form_link(title),
+        ),
+    ]
     return Filed(report=report, attachments=attachments, title=title, notes=notes, commands=steps)
 
 
@@ -178,14 +226,17 @@ def linked_comment(item: linked.Linked, setting: upstream_runs.Setting, out: Pat
     """The comment a linked issue needs, its evidence from a contained run of the standalone repro made now."""
     kind = item.kind
     if item.held and not force:
-        raise InputError(f"cases/{item.cd.case.id}: links {item.url}: {item.held} (--force writes what the case's runs "
-                         "show anyway)")
+        raise InputError(
+            f"cases/{item.cd.case.id}: links {item.url}: {item.held} (--force writes what the case's runs show anyway)"
+        )
     if kind is None:
         newest = {t: h.decisive()[-1] for t, h in item.histories.items() if h.decisive()}
         if not force or not newest:
-            raise InputError(f"cases/{item.cd.case.id}: links {item.url} ({item.state}, checked {item.checked}) and "
-                             "the recorded runs agree with that state: nothing to comment (--force writes what they "
-                             "show anyway)")
+            raise InputError(
+                f"cases/{item.cd.case.id}: links {item.url} ({item.state}, checked {item.checked}) and "
+                "the recorded runs agree with that state: nothing to comment (--force writes what they "
+                "show anyway)"
+            )
         kind = STILL if any(v == BAD for _, v in newest.values()) else NO_LONGER
     workdir = Path(tempfile.mkdtemp(prefix="reprokit-upstream-"))
     try:
@@ -195,29 +246,54 @@ def linked_comment(item: linked.Linked, setting: upstream_runs.Setting, out: Pat
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     versions = upstream_runs.collect_env(setting.python)
-    ran = (f"Run now on torch {_torch_version(versions)} ({setting.device}), contained as the corpus runs its cases: "
-           f"{upstream_runs.summary(plain)}.")
+    ran = (
+        f"Run now on torch {_torch_version(versions)} ({setting.device}), contained as the corpus runs its cases: "
+        f"{upstream_runs.summary(plain)}."
+    )
     ours = (item.cd.path.resolve(), item.cd.path.resolve().parent.parent, torch_envs.cache_root())
-    evidence = CommentEvidence(kind, item.histories, text, ran, as_user_sees(plain.stderr_tail, script, ours), versions,
-                               item.triage)
+    evidence = CommentEvidence(
+        kind, item.histories, text, ran, as_user_sees(plain.stderr_tail, script, ours), versions, item.triage
+    )
     path, command = linked.write(item, evidence, out)
-    notes = [] if plain.status != RunStatus.PASS else [f"note: the repro exits 0 here now, while the store's newest "
-                                               f"record says otherwise; check before posting ({path})"]
+    notes = (
+        []
+        if plain.status != RunStatus.PASS
+        else [
+            f"note: the repro exits 0 here now, while the store's newest "
+            f"record says otherwise; check before posting ({path})"
+        ]
+    )
     return Filed(report=path, attachments=[], commands=[(f"post it on {item.url}:", command)], notes=notes)
 
 
-
-def draft(root: Path, store_dir: Path, matrix: Matrix, case_id: str, target: str, out: Path, *, force: bool = False,
-          tlparse: str | None = None, python: str = sys.executable, search_json: Path | None = None,
-          issues_json: Path | None = None) -> Filed:
+def draft(
+    root: Path,
+    store_dir: Path,
+    matrix: Matrix,
+    case_id: str,
+    target: str,
+    out: Path,
+    *,
+    force: bool = False,
+    tlparse: str | None = None,
+    python: str = sys.executable,
+    search_json: Path | None = None,
+    issues_json: Path | None = None,
+) -> Filed:
     """`reprokit upstream ID`: the comment a linked issue needs, else a new-issue report (screened first). With
     `issues_json`, a linked issue not yet triaged is triaged first from its file there, on this torch."""
     data = linked.Corpus.read(root, store_dir, matrix)
     if issues_json is not None:
         if target not in matrix.targets:
             raise InputError(f"--target {target!r}: no such target in matrix.yaml")
-        data = offline_triage.with_triages(data, issues_json, triage.Request(matrix, target, here=True), out,
-                                           log=lambda line: print(line, file=sys.stderr), case_id=case_id)
+        data = offline_triage.with_triages(
+            data,
+            issues_json,
+            triage.Request(matrix, target, here=True),
+            out,
+            log=lambda line: print(line, file=sys.stderr),
+            case_id=case_id,
+        )
     cd = next((c for c in data.cases if c.case.id == case_id), None)
     if cd is None:
         raise InputError(f"{case_id!r}: no such case (see `reprokit list`)")
@@ -235,5 +311,13 @@ def draft(root: Path, store_dir: Path, matrix: Matrix, case_id: str, target: str
     if item is not None:
         return linked_comment(item, setting, out, force)
     errors = report_facts.errors_by_release(data.loaded[target], target, case_id, dtype)
-    return new_issue(cd, target, setting, ReleaseHistory.of(history, errors), out, force=force, tlparse=tlparse,
-                     search_json=search_json)
+    return new_issue(
+        cd,
+        target,
+        setting,
+        ReleaseHistory.of(history, errors),
+        out,
+        force=force,
+        tlparse=tlparse,
+        search_json=search_json,
+    )

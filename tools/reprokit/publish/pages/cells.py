@@ -20,8 +20,7 @@ def cell(text: str | None, width: int = 90) -> str:
 def wrapped(text: str | None, width: int = 60) -> str:
     """A cell's whole text in lines of about `width` characters: a claim is wrapped, never cut. Cached: a case's
     claim is the same cell in every row of the case (each dtype, each release)."""
-    return "<br>".join(textwrap.wrap(cell(text, width=10**9), width, break_long_words=False,
-                                     break_on_hyphens=False))
+    return "<br>".join(textwrap.wrap(cell(text, width=10**9), width, break_long_words=False, break_on_hyphens=False))
 
 
 def outcome_text(rec: Record | None, dtype: bool = False) -> str:
@@ -40,12 +39,13 @@ def outcome_text(rec: Record | None, dtype: bool = False) -> str:
 
 
 def by_machine(rec: Record) -> str:
-    """" (by machine: does-not-reproduce on Intel(R) Xeon(R) Processor)" where another machine gave the same torch and
+    """ " (by machine: does-not-reproduce on Intel(R) Xeon(R) Processor)" where another machine gave the same torch and
     case content another verdict: the mark alone would be one machine's verdict read as the release's."""
     if not rec.machine_dependent:
         return ""
-    others = "; ".join(f"{verdict} on {cell(machine, 60)}" for machine, verdict in sorted(
-        (rec.on_other_machines or {}).items()))
+    others = "; ".join(
+        f"{verdict} on {cell(machine, 60)}" for machine, verdict in sorted((rec.on_other_machines or {}).items())
+    )
     return f" ({BY_MACHINE}: {others})"
 
 
@@ -58,11 +58,16 @@ def rows_by_case(records: list[Record]) -> dict[tuple[str, str], dict[str, Recor
 
 
 def summary_line(t: Tally) -> str:
-    return (f"{t.runs} runs. Repros: {t.repros_run} ran — {t.reproduce} reproduce, "
-            f"{t.do_not_reproduce} do not reproduce, {t.fail_differently} fail differently, "
-            f"{t.timeout} timed out; {t.repros_skipped} skipped. "
-            f"Our fixes: {t.fixes_text()} ({t.fixes_broken} broken, {t.fixes_skipped} skipped). "
-            f"The article's own fixes: {t.article_fixes_text()}."
-            + (f" Flaky (runs of one variant disagreed): {t.flaky}." if t.flaky else "")
-            + (f" Machine-dependent (another machine's verdict differs, same torch and content): {t.machine_dependent}."
-               if t.machine_dependent else ""))
+    return (
+        f"{t.runs} runs. Repros: {t.repros_run} ran — {t.reproduce} reproduce, "
+        f"{t.do_not_reproduce} do not reproduce, {t.fail_differently} fail differently, "
+        f"{t.timeout} timed out; {t.repros_skipped} skipped. "
+        f"Our fixes: {t.fixes_text()} ({t.fixes_broken} broken, {t.fixes_skipped} skipped). "
+        f"The article's own fixes: {t.article_fixes_text()}."
+        + (f" Flaky (runs of one variant disagreed): {t.flaky}." if t.flaky else "")
+        + (
+            f" Machine-dependent (another machine's verdict differs, same torch and content): {t.machine_dependent}."
+            if t.machine_dependent
+            else ""
+        )
+    )

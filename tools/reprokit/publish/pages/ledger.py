@@ -47,8 +47,15 @@ class ClaimVerdict(str, Enum):
 
 
 CONFIRMED, REFUTED, MIXED, INCONCLUSIVE, NOT_TESTABLE, NOT_RUN, PARTLY_TESTED = ClaimVerdict
-SYMBOL = {CONFIRMED: "✔ confirmed", REFUTED: "✘ refuted", MIXED: "◐ mixed", INCONCLUSIVE: "? inconclusive",
-          NOT_TESTABLE: "– not testable", NOT_RUN: "· not run", PARTLY_TESTED: "◔ partly tested"}
+SYMBOL = {
+    CONFIRMED: "✔ confirmed",
+    REFUTED: "✘ refuted",
+    MIXED: "◐ mixed",
+    INCONCLUSIVE: "? inconclusive",
+    NOT_TESTABLE: "– not testable",
+    NOT_RUN: "· not run",
+    PARTLY_TESTED: "◔ partly tested",
+}
 CONFIG_LINE = "FP8_CONFIG "
 
 
@@ -75,7 +82,7 @@ def configurations(rec: Record) -> list[dict]:
     for line in rec.stdout_tail.splitlines():
         if line.startswith(CONFIG_LINE):
             try:
-                rows.append(json.loads(line[len(CONFIG_LINE):]))
+                rows.append(json.loads(line[len(CONFIG_LINE) :]))
             except ValueError:
                 continue
     return rows
@@ -100,7 +107,9 @@ def rate_stance(claim: Claim, sweep: View | None, runs: list[Record]) -> tuple[C
     source = "sweep" if len(parts) == 1 and parts[0].startswith("sweep") else f"{' + '.join(parts)}, together"
     detail = f"{source}: {failed / total:.1%} ({failed}/{total}) vs {claim.sweep.claimed:.1%} claimed"
     missing = sweep_report.missing_cells(sweep, fp8=claim.sweep.measure == "fp8-cells-failing") if sweep else 0
-    if missing and stance == REFUTED:  # the cells not recorded could only raise the rate: a partial grid refutes nothing
+    if (
+        missing and stance == REFUTED
+    ):  # the cells not recorded could only raise the rate: a partial grid refutes nothing
         return INCONCLUSIVE, f"{detail}, with {missing} cells of the grid not recorded"
     return stance, detail
 
@@ -123,8 +132,9 @@ def compiled_a_graph(rec: Record) -> bool:
     return bool((rec.dynamo or {}).get("unique_graphs"))
 
 
-def _tested(claim: Claim, cases: dict[str, CaseDir], records: list[Record],
-            sweep: View | None) -> tuple[ClaimVerdict, str]:
+def _tested(
+    claim: Claim, cases: dict[str, CaseDir], records: list[Record], sweep: View | None
+) -> tuple[ClaimVerdict, str]:
     variant = "article_fix" if claim.article_fix else "repro"
     runs = [r for r in records if r.case in claim.cases and r.variant == variant]
     if claim.compiles_graph:  # a claim about the compiled graph: a run that compiled none tested nothing of it
@@ -168,14 +178,24 @@ def figure_stances(claim: Claim, runs: list[Record]) -> list[tuple[ClaimVerdict,
         if value is None:
             continue
         agrees = figure.agrees(value)
-        out.append((CONFIRMED if agrees else REFUTED,
-                    f"{figure.name} {value:g} vs the article's {figure.claimed:g}: "
-                    f"{'within' if agrees else 'outside'} {figure.bound}"))
+        out.append(
+            (
+                CONFIRMED if agrees else REFUTED,
+                f"{figure.name} {value:g} vs the article's {figure.claimed:g}: "
+                f"{'within' if agrees else 'outside'} {figure.bound}",
+            )
+        )
     return out
 
 
-def judge(claim: Claim, cases: dict[str, CaseDir], records: list[Record],
-          sweep: View | None = None, *, target: str | None = None) -> tuple[ClaimVerdict, str]:
+def judge(
+    claim: Claim,
+    cases: dict[str, CaseDir],
+    records: list[Record],
+    sweep: View | None = None,
+    *,
+    target: str | None = None,
+) -> tuple[ClaimVerdict, str]:
     """(verdict, detail) of one claim on one target, from its cases' runs and the sweep's measured rate.
 
     `target` names the target the records come from (the sweep's own target when not given); a hardware claim needs
@@ -214,8 +234,11 @@ def with_history(verdict: str, detail: str, claim: Claim, last_runs: dict[str, L
     mine = [(case, runs[case]) for case in claim.cases if case in runs]
     if verdict != NOT_RUN or not mine:
         return detail
-    told = "; ".join(f"{case} last ran {last.record.recorded_at[:10]} on {where(last)}, torch {last.record.torch}: "
-                     f"{last.record.verdict}" for case, last in mine)
+    told = "; ".join(
+        f"{case} last ran {last.record.recorded_at[:10]} on {where(last)}, torch {last.record.torch}: "
+        f"{last.record.verdict}"
+        for case, last in mine
+    )
     if detail.endswith("no recorded run"):
         return detail.removesuffix("no recorded run") + f"no current run, history only: {told}"
     if detail.endswith("(no current run)"):  # a claim about a compiled graph

@@ -55,5 +55,6 @@ def run_lines(view: View) -> list[str]:
             + f", {head.wall_seconds:.0f} s wall"
             + (f" for the selection {cell(', '.join(head.selection), 200)}" if head.selection else "")
             + f"{where}, torch {head.torch}, finished {finished_text(head)}; {shown.get(head.run_id, 0)} records "
-            f"shown.  ")
+            f"shown.  "
+        )
     return lines

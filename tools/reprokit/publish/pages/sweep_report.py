@@ -23,7 +23,7 @@ def metrics(rec: Record) -> dict:
     """The cell's own SWEEP_RESULT line (compile time, speedup, accuracy), when it got that far."""
     for line in reversed(rec.stdout_tail.splitlines()):
         if line.startswith("SWEEP_RESULT "):
-            return json.loads(line[len("SWEEP_RESULT "):])
+            return json.loads(line[len("SWEEP_RESULT ") :])
     return {}
 
 
@@ -69,9 +69,11 @@ def missing_cells(res: View, fp8: bool = False) -> int:
 
 
 def superseded_line(res: View) -> str:
-    return (f"**Superseded:** {res.superseded} cells of torch {res.release} were recorded with an earlier sweep "
-            "(`sweep/cell.py`, `grid.yaml` or a structure changed since): they are history, shown nowhere and in no "
-            "rate; run the sweep again to judge it.")
+    return (
+        f"**Superseded:** {res.superseded} cells of torch {res.release} were recorded with an earlier sweep "
+        "(`sweep/cell.py`, `grid.yaml` or a structure changed since): they are history, shown nowhere and in no "
+        "rate; run the sweep again to judge it."
+    )
 
 
 def summary_rows(res: View) -> list[list]:
@@ -79,11 +81,15 @@ def summary_rows(res: View) -> list[list]:
     any_fail, structures = failing(res, "structures-failing")
     default = [r for r in done if r.variant == "inference-default" and r.dtype == "float32"]
     fp8 = [r for r in done if r.dtype.startswith("float8")]
-    rows = [["cells failing (error or inaccurate)", rate(done), f"{ARTICLE_FAILURE_RATE:.1%}"],
-            ["structures failing at least one cell",
-             f"{any_fail / structures:.1%} ({any_fail}/{structures})" if structures else "—",
-             f"{ARTICLE_FAILURE_RATE:.1%} of {ARTICLE_STRUCTURES}"],
-            ["structures failing the plain call (inference, default, float32)", rate(default), "—"]]
+    rows = [
+        ["cells failing (error or inaccurate)", rate(done), f"{ARTICLE_FAILURE_RATE:.1%}"],
+        [
+            "structures failing at least one cell",
+            f"{any_fail / structures:.1%} ({any_fail}/{structures})" if structures else "—",
+            f"{ARTICLE_FAILURE_RATE:.1%} of {ARTICLE_STRUCTURES}",
+        ],
+        ["structures failing the plain call (inference, default, float32)", rate(default), "—"],
+    ]
     if fp8:
         rows.append(["FP8 cells failing", rate(fp8), f"{ARTICLE_FP8_FAILURE_RATE:.0%}"])
     return rows
@@ -97,41 +103,76 @@ def render_target(res: View, description: str, heatmap: str | None) -> str:
     # runs file): the page is rendered, not a smoke run, as the site's summary reads it.
     smoke = res.header is not None and res.header.smoke
     missing = missing_cells(res)
-    lines = [f"# Model sweep on `{res.target}`: {description}", "",
-             f"Recorded on {machine_text(res.environment)}.  ",
-             *run_lines(res),
-             f"{len(res.records)} cells in all{' (smoke subset)' if smoke else ''}.", "",
-             *([f"**Incomplete:** {missing} cells of the grid are not recorded (not started before the "
-                "run's deadline, or dropped with `reprokit forget`); they are left out of every rate below.", ""]
-               if missing > 0 else []),
-             *([superseded_line(res), ""] if res.superseded else []),
-             "A cell passes when the compiled model runs and is as accurate as PyTorch's dashboard requires "
-             "(`torch._dynamo.utils.same` against a float64 reference); a cell whose structure fails in eager, or an FP8 "
-             "cell in which no Linear became a float8 Linear, is skipped and counts in no rate. The article's 63.2% cannot be k/27 for any k "
-             "(17/27 = 63.0%), so it is shown beside both a cell rate and a structure rate.", "",
-             tabulate(summary_rows(res), headers=["measure", "measured", "article"], tablefmt="github"), "",
-             "## Failure rate per configuration", ""]
+    lines = [
+        f"# Model sweep on `{res.target}`: {description}",
+        "",
+        f"Recorded on {machine_text(res.environment)}.  ",
+        *run_lines(res),
+        f"{len(res.records)} cells in all{' (smoke subset)' if smoke else ''}.",
+        "",
+        *(
+            [
+                f"**Incomplete:** {missing} cells of the grid are not recorded (not started before the "
+                "run's deadline, or dropped with `reprokit forget`); they are left out of every rate below.",
+                "",
+            ]
+            if missing > 0
+            else []
+        ),
+        *([superseded_line(res), ""] if res.superseded else []),
+        "A cell passes when the compiled model runs and is as accurate as PyTorch's dashboard requires "
+        "(`torch._dynamo.utils.same` against a float64 reference); a cell whose structure fails in eager, or an FP8 "
+        "cell in which no Linear became a float8 Linear, is skipped and counts in no rate. The article's 63.2% cannot be k/27 for any k "
+        "(17/27 = 63.0%), so it is shown beside both a cell rate and a structure rate.",
+        "",
+        tabulate(summary_rows(res), headers=["measure", "measured", "article"], tablefmt="github"),
+        "",
+        "## Failure rate per configuration",
+        "",
+    ]
     by_col = defaultdict(list)
     for r in res.records:
         by_col[column(r)].append(r)
-    lines.append(tabulate([[c, rate(rs)] for c, rs in sorted(by_col.items())],
-                          headers=["mode-config@dtype", "failing"], tablefmt="github"))
+    lines.append(
+        tabulate(
+            [[c, rate(rs)] for c, rs in sorted(by_col.items())],
+            headers=["mode-config@dtype", "failing"],
+            tablefmt="github",
+        )
+    )
     if heatmap:
         lines += ["", f"![structure x configuration]({heatmap})"]
     failing = [r for r in res.records if r.verdict.compile_failure]
     lines += ["", f"## Failing cells ({len(failing)})", ""]
-    rows = [[structure(r), column(r), md_cell(r.stage), f"`{identifier(r.exception or r.status).rsplit('.', 1)[-1]}`",
-             md_cell(r.headline() or r.why, 100)]
-            for r in sorted(failing, key=lambda r: r.key)]
-    lines.append(tabulate(rows, headers=["structure", "cell", "stage", "error", "message"], tablefmt="github")
-                 if rows else "None.")
-    passing = [(structure(r), column(r), metrics(r)) for r in res.records
-               if r.verdict is Verdict.DOES_NOT_REPRODUCE]
+    rows = [
+        [
+            structure(r),
+            column(r),
+            md_cell(r.stage),
+            f"`{identifier(r.exception or r.status).rsplit('.', 1)[-1]}`",
+            md_cell(r.headline() or r.why, 100),
+        ]
+        for r in sorted(failing, key=lambda r: r.key)
+    ]
+    lines.append(
+        tabulate(rows, headers=["structure", "cell", "stage", "error", "message"], tablefmt="github")
+        if rows
+        else "None."
+    )
+    passing = [(structure(r), column(r), metrics(r)) for r in res.records if r.verdict is Verdict.DOES_NOT_REPRODUCE]
     speed = [(s, c, m["speedup"], m["compile_seconds"]) for s, c, m in passing if m.get("speedup")]
     if speed:
-        lines += ["", "## Compile time and speedup of the passing cells", "",
-                  tabulate(sorted(speed), headers=["structure", "cell", "speedup over eager", "compile s"],
-                           tablefmt="github", floatfmt=".2f")]
+        lines += [
+            "",
+            "## Compile time and speedup of the passing cells",
+            "",
+            tabulate(
+                sorted(speed),
+                headers=["structure", "cell", "speedup over eager", "compile s"],
+                tablefmt="github",
+                floatfmt=".2f",
+            ),
+        ]
     lines.append("")
     return "\n".join(lines)
 
@@ -139,13 +180,23 @@ def render_target(res: View, description: str, heatmap: str | None) -> str:
 def write_heatmap(res: View, path: Path) -> bool:
     cols = sorted({column(r) for r in res.records})
     rows = sorted({structure(r) for r in res.records})
-    value = {Verdict.DOES_NOT_REPRODUCE: 0, Verdict.SKIPPED: 1}  # anything else recorded failed (2); unrecorded is grey (1)
+    value = {
+        Verdict.DOES_NOT_REPRODUCE: 0,
+        Verdict.SKIPPED: 1,
+    }  # anything else recorded failed (2); unrecorded is grey (1)
     present = {(structure(r), column(r)): value.get(r.verdict, 2) for r in res.records}
     grid = [[present.get((s, c), 1) for c in cols] for s in rows]
-    return ci_artifacts.save_grid(grid, rows, cols, ["#2e7d32", "#bdbdbd", "#c62828"], path,
-                      size=(1.0 + 0.45 * len(cols), 1.0 + 0.28 * len(rows)),
-                      title=f"{res.target}: green passes, red fails, grey not run",
-                      col_labels={"rotation": 60, "ha": "right", "fontsize": 7}, row_fontsize=7)
+    return ci_artifacts.save_grid(
+        grid,
+        rows,
+        cols,
+        ["#2e7d32", "#bdbdbd", "#c62828"],
+        path,
+        size=(1.0 + 0.45 * len(cols), 1.0 + 0.28 * len(rows)),
+        title=f"{res.target}: green passes, red fails, grey not run",
+        col_labels={"rotation": 60, "ha": "right", "fontsize": 7},
+        row_fontsize=7,
+    )
 
 
 def write_reports(out: Path, sweeps: dict[str, View], descriptions: dict[str, str]) -> list[Path]:
@@ -158,8 +209,11 @@ def write_reports(out: Path, sweeps: dict[str, View], descriptions: dict[str, st
             continue
         png.parent.mkdir(parents=True, exist_ok=True)  # a fresh --out folder has no per-target folder yet
         md = out / f"{name}-sweep.md"
-        written += [md] if write_changed(md, render_target(res, descriptions.get(name, ""),
-                                                           f"{name}/sweep-heatmap.png")) else []
+        written += (
+            [md]
+            if write_changed(md, render_target(res, descriptions.get(name, ""), f"{name}/sweep-heatmap.png"))
+            else []
+        )
         written += [png] if write_heatmap(res, png) else []
     return written
 
@@ -173,18 +227,29 @@ def headline_claim(sweeps: dict[str, View]) -> list[str]:
         torch = res.environment.get("torch", "?")
         smoke = res.header is not None and res.header.smoke
         if smoke or res.superseded or (missing := missing_cells(res)):
-            why = ("the smoke subset" if smoke else
-                   f"{res.superseded} cells superseded: the sweep changed since they were recorded" if res.superseded
-                   else f"{missing} of its cells not recorded")
+            why = (
+                "the smoke subset"
+                if smoke
+                else f"{res.superseded} cells superseded: the sweep changed since they were recorded"
+                if res.superseded
+                else f"{missing} of its cells not recorded"
+            )
             said.append(f"- `{name}`: not judged ({why}).")
         elif structures:
-            said.append(f"- `{name}` (torch {torch}, on {machine_text(res.environment).split(',')[0]}; all "
-                        f"{len(res.records)} cells of its grid recorded): {any_fail} of {structures} structures "
-                        f"({any_fail / structures:.1%}) fail at least one cell.")
+            said.append(
+                f"- `{name}` (torch {torch}, on {machine_text(res.environment).split(',')[0]}; all "
+                f"{len(res.records)} cells of its grid recorded): {any_fail} of {structures} structures "
+                f"({any_fail / structures:.1%}) fail at least one cell."
+            )
     if not said:
         return []
-    return [f"**The headline claim**, {ARTICLE_FAILURE_RATE:.1%} of {ARTICLE_STRUCTURES} model structures failing "
-            "under torch.compile, against the complete sweeps:", "", *said, ""]
+    return [
+        f"**The headline claim**, {ARTICLE_FAILURE_RATE:.1%} of {ARTICLE_STRUCTURES} model structures failing "
+        "under torch.compile, against the complete sweeps:",
+        "",
+        *said,
+        "",
+    ]
 
 
 def index_section(sweeps: dict[str, View]) -> list[str]:
@@ -193,16 +258,39 @@ def index_section(sweeps: dict[str, View]) -> list[str]:
     rows = []
     for name, res in sweeps.items():
         measured = {row[0]: row[1] for row in summary_rows(res)}
-        rows.append([f"[`{name}`]({name}-sweep.md)", machine_text(res.environment) if res.header else "—",
-                     measured["cells failing (error or inaccurate)"], measured["structures failing at least one cell"],
-                     measured.get("FP8 cells failing", "—"), f"{sum(h.wall_seconds for h in res.runs):.0f} s"
-                     + (" (smoke)" if res.header is not None and res.header.smoke else "")
-                     + (f" (incomplete: {missing} cells not recorded)" if (missing := missing_cells(res)) else "")
-                     + (f" (superseded: {res.superseded} cells)" if res.superseded else "")])
-    return ["## Model-structure sweep", "", *headline_claim(sweeps),
-            f"The article's headline: {ARTICLE_FAILURE_RATE:.1%} of {ARTICLE_STRUCTURES} structures fail; "
-            f"{ARTICLE_FP8_FAILURE_RATE:.0%} with FP8 on H100. Measured, as torch.compile failure rates only: a "
-            "cell whose structure already fails in eager is skipped, and an FP8 cell counts only when a float8 Linear "
-            "was created and compiled (a structure with none is skipped); wall is the sum over the runs shown:", "",
-            tabulate(rows, headers=["target", "recorded on", "cells failing", "structures failing a cell",
-                                    "FP8 cells failing", "wall"], tablefmt="github"), ""]
+        rows.append(
+            [
+                f"[`{name}`]({name}-sweep.md)",
+                machine_text(res.environment) if res.header else "—",
+                measured["cells failing (error or inaccurate)"],
+                measured["structures failing at least one cell"],
+                measured.get("FP8 cells failing", "—"),
+                f"{sum(h.wall_seconds for h in res.runs):.0f} s"
+                + (" (smoke)" if res.header is not None and res.header.smoke else "")
+                + (f" (incomplete: {missing} cells not recorded)" if (missing := missing_cells(res)) else "")
+                + (f" (superseded: {res.superseded} cells)" if res.superseded else ""),
+            ]
+        )
+    return [
+        "## Model-structure sweep",
+        "",
+        *headline_claim(sweeps),
+        f"The article's headline: {ARTICLE_FAILURE_RATE:.1%} of {ARTICLE_STRUCTURES} structures fail; "
+        f"{ARTICLE_FP8_FAILURE_RATE:.0%} with FP8 on H100. Measured, as torch.compile failure rates only: a "
+        "cell whose structure already fails in eager is skipped, and an FP8 cell counts only when a float8 Linear "
+        "was created and compiled (a structure with none is skipped); wall is the sum over the runs shown:",
+        "",
+        tabulate(
+            rows,
+            headers=[
+                "target",
+                "recorded on",
+                "cells failing",
+                "structures failing a cell",
+                "FP8 cells failing",
+                "wall",
+            ],
+            tablefmt="github",
+        ),
+        "",
+    ]

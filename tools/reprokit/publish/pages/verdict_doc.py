@@ -20,27 +20,31 @@ def _text(words: str) -> str:
 
 
 def markdown() -> str:
-    rows = [[f"{e.verdict.symbol} `{e.word}`", f"`{e.short}`", _text(e.meaning), "; ".join(map(_text, e.counts))]
-            for e in entries()]
+    rows = [
+        [f"{e.verdict.symbol} `{e.word}`", f"`{e.short}`", _text(e.meaning), "; ".join(map(_text, e.counts))]
+        for e in entries()
+    ]
     both = (Verdict.SKIPPED, Verdict.FLAKY)
     repros = ", ".join(f"`{v}`" for v in Verdict if v not in FIXES and v not in both)
-    return "\n".join([
-        "# Verdicts",
-        "",
-        f"<!-- Generated from tools/reprokit/model/verdict.py by `{COMMAND}`; do not edit by hand. -->",
-        "",
-        f"Every run of a case's variant gets one verdict: a repro (and a sweep cell) one of {repros}; a fix "
-        f"(`fixed.py`, or the article's own `article_fix.py`) {' or '.join(f'`{v}`' for v in FIXES)}; either may be "
-        f"{' or '.join(f'`{v}`' for v in both)}. The site's `glossary.html` shows the same words, meanings and counts.",
-        "",
-        table(rows, ["verdict", "in the grids", "what it means", "what it counts toward"]),
-        "",
-        f"A verdict is also **machine-dependent** (`{BY_MACHINE}` in the grids) when two machines of one target gave "
-        "it differently on the same torch release and the same case content: like a flaky one, it is never a change, "
-        "a fix or a figure of a rate. How the two rates are made from these words: "
-        "[reading a report](reading-a-report.md).",
-        "",
-    ])
+    return "\n".join(
+        [
+            "# Verdicts",
+            "",
+            f"<!-- Generated from tools/reprokit/model/verdict.py by `{COMMAND}`; do not edit by hand. -->",
+            "",
+            f"Every run of a case's variant gets one verdict: a repro (and a sweep cell) one of {repros}; a fix "
+            f"(`fixed.py`, or the article's own `article_fix.py`) {' or '.join(f'`{v}`' for v in FIXES)}; either may be "
+            f"{' or '.join(f'`{v}`' for v in both)}. The site's `glossary.html` shows the same words, meanings and counts.",
+            "",
+            table(rows, ["verdict", "in the grids", "what it means", "what it counts toward"]),
+            "",
+            f"A verdict is also **machine-dependent** (`{BY_MACHINE}` in the grids) when two machines of one target gave "
+            "it differently on the same torch release and the same case content: like a flaky one, it is never a change, "
+            "a fix or a figure of a rate. How the two rates are made from these words: "
+            "[reading a report](reading-a-report.md).",
+            "",
+        ]
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -27,12 +27,14 @@ def svg(label: str, message: str, color: str) -> str:
     left, right = text_width(label) + 10, text_width(message) + 10
     fill, title = COLOURS.get(color, "#9f9f9f"), escape(f"{label}: {message}")
     label_x, message_x = left / 2, left + right / 2
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + right}" height="20" role="img" '
-            f'aria-label="{escape(title, {chr(34): "&quot;"})}"><title>{title}</title>'
-            f'<rect width="{left}" height="20" fill="#555"/><rect x="{left}" width="{right}" height="20" fill="{fill}"/>'
-            f'<g fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" text-anchor="middle">'
-            f'<text x="{label_x}" y="14">{escape(label)}</text><text x="{message_x}" y="14">{escape(message)}</text>'
-            "</g></svg>\n")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + right}" height="20" role="img" '
+        f'aria-label="{escape(title, {chr(34): "&quot;"})}"><title>{title}</title>'
+        f'<rect width="{left}" height="20" fill="#555"/><rect x="{left}" width="{right}" height="20" fill="{fill}"/>'
+        f'<g fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" text-anchor="middle">'
+        f'<text x="{label_x}" y="14">{escape(label)}</text><text x="{message_x}" y="14">{escape(message)}</text>'
+        "</g></svg>\n"
+    )
 
 
 def badges(p: Published) -> dict[str, str]:
@@ -40,9 +42,20 @@ def badges(p: Published) -> dict[str, str]:
     out = {}
     for target in p.descriptions:
         view = p.views.get(target)
-        text = badge(view, {c.case.id: c for c in p.cases}) if view else json.dumps(
-            {"schemaVersion": 1, "label": f"{BADGE_LABEL} ({target})", "message": "not recorded",
-             "color": "lightgrey"}, sort_keys=True) + "\n"
+        text = (
+            badge(view, {c.case.id: c for c in p.cases})
+            if view
+            else json.dumps(
+                {
+                    "schemaVersion": 1,
+                    "label": f"{BADGE_LABEL} ({target})",
+                    "message": "not recorded",
+                    "color": "lightgrey",
+                },
+                sort_keys=True,
+            )
+            + "\n"
+        )
         found = json.loads(text)
         out[f"badges/{slug(target)}.json"] = text
         out[f"badges/{slug(target)}.svg"] = svg(found["label"], found["message"], found["color"])

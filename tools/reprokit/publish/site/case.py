@@ -38,8 +38,10 @@ def upstream_refusal(case: Case) -> str | None:
 
 def published_files(cd: CaseDir) -> list[Path]:
     """The case folder's files the site copies (plain files of a published kind), by name."""
-    return sorted((p for p in cd.path.iterdir() if p.is_file() and not p.is_symlink()
-                   and p.suffix in PUBLISHED_SUFFIXES), key=lambda p: p.name)
+    return sorted(
+        (p for p in cd.path.iterdir() if p.is_file() and not p.is_symlink() and p.suffix in PUBLISHED_SUFFIXES),
+        key=lambda p: p.name,
+    )
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class TargetHistory:
         last = max((n for n, (_, v) in enumerate(verdicts) if v is Verdict.REPRODUCES), default=None)
         if last is None:
             return ""
-        return next((rel for rel, v in verdicts[last + 1:] if v is Verdict.DOES_NOT_REPRODUCE), "")
+        return next((rel for rel, v in verdicts[last + 1 :] if v is Verdict.DOES_NOT_REPRODUCE), "")
 
     @property
     def stretches(self) -> str:
@@ -135,36 +137,66 @@ class CaseFacts:
         return [(h.label, h.flag) for h in self.histories if h.flag]
 
 
-def reproduce_with(cd: CaseDir, histories: list[TargetHistory], records: dict[str, dict[str, list[Record]]],
-                   machines: dict[str, str]) -> Reproduce | None:
+def reproduce_with(
+    cd: CaseDir, histories: list[TargetHistory], records: dict[str, dict[str, list[Record]]], machines: dict[str, str]
+) -> Reproduce | None:
     """The newest release (over every target and machine) on which the repro reproduced, else the newest on which it
     ran; None where it never ran. `records`: target -> release -> the case's records."""
     ran = [(release_key(rel), rel, h, v) for h in histories for rel, v in h.standing.verdicts if v.ran]
     if not ran:
         return None
     _, release, history, verdict = max([r for r in ran if r[3] is Verdict.REPRODUCES] or ran, key=lambda r: r[0])
-    runs = [r for r in records.get(history.target, {}).get(release, [])
-            if Role.of(r.variant) is Role.REPRO and r.verdict is verdict]
+    runs = [
+        r
+        for r in records.get(history.target, {}).get(release, [])
+        if Role.of(r.variant) is Role.REPRO and r.verdict is verdict
+    ]
     machine = history.standing.machine or next((machines[r.run_id] for r in runs if machines.get(r.run_id)), "")
     devices = cd.case.requires.devices
     on_cpu = "cpu" in devices and (not runs or runs[0].device == "cpu")
     device = DEVICE_STRING["cpu" if on_cpu else next((d for d in devices if d != "cpu"), devices[0])]
     dtype = runs[0].dtype if runs else cd.case.requires.dtypes[0]
-    return Reproduce(release, history.target, verdict is Verdict.REPRODUCES, device, dtype,
-                     f"{cd.case.id}/repro.py", machine, cd.case.requires.world_size)
+    return Reproduce(
+        release,
+        history.target,
+        verdict is Verdict.REPRODUCES,
+        device,
+        dtype,
+        f"{cd.case.id}/repro.py",
+        machine,
+        cd.case.requires.world_size,
+    )
 
 
-def case_facts(cd: CaseDir, found: dict[str, list[CaseStanding]], records: dict[str, dict[str, list[Record]]],
-               machines: dict[str, str], hardware: dict[str, str], recorded: set[str],
-               history: dict[str, LastRun] | None = None) -> CaseFacts:
+def case_facts(
+    cd: CaseDir,
+    found: dict[str, list[CaseStanding]],
+    records: dict[str, dict[str, list[Record]]],
+    machines: dict[str, str],
+    hardware: dict[str, str],
+    recorded: set[str],
+    history: dict[str, LastRun] | None = None,
+) -> CaseFacts:
     """The case page's facts from its standings (machines.standings), its records per target and release, the
     machines of the runs, matrix.yaml's targets (target -> hardware), the targets with any record and, per target
     where the case's records are all history, when and on what it last ran (store/last_runs.py)."""
     history = history or {}
     mine = [TargetHistory(s) for target_standings in found.values() for s in target_standings]
-    return CaseFacts(issue_links(cd), mine, reproduce_with(cd, mine, records, machines), upstream_refusal(cd.case),
-                     [f"{cd.case.id}/{p.name}" for p in published_files(cd)],
-                     [(target, what, history[target].text if target in history
-                       else NOT_RUN_HERE if target in recorded else NO_HARDWARE)
-                      for target, what in hardware.items() if target not in found],
-                     untried_command(cd.case), [(t, last.text) for t, last in history.items()])
+    return CaseFacts(
+        issue_links(cd),
+        mine,
+        reproduce_with(cd, mine, records, machines),
+        upstream_refusal(cd.case),
+        [f"{cd.case.id}/{p.name}" for p in published_files(cd)],
+        [
+            (
+                target,
+                what,
+                history[target].text if target in history else NOT_RUN_HERE if target in recorded else NO_HARDWARE,
+            )
+            for target, what in hardware.items()
+            if target not in found
+        ],
+        untried_command(cd.case),
+        [(t, last.text) for t, last in history.items()],
+    )

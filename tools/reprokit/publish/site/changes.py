@@ -107,13 +107,19 @@ def release_changes(p: Published) -> list[ReleaseChanges]:
             before = {r.key: r for r in history[previous] if r.case in cases}
             after = [r for r in history[release] if r.case in cases]
             compared.append((target, previous, sum(r.key in before for r in after)))
-            changes += [Change(target, previous, release, before[r.key], r) for r in after
-                        if r.key in before and is_change(before[r.key], r)]
+            changes += [
+                Change(target, previous, release, before[r.key], r)
+                for r in after
+                if r.key in before and is_change(before[r.key], r)
+            ]
             both = [(before[r.key].verdict, r.verdict) for r in after if r.key in before]
             newly += sum(not was.ran and now.ran for was, now in both)
             no_longer += sum(was.ran and not now.ran for was, now in both)
         targets = list(p.histories)
         changes.sort(key=lambda c: (c.order[0], targets.index(c.target), *c.order[1:]))
-        out.append(ReleaseChanges(release, changes_file(release), is_nightly(release), compared, first_on, changes,
-                                  newly, no_longer))
+        out.append(
+            ReleaseChanges(
+                release, changes_file(release), is_nightly(release), compared, first_on, changes, newly, no_longer
+            )
+        )
     return out

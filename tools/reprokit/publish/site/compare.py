@@ -58,10 +58,16 @@ def verdict_words(records: list[Record]) -> tuple[str, dict[str, str]]:
     where it ran in several; a flaky or machine-dependent verdict marked), and what the comparison compares."""
     mine = sorted(records, key=lambda r: (Role.of(r.variant) is not Role.REPRO, r.variant, r.dtype))
     variants, dtypes = len({r.variant for r in mine}) > 1, len({r.dtype for r in mine}) > 1
-    words = "; ".join(f"{r.variant}{'@' + r.dtype if dtypes else ''}: " * (variants or dtypes) + str(r.verdict)
-                      + " (machine-dependent)" * r.machine_dependent for r in mine)
-    return words, {f"{r.variant}@{r.dtype}": UNCOMPARED if r.machine_dependent or r.verdict is Verdict.FLAKY
-                   else str(r.verdict) for r in mine}
+    words = "; ".join(
+        f"{r.variant}{'@' + r.dtype if dtypes else ''}: " * (variants or dtypes)
+        + str(r.verdict)
+        + " (machine-dependent)" * r.machine_dependent
+        for r in mine
+    )
+    return words, {
+        f"{r.variant}@{r.dtype}": UNCOMPARED if r.machine_dependent or r.verdict is Verdict.FLAKY else str(r.verdict)
+        for r in mine
+    }
 
 
 def differs(a: tuple[str, dict[str, str]] | None, b: tuple[str, dict[str, str]] | None) -> str:

@@ -19,18 +19,24 @@ FIELDS = (*HISTORY_FIELDS, "suite", "run_id", "case_hash", "on_other_machines")
 def entry(rec: Record, current: bool = True) -> dict:
     """`history --json`'s object for the record, its suite, its case hash (null: recorded before hashes were kept) and
     whether it is current."""
-    return {f: str(getattr(rec, f)) for f in HISTORY_FIELDS} | {"suite": rec.suite, "run_id": rec.run_id,
-                                                                "case_hash": rec.case_hash,
-                                                                "on_other_machines": rec.on_other_machines,
-                                                                "current": current}
+    return {f: str(getattr(rec, f)) for f in HISTORY_FIELDS} | {
+        "suite": rec.suite,
+        "run_id": rec.run_id,
+        "case_hash": rec.case_hash,
+        "on_other_machines": rec.on_other_machines,
+        "current": current,
+    }
 
 
 def results_json(records: list[Record], current: set) -> str:
     """records in history_rows' order (store/views.py), each marked current when its identity is in `current`
     (views.current_identities). `<`, `>` and `&` are written as \\u escapes (the same strings), so that no reader
     that sniffs markup finds any in what a run wrote."""
-    return "[\n" + ",\n".join(_markup_free(json.dumps(entry(r, r.identity in current), ensure_ascii=True))
-                               for r in records) + "\n]\n"
+    return (
+        "[\n"
+        + ",\n".join(_markup_free(json.dumps(entry(r, r.identity in current), ensure_ascii=True)) for r in records)
+        + "\n]\n"
+    )
 
 
 def _markup_free(text: str) -> str:
@@ -41,15 +47,25 @@ def _markup_free(text: str) -> str:
 def results_schema() -> str:
     """JSON Schema (2020-12) of results.json: an array of `Record`s restricted to the published fields."""
     full = Record.model_json_schema()
-    properties = {f: full["properties"][f] for f in FIELDS} | {"current": {
-        "type": "boolean", "description": "the record the pages show for its question; false: superseded (history)"}}
+    properties = {f: full["properties"][f] for f in FIELDS} | {
+        "current": {
+            "type": "boolean",
+            "description": "the record the pages show for its question; false: superseded (history)",
+        }
+    }
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "results.json: the recorded runs of the torch.compile repro corpus",
         "type": "array",
-        "items": {"type": "object", "properties": properties, "additionalProperties": False,
-                  "required": [*(f for f in FIELDS if f in full.get("required", []) or f in ("suite", "case_hash")),
-                               "current"]},
+        "items": {
+            "type": "object",
+            "properties": properties,
+            "additionalProperties": False,
+            "required": [
+                *(f for f in FIELDS if f in full.get("required", []) or f in ("suite", "case_hash")),
+                "current",
+            ],
+        },
         "$defs": full.get("$defs", {}),  # the enums the fields refer to (Verdict)
     }
     return json.dumps(schema, indent=1, sort_keys=True) + "\n"

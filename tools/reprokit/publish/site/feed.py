@@ -33,8 +33,10 @@ class Entry:
     @property
     def title(self) -> str:
         c = self.change
-        return (f"{c.target}, torch {c.release}: {c.after.key} {c.kind}: {c.before.verdict} on {c.previous} -> "
-                f"{c.after.verdict}")
+        return (
+            f"{c.target}, torch {c.release}: {c.after.key} {c.kind}: {c.before.verdict} on {c.previous} -> "
+            f"{c.after.verdict}"
+        )
 
 
 def _parsed(stamp: str) -> datetime:
@@ -72,6 +74,7 @@ def site_address(url: str | None) -> str:
     if not url:
         return ""
     if not url.startswith(("https://", "http://")) or any(ch in url for ch in " \"'<>\n\t"):
-        raise InputError(f"--site-url {url!r}: give the site's address as an http(s) URL (https://owner.github.io/"
-                         "repo/)")
+        raise InputError(
+            f"--site-url {url!r}: give the site's address as an http(s) URL (https://owner.github.io/repo/)"
+        )
     return url if url.endswith("/") else url + "/"

@@ -37,8 +37,10 @@ class FlagFacts:
     @property
     def reproduced_text(self) -> str:
         if not self.reproduced_on:
-            return "never reproduced here, on any recorded release of any target: its not reproducing says nothing " \
-                   "of a fix"
+            return (
+                "never reproduced here, on any recorded release of any target: its not reproducing says nothing "
+                "of a fix"
+            )
         return f"reproduced here on: {', '.join(self.reproduced_on)}"
 
     @property
@@ -57,14 +59,23 @@ def flag_facts(cd: CaseDir, p: Published) -> FlagFacts:
     for target, every in p.histories.items():
         for release, records in every.items():
             for rec in records:
-                if rec.case == cd.case.id and Role.of(rec.variant) is Role.REPRO and (
+                if (
+                    rec.case == cd.case.id
+                    and Role.of(rec.variant) is Role.REPRO
+                    and (
                         rec.verdict is Verdict.REPRODUCES
-                        or str(Verdict.REPRODUCES) in (rec.on_other_machines or {}).values()):
+                        or str(Verdict.REPRODUCES) in (rec.on_other_machines or {}).values()
+                    )
+                ):
                     reproduced.setdefault(target, set()).add(release)
     for target, runs in p.last_runs.items():
         last = runs.get(cd.case.id)
         if last and last.record.verdict is Verdict.REPRODUCES:
             reproduced.setdefault(target, set()).add(f"{release_of(last.record.torch)} (history)")
-    return FlagFacts(linked.link if linked and linked.link else NOT_JUDGED, (linked.link_why or "") if linked else "",
-                     [f"{target} {', '.join(sorted(rels, key=release_key))}" for target, rels in reproduced.items()],
-                     (triaged.triage or "") if triaged else "", (triaged.triage_torch or "") if triaged else "")
+    return FlagFacts(
+        linked.link if linked and linked.link else NOT_JUDGED,
+        (linked.link_why or "") if linked else "",
+        [f"{target} {', '.join(sorted(rels, key=release_key))}" for target, rels in reproduced.items()],
+        (triaged.triage or "") if triaged else "",
+        (triaged.triage_torch or "") if triaged else "",
+    )

@@ -35,8 +35,9 @@ class GridCell:
     def tip(self) -> str:
         """The verdicts, the change from the previous release and the error's first line (or why it did not run),
         per dtype: shown on hover and focus, and the cell link's description."""
-        shorts = [(dtype, cell.short.removeprefix(f"{MACHINE_DEPENDENT}: ")) for dtype, cell in self.lines
-                  if cell.detail]  # the word already says machine-dependent: its detail names each machine's verdict
+        shorts = [
+            (dtype, cell.short.removeprefix(f"{MACHINE_DEPENDENT}: ")) for dtype, cell in self.lines if cell.detail
+        ]  # the word already says machine-dependent: its detail names each machine's verdict
         details = "; ".join(f"{dtype}: {short}" if dtype else short for dtype, short in shorts)
         changed = f" (was {self.was} on {self.previous})" if self.previous else ""
         history = f" (history: {self.history})" if self.history else ""
@@ -65,9 +66,14 @@ class Grid:
     @property
     def verdicts(self) -> list[str]:
         """The verdicts of any release, in the legend's order (the verdict filter's values)."""
-        seen = {word: VERDICT_RANK[word if word == MACHINE_DEPENDENT else Verdict(word)] for row in self.rows
-                for grid_cell in row.cells if grid_cell and not grid_cell.history for _, cell in grid_cell.lines
-                for word in cell.words}
+        seen = {
+            word: VERDICT_RANK[word if word == MACHINE_DEPENDENT else Verdict(word)]
+            for row in self.rows
+            for grid_cell in row.cells
+            if grid_cell and not grid_cell.history
+            for _, cell in grid_cell.lines
+            for word in cell.words
+        }
         return sorted(seen, key=seen.__getitem__) + ([HISTORY] if any(r.history for r in self.rows) else [])
 
 
@@ -91,8 +97,13 @@ def grids(p: Published, every: list[Row]) -> list[Grid]:
         by_target[row.target].setdefault(row.case, {}).setdefault(row.release, []).append(row)
     out = []
     for target, cases in by_target.items():
-        releases = sorted({*p.histories[target], *(r.release for by_release in cases.values() for rs in by_release.values()
-                                        for r in rs)}, key=lambda rel: (release_key(rel), rel))
+        releases = sorted(
+            {
+                *p.histories[target],
+                *(r.release for by_release in cases.values() for rs in by_release.values() for r in rs),
+            },
+            key=lambda rel: (release_key(rel), rel),
+        )
         rows = [grid_row(target, case_id, by_release, releases) for case_id, by_release in sorted(cases.items())]
         out.append(Grid(target, grid_file(target), releases, p.views[target].release, rows))
     return out
@@ -142,8 +153,11 @@ def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releas
     before: tuple[str, dict[str, str], str] | None = None  # (release, dtype -> verdict, the cell's words)
     for release in releases:
         # each row with its repro cell (a history run of a fix alone, where no repro ran: that fix's)
-        recorded = [(r, shown_cell) for r in by_release.get(release, [])
-                    if (shown_cell := r.repro or (r.fixed or r.article_fix if r.history else None)) is not None]
+        recorded = [
+            (r, shown_cell)
+            for r in by_release.get(release, [])
+            if (shown_cell := r.repro or (r.fixed or r.article_fix if r.history else None)) is not None
+        ]
         if not recorded:
             cells.append(None)
             continue
@@ -151,20 +165,37 @@ def grid_row(target: str, case_id: str, by_release: dict[str, list[Row]], releas
         labels = [_cell_label(r, repro, several) for r, repro in recorded]
         shown = list(zip(labels, [_shown(r, repro) for r, repro in recorded], strict=True))
         if any(r.history for r, _ in recorded):
-            cells.append(GridCell(cell_anchor(case_id, target, release), shown,
-                                  history=next(r.history for r, _ in recorded if r.history)))
+            cells.append(
+                GridCell(
+                    cell_anchor(case_id, target, release),
+                    shown,
+                    history=next(r.history for r, _ in recorded if r.history),
+                )
+            )
             continue
         now = {r.dtype: repro.word for r, repro in recorded if not repro.machines}  # machine-dependent: never a change
-        changed_from = before if before is not None and any(
-            d in before[1] and changed_word(before[1][d], w) for d, w in now.items()) else None
-        cell = GridCell(cell_anchor(case_id, target, release), shown,
-                        changed_from[0] if changed_from else "", changed_from[2] if changed_from else "")
+        changed_from = (
+            before
+            if before is not None and any(d in before[1] and changed_word(before[1][d], w) for d, w in now.items())
+            else None
+        )
+        cell = GridCell(
+            cell_anchor(case_id, target, release),
+            shown,
+            changed_from[0] if changed_from else "",
+            changed_from[2] if changed_from else "",
+        )
         cells.append(cell)
         before = (release, now, cell.words)
     first = next(iter(by_release.values()))[0]
-    verdicts = " ".join(dict.fromkeys(f"{r.release}={word}" for rs in by_release.values() for r in rs
-                                      for word in ([HISTORY] if r.history else r.repro.words if r.repro else [])))
+    verdicts = " ".join(
+        dict.fromkeys(
+            f"{r.release}={word}"
+            for rs in by_release.values()
+            for r in rs
+            for word in ([HISTORY] if r.history else r.repro.words if r.repro else [])
+        )
+    )
     version = next((r.version for rs in by_release.values() for r in rs if r.version), "")
     history = all(r.history for rs in by_release.values() for r in rs)
     return GridRow(case_id, first.category, first.source, version, verdicts, cells, history)
-

@@ -47,12 +47,20 @@ def search_json(every: list[TargetWords]) -> dict:
     for t in every:
         for word in sorted(t.words):
             words.setdefault(word, []).append(t.name)
-    return {"words": dict(sorted(words.items())),
-            "targets": {t.name: {"hardware": t.hardware, "grid": t.grid, "recorded": t.recorded,
-                                 "ran_on": list(t.ran_on)} for t in every}}
+    return {
+        "words": dict(sorted(words.items())),
+        "targets": {
+            t.name: {"hardware": t.hardware, "grid": t.grid, "recorded": t.recorded, "ran_on": list(t.ran_on)}
+            for t in every
+        },
+    }
 
 
 def hardware_search(p: Published) -> dict:
     """search_json of every target of matrix.yaml."""
-    return search_json([target_words(name, t, grid_file(name), p.ran_on.get(name, []), name in p.views)
-                        for name, t in p.targets.items()])
+    return search_json(
+        [
+            target_words(name, t, grid_file(name), p.ran_on.get(name, []), name in p.views)
+            for name, t in p.targets.items()
+        ]
+    )

@@ -19,7 +19,10 @@ from reprokit.store.views import release_of
 
 HISTORY = "history"  # the filters' word for a run that is no current record (the case's only run on a target)
 MACHINE_DEPENDENT = "machine-dependent"  # the word of a verdict another machine did not share (never one machine's)
-VERDICT_RANK: dict[str, str] = {**{v: f"{n}" for n, v in enumerate(Verdict)}, MACHINE_DEPENDENT: f"{len(Verdict)}"}  # legend order
+VERDICT_RANK: dict[str, str] = {
+    **{v: f"{n}" for n, v in enumerate(Verdict)},
+    MACHINE_DEPENDENT: f"{len(Verdict)}",
+}  # legend order
 SHORT = 160  # characters of a message shown before its expander
 
 
@@ -78,12 +81,19 @@ class Cell:
         if rec.machine_dependent:
             others = rec.on_other_machines or {}  # never empty here: machine_dependent is read from it
             mine = (machines or {}).get(rec.run_id, "")
-            each = [*([f"{rec.verdict} on {mine}"] if mine else []),
-                    *(f"{verdict} on {machine}" for machine, verdict in sorted(others.items()))]
+            each = [
+                *([f"{rec.verdict} on {mine}"] if mine else []),
+                *(f"{verdict} on {machine}" for machine, verdict in sorted(others.items())),
+            ]
             said = f"machine-dependent: {'; '.join(each)}, same torch and case content"
             detail = f"{said}. {detail}" if detail else said
-            return cls(str(rec.verdict), VERDICT_RANK[MACHINE_DEPENDENT], detail, said,
-                       (str(rec.verdict), *sorted(others.values())))
+            return cls(
+                str(rec.verdict),
+                VERDICT_RANK[MACHINE_DEPENDENT],
+                detail,
+                said,
+                (str(rec.verdict), *sorted(others.values())),
+            )
         return cls(str(rec.verdict), VERDICT_RANK[rec.verdict], detail, said)
 
     @property
@@ -119,14 +129,21 @@ class Row:
 
     @property
     def verdicts(self) -> str:
-        return " ".join(dict.fromkeys([*(w for c in (self.repro, self.fixed, self.article_fix) if c for w in c.words),
-                                       *([HISTORY] if self.history else [])]))
+        return " ".join(
+            dict.fromkeys(
+                [
+                    *(w for c in (self.repro, self.fixed, self.article_fix) if c for w in c.words),
+                    *([HISTORY] if self.history else []),
+                ]
+            )
+        )
 
     @property
     def anchor(self) -> str:
         """The row's id on matrix.html: case/target/release@dtype."""
         return f"{self.case}/{slug(self.target)}/{slug(self.release)}@{slug(self.dtype)}" + (
-            f"/{slug(self.build)}" if self.build else "")
+            f"/{slug(self.build)}" if self.build else ""
+        )
 
 
 def source_of(cd: CaseDir) -> str:
@@ -151,16 +168,32 @@ def rows(p: Published) -> list[Row]:
                 for build, mine in per_build(p.splits.get(target, {}), release, variants):
                     repro = mine.get("repro")
                     breaks = (repro.dynamo or {}).get("graph_breaks") if repro else None
-                    out.append(Row(
-                        case_id, cases[case_id].case.category, source_of(cases[case_id]), target, release, builds,
-                        release == shown, dtype, Cell.of(repro, p.machines), Cell.of(mine.get("fixed"), p.machines),
-                        Cell.of(mine.get("article_fix"), p.machines), (repro.stage or "") if repro else "",
-                        "" if breaks is None else str(breaks),
-                        f"{repro.exception}: {repro.headline()}" if repro and repro.exception else "",
-                        p.since.get(target, {}).get(f"{case_id}/repro@{dtype}", "") if release == shown else "",
-                        "earlier case version" if (case_id, dtype) in earlier
-                        else "case version unknown" if (case_id, dtype) in unknown else "", build,
-                        p.machines.get(repro.run_id, "") if repro and (build or repro.machine_dependent) else ""))
+                    out.append(
+                        Row(
+                            case_id,
+                            cases[case_id].case.category,
+                            source_of(cases[case_id]),
+                            target,
+                            release,
+                            builds,
+                            release == shown,
+                            dtype,
+                            Cell.of(repro, p.machines),
+                            Cell.of(mine.get("fixed"), p.machines),
+                            Cell.of(mine.get("article_fix"), p.machines),
+                            (repro.stage or "") if repro else "",
+                            "" if breaks is None else str(breaks),
+                            f"{repro.exception}: {repro.headline()}" if repro and repro.exception else "",
+                            p.since.get(target, {}).get(f"{case_id}/repro@{dtype}", "") if release == shown else "",
+                            "earlier case version"
+                            if (case_id, dtype) in earlier
+                            else "case version unknown"
+                            if (case_id, dtype) in unknown
+                            else "",
+                            build,
+                            p.machines.get(repro.run_id, "") if repro and (build or repro.machine_dependent) else "",
+                        )
+                    )
     out += last_run_rows(p, cases)
     targets = list(p.histories)
     return sorted(out, key=lambda r: (r.case, targets.index(r.target), release_key(r.release), r.release, r.dtype))
@@ -178,16 +211,32 @@ def last_run_rows(p: Published, cases: dict[str, CaseDir]) -> list[Row]:
             rec = last.record
             cell = Cell.of(rec, p.machines)
             role = Role.of(rec.variant)
-            out.append(Row(
-                case_id, cases[case_id].case.category, source_of(cases[case_id]), target, release_of(rec.torch),
-                rec.torch, False, rec.dtype, cell if role is Role.REPRO else None, cell if role is Role.FIX else None,
-                cell if role is Role.ARTICLE_FIX else None, (rec.stage or "") if role is Role.REPRO else "", "",
-                f"{rec.exception}: {rec.headline()}" if rec.exception else "", "", history=last.text))
+            out.append(
+                Row(
+                    case_id,
+                    cases[case_id].case.category,
+                    source_of(cases[case_id]),
+                    target,
+                    release_of(rec.torch),
+                    rec.torch,
+                    False,
+                    rec.dtype,
+                    cell if role is Role.REPRO else None,
+                    cell if role is Role.FIX else None,
+                    cell if role is Role.ARTICLE_FIX else None,
+                    (rec.stage or "") if role is Role.REPRO else "",
+                    "",
+                    f"{rec.exception}: {rec.headline()}" if rec.exception else "",
+                    "",
+                    history=last.text,
+                )
+            )
     return out
 
 
-def per_build(splits: dict[tuple[str, str], list[Record]], release: str,
-              variants: dict[str, Record]) -> list[tuple[str, dict[str, Record]]]:
+def per_build(
+    splits: dict[tuple[str, str], list[Record]], release: str, variants: dict[str, Record]
+) -> list[tuple[str, dict[str, Record]]]:
     """A case and dtype's variants as one row (build ""), or one row per build where the builds of the release
     disagree on one of its variants (views.build_split): each build's own record of that variant, the shown one of
     the others."""
@@ -195,19 +244,30 @@ def per_build(splits: dict[tuple[str, str], list[Record]], release: str,
     if not split:
         return [("", variants)]
     builds = sorted({r.torch for recs in split.values() for r in recs})
-    return [(build, {v: next((r for r in split.get(v, []) if r.torch == build), rec) for v, rec in variants.items()})
-            for build in builds]
+    return [
+        (build, {v: next((r for r in split.get(v, []) if r.torch == build), rec) for v, rec in variants.items()})
+        for build in builds
+    ]
 
 
 def record_filters(every: list[Row]) -> list[tuple[str, str, list[str]]]:
     """(data attribute, label, values) of each filter of matrix.html, values in a stable order (releases by
     version: 2.8.0 before 2.10.0)."""
     releases = sorted({r.release for r in every}, key=lambda rel: (release_key(rel), rel))
-    return [("category", "category", sorted({r.category for r in every})),
-            ("source", "source", sorted({r.source for r in every})),
-            ("target", "target", list(dict.fromkeys(r.target for r in every))),
-            ("release", "torch release", ["current", *releases]),
-            ("dtype", "dtype", sorted({r.dtype for r in every})),
-            ("stage", "stage", sorted({r.stage for r in every if r.stage})),
-            ("verdict", "verdict", [str(v) for v in [*Verdict, MACHINE_DEPENDENT, HISTORY]
-                                    if any(str(v) in r.verdicts.split() for r in every)])]
+    return [
+        ("category", "category", sorted({r.category for r in every})),
+        ("source", "source", sorted({r.source for r in every})),
+        ("target", "target", list(dict.fromkeys(r.target for r in every))),
+        ("release", "torch release", ["current", *releases]),
+        ("dtype", "dtype", sorted({r.dtype for r in every})),
+        ("stage", "stage", sorted({r.stage for r in every if r.stage})),
+        (
+            "verdict",
+            "verdict",
+            [
+                str(v)
+                for v in [*Verdict, MACHINE_DEPENDENT, HISTORY]
+                if any(str(v) in r.verdicts.split() for r in every)
+            ],
+        ),
+    ]

@@ -26,8 +26,13 @@ class BuildStamp:
 def from_git(root: Path) -> BuildStamp:
     """The commit checked out at root (`git log -1`), or an unknown stamp when git cannot say."""
     try:
-        done = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%H%n%cI"], capture_output=True,
-                              text=True, timeout=30, check=False)
+        done = subprocess.run(
+            ["git", "-C", str(root), "log", "-1", "--format=%H%n%cI"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return BuildStamp()
     lines = done.stdout.split()

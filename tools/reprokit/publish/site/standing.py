@@ -52,8 +52,9 @@ def standing_line(s: CaseStanding) -> str:
     return line
 
 
-def case_standings(cases: list[CaseDir], found: Standings,
-                   last_runs: dict[str, dict[str, LastRun]] | None = None) -> dict[str, str]:
+def case_standings(
+    cases: list[CaseDir], found: Standings, last_runs: dict[str, dict[str, LastRun]] | None = None
+) -> dict[str, str]:
     """Case id -> its standing on every target that recorded its repro, in matrix.yaml's order (per machine where its
     verdict depends on the machine: site/machines.py), joined by " · "; on a target where the case's runs are all
     history (`last_runs`: target -> case -> its last run there), when and on what it last ran and why that is not
@@ -61,8 +62,11 @@ def case_standings(cases: list[CaseDir], found: Standings,
     out = {}
     for cd in cases:
         mine = [f"{s.label}: {standing_line(s)}" for s in flat(found.get(cd.case.id, {}))]
-        mine += [f"{target}: history only, {runs[cd.case.id].text}" for target, runs in (last_runs or {}).items()
-                 if cd.case.id in runs and target not in found.get(cd.case.id, {})]
+        mine += [
+            f"{target}: history only, {runs[cd.case.id].text}"
+            for target, runs in (last_runs or {}).items()
+            if cd.case.id in runs and target not in found.get(cd.case.id, {})
+        ]
         out[cd.case.id] = " · ".join(mine) or "no recorded run yet"
     return out
 
@@ -107,12 +111,16 @@ class Step:
 
     @property
     def text(self) -> str:
-        line = (f"over the {self.shared} repros that ran on both {self.before.release} and {self.after.release}: "
-                f"torch.compile failures {self.before.compile_text} → {self.after.compile_text}, any reason "
-                f"{self.before.any_text} → {self.after.any_text}")
+        line = (
+            f"over the {self.shared} repros that ran on both {self.before.release} and {self.after.release}: "
+            f"torch.compile failures {self.before.compile_text} → {self.after.compile_text}, any reason "
+            f"{self.before.any_text} → {self.after.any_text}"
+        )
         if self.only_before or self.only_after:
-            line += (f"; the sets differ ({self.only_before} ran on {self.before.release} only, {self.only_after} on "
-                     f"{self.after.release} only): the releases' own rates are not like with like")
+            line += (
+                f"; the sets differ ({self.only_before} ran on {self.before.release} only, {self.only_after} on "
+                f"{self.after.release} only): the releases' own rates are not like with like"
+            )
         return line
 
 
@@ -126,10 +134,12 @@ def steps(every: dict[str, list[Record]], cases: list[CaseDir]) -> dict[str, Ste
     for previous, release in zip(order, order[1:], strict=False):
         shared = counted[previous].keys() & counted[release].keys()
         mine = {rel: [counted[rel][k] for k in sorted(shared)] for rel in (previous, release)}
-        before, after = (ReleaseRates(rel, compile_rate(mine[rel], by_id), reproduce_rate(mine[rel]))
-                         for rel in (previous, release))
-        out[release] = Step(before, after, len(counted[previous].keys() - shared),
-                            len(counted[release].keys() - shared))
+        before, after = (
+            ReleaseRates(rel, compile_rate(mine[rel], by_id), reproduce_rate(mine[rel])) for rel in (previous, release)
+        )
+        out[release] = Step(
+            before, after, len(counted[previous].keys() - shared), len(counted[release].keys() - shared)
+        )
     return out
 
 
@@ -155,8 +165,14 @@ def trend(rates: list[ReleaseRates], step: int = 40, height: int = 64, pad: int 
 
     xs = [left + step * n for n in range(len(rates))]
     compile_ys, any_ys = [y(r.compile) for r in rates], [y(r.any_reason) for r in rates]
-    return Trend(max(xs, default=left) + pad, height, f"{top:.0%}",
-                 " ".join(f"{x},{cy}" for x, cy in zip(xs, compile_ys, strict=True)),
-                 " ".join(f"{x},{ay}" for x, ay in zip(xs, any_ys, strict=True)),
-                 [(x, cy, ay, f"torch {r.release}: torch.compile failures {r.compile_text}, any reason {r.any_text}")
-                  for x, cy, ay, r in zip(xs, compile_ys, any_ys, rates, strict=True)])
+    return Trend(
+        max(xs, default=left) + pad,
+        height,
+        f"{top:.0%}",
+        " ".join(f"{x},{cy}" for x, cy in zip(xs, compile_ys, strict=True)),
+        " ".join(f"{x},{ay}" for x, ay in zip(xs, any_ys, strict=True)),
+        [
+            (x, cy, ay, f"torch {r.release}: torch.compile failures {r.compile_text}, any reason {r.any_text}")
+            for x, cy, ay, r in zip(xs, compile_ys, any_ys, rates, strict=True)
+        ],
+    )

@@ -20,20 +20,34 @@ def target_rows(p: Published) -> list[dict]:
     """The index's targets table: what each target shows and its figures (the Markdown index's)."""
     out = []
     for name, view in p.views.items():
-        out.append({"name": name, "hardware": p.descriptions.get(name, ""), "on": machine_text(view.environment),
-                    "grid": grid_file(name), "release": view.release, "pin": view.pin, "off_pin": view.off_pin,
-                    "builds": view.builds, "history": view.history, "tally": view.counts,
-                    "rate": rate_text(*view.rate),
-                    "finished": finished_text(view.header) if view.header else "",
-                    "history_only": len(p.last_runs.get(name, {}))})
+        out.append(
+            {
+                "name": name,
+                "hardware": p.descriptions.get(name, ""),
+                "on": machine_text(view.environment),
+                "grid": grid_file(name),
+                "release": view.release,
+                "pin": view.pin,
+                "off_pin": view.off_pin,
+                "builds": view.builds,
+                "history": view.history,
+                "tally": view.counts,
+                "rate": rate_text(*view.rate),
+                "finished": finished_text(view.header) if view.header else "",
+                "history_only": len(p.last_runs.get(name, {})),
+            }
+        )
     return out
 
 
 def unrecorded_targets(p: Published) -> list[dict]:
     """The targets of matrix.yaml that no run has recorded: each has its place on the site, marked so, with how to
     contribute a run."""
-    return [{"name": name, "hardware": hardware, "grid": grid_file(name)}
-            for name, hardware in p.descriptions.items() if name not in p.views]
+    return [
+        {"name": name, "hardware": hardware, "grid": grid_file(name)}
+        for name, hardware in p.descriptions.items()
+        if name not in p.views
+    ]
 
 
 def headline_figures(p: Published) -> list[dict]:
@@ -45,10 +59,18 @@ def headline_figures(p: Published) -> list[dict]:
     for name, view in p.views.items():
         sweep = p.sweeps.get(name)
         measured = {row[0]: row[1] for row in sweep_report.summary_rows(sweep)} if sweep else {}
-        out.append({"target": name, "release": view.release, "article": f"{sweep_report.ARTICLE_FAILURE_RATE:.1%}", "compile": rate_text(*compile_rate(view.records, by_id)),
-                    "any": rate_text(*view.rate), "sweep_release": sweep.release if sweep else "",
-                    "sweep_structures": measured.get("structures failing at least one cell", ""),
-                    "sweep_cells": measured.get("cells failing (error or inaccurate)", "")})
+        out.append(
+            {
+                "target": name,
+                "release": view.release,
+                "article": f"{sweep_report.ARTICLE_FAILURE_RATE:.1%}",
+                "compile": rate_text(*compile_rate(view.records, by_id)),
+                "any": rate_text(*view.rate),
+                "sweep_release": sweep.release if sweep else "",
+                "sweep_structures": measured.get("structures failing at least one cell", ""),
+                "sweep_cells": measured.get("cells failing (error or inaccurate)", ""),
+            }
+        )
     return out
 
 
@@ -60,8 +82,10 @@ def category_rates(p: Published) -> list[tuple[str, list[str]]]:
         for r in view.records:
             if r.case in cases:
                 by_category[name][cases[r.case].case.category].append(r)
-    return [(category, [rate_text(*reproduce_rate(by_category[name][category]), digits=0) for name in p.views])
-            for category in sorted({c.case.category for c in p.cases})]
+    return [
+        (category, [rate_text(*reproduce_rate(by_category[name][category]), digits=0) for name in p.views])
+        for category in sorted({c.case.category for c in p.cases})
+    ]
 
 
 def ledger_rows(p: Published) -> tuple[list[dict], dict[str, dict[str, int]]]:
@@ -75,8 +99,15 @@ def ledger_rows(p: Published) -> tuple[list[dict], dict[str, dict[str, int]]]:
             verdict, detail = ledger.judge(claim, cases, view.records, p.sweeps.get(target), target=target)
             detail = ledger.with_history(verdict, detail, claim, p.last_runs.get(target))
             totals[target][verdict] += 1
-            cells.append({"target": target, "verdict": verdict, "label": ledger.SYMBOL[verdict],
-                          "css": LEDGER_CLASS[verdict], "detail": detail})
+            cells.append(
+                {
+                    "target": target,
+                    "verdict": verdict,
+                    "label": ledger.SYMBOL[verdict],
+                    "css": LEDGER_CLASS[verdict],
+                    "detail": detail,
+                }
+            )
         out.append({"claim": claim, "cells": cells})
     return out, {t: dict(sorted(c.items())) for t, c in totals.items()}
 
@@ -88,17 +119,32 @@ def sweep_sections(p: Published) -> list[dict]:
         by_column = defaultdict(list)
         for r in res.records:
             by_column[sweep_report.column(r)].append(r)
-        out.append({"name": name, "hardware": p.descriptions.get(name, ""), "on": machine_text(res.environment),
-                    "release": res.release, "run": res.header, "jobs": jobs_text(res.header) if res.header else "",
-                    "finished": finished_text(res.header) if res.header else "", "cells": len(res.records),
-                    # the whole sweep's: every run whose records are shown (sweep_report's wall), not the last sitting
-                    "runs": [{"jobs": jobs_text(h), "wall": h.wall_seconds, "cells": sum(r.run_id == h.run_id
-                                                                                          for r in res.records),
-                              "finished": finished_text(h)} for h in res.runs],
-                    "wall": sum(h.wall_seconds for h in res.runs),
-                    "summary": sweep_report.summary_rows(res),
-                    "columns": [(c, sweep_report.rate(rs)) for c, rs in sorted(by_column.items())],
-                    "failing": sum(r.verdict.compile_failure for r in res.records)})
+        out.append(
+            {
+                "name": name,
+                "hardware": p.descriptions.get(name, ""),
+                "on": machine_text(res.environment),
+                "release": res.release,
+                "run": res.header,
+                "jobs": jobs_text(res.header) if res.header else "",
+                "finished": finished_text(res.header) if res.header else "",
+                "cells": len(res.records),
+                # the whole sweep's: every run whose records are shown (sweep_report's wall), not the last sitting
+                "runs": [
+                    {
+                        "jobs": jobs_text(h),
+                        "wall": h.wall_seconds,
+                        "cells": sum(r.run_id == h.run_id for r in res.records),
+                        "finished": finished_text(h),
+                    }
+                    for h in res.runs
+                ],
+                "wall": sum(h.wall_seconds for h in res.runs),
+                "summary": sweep_report.summary_rows(res),
+                "columns": [(c, sweep_report.rate(rs)) for c, rs in sorted(by_column.items())],
+                "failing": sum(r.verdict.compile_failure for r in res.records),
+            }
+        )
     return out
 
 

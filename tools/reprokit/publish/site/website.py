@@ -84,24 +84,33 @@ STATIC = ("site.css", "site.js", "compare.js", "favicon.svg")
 
 
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("reprokit.publish", "templates/site"), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True, finalize=bidi_safe)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("reprokit.publish", "templates/site"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        finalize=bidi_safe,
+    )
     env.filters.update(short=shortened, slug=slug, xml=xml_text)
-    env.globals.update(short_word={str(v): w for v, w in glossary.SHORT_WORD.items()}
-                       | {MACHINE_DEPENDENT: glossary.BY_MACHINE})
+    env.globals.update(
+        short_word={str(v): w for v, w in glossary.SHORT_WORD.items()} | {MACHINE_DEPENDENT: glossary.BY_MACHINE}
+    )
     return env
 
 
 def search_facts(p: Published) -> dict[str, str]:
     """What the search box matches beyond a row's own text: each case's title, category and issue numbers."""
-    return {cd.case.id: " ".join([cd.case.title, cd.case.category, *(f"#{n}" for n, _ in
-                                                                       issue_status.issue_links(cd))])
-            for cd in p.cases}
+    return {
+        cd.case.id: " ".join([cd.case.title, cd.case.category, *(f"#{n}" for n, _ in issue_status.issue_links(cd))])
+        for cd in p.cases
+    }
 
 
-def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str | None = None,
-          current: set | None = None) -> dict[str, str]:
+def pages(
+    p: Published, records: list[Record], stamp: BuildStamp, site_url: str | None = None, current: set | None = None
+) -> dict[str, str]:
     """Long: relative path -> text of every page, data file and static file of the site, each rendered once from
     the same rows; `records` are every record of the store in `history` order (results.json), `current` the
     identities of those the pages use (every record when not given); `site_url` the site's address, which the
@@ -109,10 +118,17 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
     env = environment()
     every, changed = rows(p), release_changes(p)
     target_grids = grids(p, every)
-    common = {"legend": [Cell(str(v), VERDICT_RANK[v]) for v in Verdict], "targets": list(p.views),
-              "ledger_symbols": ledger.SYMBOL, "ledger_css": LEDGER_CLASS, "grids": target_grids, "stamp": stamp,
-              "up": "", "skip": ("main", "the page's content"),
-              "article_rate": f"{sweep_report.ARTICLE_FAILURE_RATE:.1%}"}
+    common = {
+        "legend": [Cell(str(v), VERDICT_RANK[v]) for v in Verdict],
+        "targets": list(p.views),
+        "ledger_symbols": ledger.SYMBOL,
+        "ledger_css": LEDGER_CLASS,
+        "grids": target_grids,
+        "stamp": stamp,
+        "up": "",
+        "skip": ("main", "the page's content"),
+        "article_rate": f"{sweep_report.ARTICLE_FAILURE_RATE:.1%}",
+    }
     facts = search_facts(p)
     by_case = records_by_case(p.histories)
     where = standings(p, by_case)  # case -> target -> its standings (per machine where it depends on it)
@@ -121,24 +137,38 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
     common["badges"] = offered(badge_files, site_address(site_url))
     out = {
         "index.html": env.get_template("index.html.j2").render(
-            **{**common, "skip": ("cases", "the search and the cases")}, targets_table=target_rows(p),
+            **{**common, "skip": ("cases", "the search and the cases")},
+            targets_table=target_rows(p),
             categories=category_rates(p),
-            cases=p.cases, source_of=source_of, article_cases=sum(c.case.article is not None for c in p.cases),
-            newest_changes=changed[-1] if changed else None, facts=facts, figures=headline_figures(p),
-            standings=case_standings(p.cases, where, p.last_runs), unrecorded=unrecorded,
+            cases=p.cases,
+            source_of=source_of,
+            article_cases=sum(c.case.article is not None for c in p.cases),
+            newest_changes=changed[-1] if changed else None,
+            facts=facts,
+            figures=headline_figures(p),
+            standings=case_standings(p.cases, where, p.last_runs),
+            unrecorded=unrecorded,
             hardware=hardware_search(p),
-            issues={cd.case.id: issue_status.issue_links(cd) for cd in p.cases}, filters=[
+            issues={cd.case.id: issue_status.issue_links(cd) for cd in p.cases},
+            filters=[
                 ("category", "category", sorted({c.case.category for c in p.cases})),
-                ("source", "source", sorted({source_of(c) for c in p.cases}))]),
+                ("source", "source", sorted({source_of(c) for c in p.cases})),
+            ],
+        ),
         "matrix.html": env.get_template("matrix.html.j2").render(
-            **{**common, "skip": ("matrix", "the records")}, rows=every, filters=record_filters(every), facts=facts,
-            hardware=hardware_search(p)),
+            **{**common, "skip": ("matrix", "the records")},
+            rows=every,
+            filters=record_filters(every),
+            facts=facts,
+            hardware=hardware_search(p),
+        ),
         "sweeps.html": env.get_template("sweeps.html.j2").render(**common, sweeps=sweep_sections(p)),
         "changes.html": env.get_template("changes.html.j2").render(**common, releases=changed),
         "upstream.html": upstream_page(env, {**common, "facts": facts}, p, where),
         "glossary.html": env.get_template("glossary.html.j2").render(**common, entries=glossary.entries()),
         "compare.html": env.get_template("compare.html.j2").render(
-            **{**common, "skip": ("compare-form", "the comparison")}, compare=comparison(p)),
+            **{**common, "skip": ("compare-form", "the comparison")}, compare=comparison(p)
+        ),
         "results.json": results_json(records, {r.identity for r in records} if current is None else current),
         "results.schema.json": results_schema(),
     }
@@ -148,11 +178,16 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
         out[rc.file] = env.get_template("release.html.j2").render(**common, rc=rc, releases=changed)
     found = entries(changed)
     out["feed.xml"] = env.get_template("feed.xml.j2").render(
-        entries=found, updated=feed_updated(found, stamp), stamp=stamp, feed_id=FEED_ID, base=site_address(site_url))
+        entries=found, updated=feed_updated(found, stamp), stamp=stamp, feed_id=FEED_ID, base=site_address(site_url)
+    )
     claim_rows, totals = ledger_rows(p)
     out["ledger.html"] = env.get_template("ledger.html.j2").render(
-        **common, claims=claim_rows, totals=totals, has_claims=p.claims is not None,
-        case_ids={c.case.id for c in p.cases})
+        **common,
+        claims=claim_rows,
+        totals=totals,
+        has_claims=p.claims is not None,
+        case_ids={c.case.id for c in p.cases},
+    )
     for t in unrecorded:
         out[t["grid"]] = env.get_template("unrecorded.html.j2").render(**common, target=t)
     out.update(case_pages(env, {**common, "up": "../", "unrecorded_targets": unrecorded}, p, every, where, by_case))
@@ -164,21 +199,31 @@ def pages(p: Published, records: list[Record], stamp: BuildStamp, site_url: str 
 
 def grid_page(env: jinja2.Environment, common: dict, p: Published, grid: Grid, changed: list) -> str:
     """A target's grid, its rates per release with their trend, and the filters: the verdict on any release."""
-    filters = [("category", "category", sorted({r.category for r in grid.rows})),
-               ("source", "source", sorted({r.source for r in grid.rows})),
-               ("verdict", "verdict", grid.verdicts)]
+    filters = [
+        ("category", "category", sorted({r.category for r in grid.rows})),
+        ("source", "source", sorted({r.source for r in grid.rows})),
+        ("verdict", "verdict", grid.verdicts),
+    ]
     rates = release_rates(p.histories[grid.target], p.cases)
     between = steps(p.histories[grid.target], p.cases)
     return env.get_template("grid.html.j2").render(
-        **common, grid=grid, filters=filters, hardware=p.descriptions.get(grid.target, ""),
+        **common,
+        grid=grid,
+        filters=filters,
+        hardware=p.descriptions.get(grid.target, ""),
         history_rows=sum(r.history for r in grid.rows),
-        changes_files={rc.release: rc.file for rc in changed}, rates=rates, trend=trend(rates), steps=between,
+        changes_files={rc.release: rc.file for rc in changed},
+        rates=rates,
+        trend=trend(rates),
+        steps=between,
         sets_differ=any(s.only_before or s.only_after for s in between.values()),
-        several_dtypes=any(len(c.lines) > 1 for r in grid.rows for c in r.cells if c))
+        several_dtypes=any(len(c.lines) > 1 for r in grid.rows for c in r.cells if c),
+    )
 
 
-def case_pages(env: jinja2.Environment, common: dict, p: Published, every: list, found: Standings,
-               by_case_records: dict) -> dict[str, str]:
+def case_pages(
+    env: jinja2.Environment, common: dict, p: Published, every: list, found: Standings, by_case_records: dict
+) -> dict[str, str]:
     """cases/<id>.html for every case, and its folder's published files beside it (cases/<id>/<file>)."""
     claims_of, case_page, out = case_claims(p), env.get_template("case.html.j2"), {}
     grid_files = {g.target: g.file for g in common["grids"]}
@@ -188,11 +233,24 @@ def case_pages(env: jinja2.Environment, common: dict, p: Published, every: list,
     for cd in p.cases:
         scripts = [(cd.script(variant).name, cd.script(variant).read_text("utf-8")) for variant in cd.variants()]
         out[f"cases/{cd.case.id}.html"] = case_page.render(
-            **common, cd=cd, case=cd.case, source=source_of(cd), scripts=scripts, rows=by_case.get(cd.case.id, []),
-            claims=claims_of.get(cd.case.id, []), grid_files=grid_files, facts=case_facts(
-                cd, found.get(cd.case.id, {}), {t: by_case_records[t].get(cd.case.id, {}) for t in p.histories},
-                p.machines, p.descriptions, set(p.histories),
-                {t: runs[cd.case.id] for t, runs in p.last_runs.items() if cd.case.id in runs}))
+            **common,
+            cd=cd,
+            case=cd.case,
+            source=source_of(cd),
+            scripts=scripts,
+            rows=by_case.get(cd.case.id, []),
+            claims=claims_of.get(cd.case.id, []),
+            grid_files=grid_files,
+            facts=case_facts(
+                cd,
+                found.get(cd.case.id, {}),
+                {t: by_case_records[t].get(cd.case.id, {}) for t in p.histories},
+                p.machines,
+                p.descriptions,
+                set(p.histories),
+                {t: runs[cd.case.id] for t, runs in p.last_runs.items() if cd.case.id in runs},
+            ),
+        )
         for path in published_files(cd):
             out[f"cases/{cd.case.id}/{path.name}"] = path.read_text("utf-8")
     return out
@@ -203,18 +261,25 @@ def upstream_page(env: jinja2.Environment, common: dict, p: Published, every: St
     found = [s for cd in p.cases if cd.case.source == "upstream" for s in flat(every.get(cd.case.id, {}))]
     found.sort(key=lambda s: s.case.case.id)  # stable: targets in matrix.yaml's order, then machines
     flagged = [s for s in found if s.disagreement()]
-    filters = [("target", "target", list(dict.fromkeys(s.target for s in found))),
-               ("state", "issue state", sorted({s.case.case.issue_state or "" for s in found})),
-               ("area", "area", sorted({s.case.case.area for s in found if s.case.case.area})),
-               ("flag", "flag", ["flagged", "none"])]
+    filters = [
+        ("target", "target", list(dict.fromkeys(s.target for s in found))),
+        ("state", "issue state", sorted({s.case.case.issue_state or "" for s in found})),
+        ("area", "area", sorted({s.case.case.area for s in found if s.case.case.area})),
+        ("flag", "flag", ["flagged", "none"]),
+    ]
     facts = {cd.case.id: flag_facts(cd, p) for cd in p.cases if cd.case.source == "upstream"}
     filters.append(("link", "linked as", sorted({f.link for f in facts.values()})))
     return env.get_template("upstream.html.j2").render(
-        **common, standings=found, filters=filters, case_count=len({s.case.case.id for s in found}), flag_facts=facts,
+        **common,
+        standings=found,
+        filters=filters,
+        case_count=len({s.case.case.id for s in found}),
+        flag_facts=facts,
         issues={s.case.case.id: issue_status.issue_links(s.case) for s in found},
         recorded=sorted({rel for every in p.histories.values() for rel in every}, key=release_key),
         closed_flagged=len({s.case.case.id for s in flagged if s.case.case.issue_state == "closed"}),
-        open_flagged=len({s.case.case.id for s in flagged if s.case.case.issue_state != "closed"}))
+        open_flagged=len({s.case.case.id for s in flagged if s.case.case.issue_state != "closed"}),
+    )
 
 
 def write(out: Path, site: dict[str, str]) -> list[Path]:
@@ -232,8 +297,9 @@ def write(out: Path, site: dict[str, str]) -> list[Path]:
     return written
 
 
-def build(root: Path, out: Path, matrix: Matrix, store: Store, stamp: BuildStamp | None = None,
-          site_url: str | None = None) -> list[Path]:
+def build(
+    root: Path, out: Path, matrix: Matrix, store: Store, stamp: BuildStamp | None = None, site_url: str | None = None
+) -> list[Path]:
     """`reprokit site`: every page from the store (matrix.yaml's targets) and root's cases, written under out; the
     footer names root's git commit unless `stamp` says otherwise; the feed's links start with `site_url` if given."""
     site_address(site_url)  # a malformed address is refused before anything is read
@@ -241,5 +307,7 @@ def build(root: Path, out: Path, matrix: Matrix, store: Store, stamp: BuildStamp
     for name in matrix.targets:
         loaded.add(store.load(name, outputs=False))
     published = gather(root, matrix, loaded)
-    return write(out, pages(published, history_rows(loaded, [], None), stamp or from_git(root), site_url,
-                            current_identities(loaded)))
+    return write(
+        out,
+        pages(published, history_rows(loaded, [], None), stamp or from_git(root), site_url, current_identities(loaded)),
+    )

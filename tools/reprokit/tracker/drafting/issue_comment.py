@@ -65,7 +65,8 @@ def no_longer_line(histories: dict[str, ReleaseHistory]) -> str:
         else:
             never.append(f"{_span(*good)} ({target})")
     parts = ([f"{NO_LONGER} " + "; ".join(since)] if since else []) + (
-        ["does not reproduce on any recorded release " + ", ".join(never)] if never else [])
+        ["does not reproduce on any recorded release " + ", ".join(never)] if never else []
+    )
     return "; ".join(parts) or NO_LONGER
 
 
@@ -74,24 +75,55 @@ def release_table(histories: dict[str, ReleaseHistory]) -> list[str]:
     cells = {(rel, t): f"{v.symbol} {v}" for t, h in histories.items() for rel, v in [*h.releases, *h.nightly]}
     rels = sorted({rel for rel, _ in cells}, key=release_key)
     targets = list(histories)
-    return [f"| torch | {' | '.join(targets)} |", "|---" * (len(targets) + 1) + "|",
-            *[f"| {rel} | " + " | ".join(cells.get((rel, t), "—") for t in targets) + " |" for rel in rels]]
+    return [
+        f"| torch | {' | '.join(targets)} |",
+        "|---" * (len(targets) + 1) + "|",
+        *[f"| {rel} | " + " | ".join(cells.get((rel, t), "—") for t in targets) + " |" for rel in rels],
+    ]
 
 
 def render(ev: CommentEvidence) -> str:
     """The comment: the poster's own words, what the issue's own script did (when triaged), then the case's runs,
     named as what they are: supporting evidence from a repro written from the issue."""
     said = still_line(ev.histories) if ev.kind == STILL else no_longer_line(ev.histories)
-    lead = ([f"The issue's own script, run unchanged (`reprokit triage`): {ev.triage}.", ""]
-            if ev.triage else ["The issue's own script was not run here; what follows is a repro "
-                               "written from it.", ""])
-    support = (f"Supporting evidence: a repro written from this issue (not its own code) {said}"
-               + (", although the issue is closed." if ev.kind == STILL else
-                  ", although the issue is open (fixed, or the repro misses what the issue describes)."))
-    return "\n".join([
-        OWN_WORDS, "", *lead, support, "", "That repro (save as `repro.py`, run `python repro.py` with only torch "
-        "installed):", "", fence(ev.script, "python"), "", ev.ran, "",
-        "<details><summary>Error log</summary>", "", fence(ev.error_log.rstrip() or "(nothing on stderr)"), "",
-        "</details>", "", "Recorded releases of that repro (🔴 reproduces, 🟢 does not):", "",
-        *release_table(ev.histories), "",
-        "<details><summary>Versions</summary>", "", fence(ev.versions), "", "</details>", ""])
+    lead = (
+        [f"The issue's own script, run unchanged (`reprokit triage`): {ev.triage}.", ""]
+        if ev.triage
+        else ["The issue's own script was not run here; what follows is a repro written from it.", ""]
+    )
+    support = f"Supporting evidence: a repro written from this issue (not its own code) {said}" + (
+        ", although the issue is closed."
+        if ev.kind == STILL
+        else ", although the issue is open (fixed, or the repro misses what the issue describes)."
+    )
+    return "\n".join(
+        [
+            OWN_WORDS,
+            "",
+            *lead,
+            support,
+            "",
+            "That repro (save as `repro.py`, run `python repro.py` with only torch installed):",
+            "",
+            fence(ev.script, "python"),
+            "",
+            ev.ran,
+            "",
+            "<details><summary>Error log</summary>",
+            "",
+            fence(ev.error_log.rstrip() or "(nothing on stderr)"),
+            "",
+            "</details>",
+            "",
+            "Recorded releases of that repro (🔴 reproduces, 🟢 does not):",
+            "",
+            *release_table(ev.histories),
+            "",
+            "<details><summary>Versions</summary>",
+            "",
+            fence(ev.versions),
+            "",
+            "</details>",
+            "",
+        ]
+    )

@@ -16,14 +16,27 @@ from reprokit.tracker.text.traceback_text import headline
 FORM_URL = "https://github.com/pytorch/pytorch/issues/new?template=pt2-bug-report.yml"
 # The backend of the ablation ladder that fails first names the component (PyTorch's troubleshooting page).
 COMPONENT_OF_BACKEND = {"eager": "dynamo", "aot_eager": "aot_autograd", "inductor": "inductor"}
-STAGE_LABELS = {"dynamo": "module: dynamo", "aot_autograd": "module: aotdispatch", "inductor": "module: inductor",
-                "export": "oncall: export", "distributed": "oncall: distributed"}
-AREA_LABELS = {"ddp": ["oncall: distributed", "module: ddp"], "fsdp": ["oncall: distributed", "module: fsdp"],
-               "dtensor": ["oncall: distributed", "module: dtensor"], "dynamic-shape": ["module: dynamic shapes"],
-               "custom-op": ["module: custom-operators"], "autocast": ["module: amp (automated mixed precision)"],
-               "amp": ["module: amp (automated mixed precision)"], "export": ["oncall: export"],
-               "inductor-cpu": ["oncall: cpu inductor"], "fake-tensor": ["module: fakeTensor"],
-               "guards-recompile": ["module: guards"], "graph-break": ["module: graph breaks"]}
+STAGE_LABELS = {
+    "dynamo": "module: dynamo",
+    "aot_autograd": "module: aotdispatch",
+    "inductor": "module: inductor",
+    "export": "oncall: export",
+    "distributed": "oncall: distributed",
+}
+AREA_LABELS = {
+    "ddp": ["oncall: distributed", "module: ddp"],
+    "fsdp": ["oncall: distributed", "module: fsdp"],
+    "dtensor": ["oncall: distributed", "module: dtensor"],
+    "dynamic-shape": ["module: dynamic shapes"],
+    "custom-op": ["module: custom-operators"],
+    "autocast": ["module: amp (automated mixed precision)"],
+    "amp": ["module: amp (automated mixed precision)"],
+    "export": ["oncall: export"],
+    "inductor-cpu": ["oncall: cpu inductor"],
+    "fake-tensor": ["module: fakeTensor"],
+    "guards-recompile": ["module: guards"],
+    "graph-break": ["module: graph breaks"],
+}
 
 
 @dataclass(frozen=True)

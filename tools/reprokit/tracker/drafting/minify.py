@@ -52,8 +52,15 @@ def _newest(folder: Path, name: str) -> Path | None:
     return Path(max(found)[1]) if found else None
 
 
-def run_minifier(script: Path, env_extra: dict[str, str], level: str, timeout: float, python: str,
-                 after: str = "aot", launcher_kwargs: dict | None = None) -> Minified:
+def run_minifier(
+    script: Path,
+    env_extra: dict[str, str],
+    level: str,
+    timeout: float,
+    python: str,
+    after: str = "aot",
+    launcher_kwargs: dict | None = None,
+) -> Minified:
     """Run the script under the minifier, then its launcher; the minified repro or why there is none."""
     debug = Path(tempfile.mkdtemp(prefix="reprokit-minify-"))
     debug.chmod(0o755)
@@ -61,16 +68,25 @@ def run_minifier(script: Path, env_extra: dict[str, str], level: str, timeout: f
     try:
         # The launcher writes the run's environment into itself, cache folders included: they go in the debug folder,
         # the one both contained runs may write (the first run's own folder is gone when the launcher runs).
-        extra = {**env_extra, "TORCHDYNAMO_REPRO_AFTER": after, "TORCHDYNAMO_REPRO_LEVEL": level,
-                 "TORCH_COMPILE_DEBUG_DIR": str(debug), "TORCHINDUCTOR_CACHE_DIR": str(debug / "inductor"),
-                 "TRITON_CACHE_DIR": str(debug / "triton")}
-        first = observe(script, env=dict(os.environ), timeout=timeout, extra_env=extra, writable=(debug,),
-                        python=python, **kwargs)
+        extra = {
+            **env_extra,
+            "TORCHDYNAMO_REPRO_AFTER": after,
+            "TORCHDYNAMO_REPRO_LEVEL": level,
+            "TORCH_COMPILE_DEBUG_DIR": str(debug),
+            "TORCHINDUCTOR_CACHE_DIR": str(debug / "inductor"),
+            "TRITON_CACHE_DIR": str(debug / "triton"),
+        }
+        first = observe(
+            script, env=dict(os.environ), timeout=timeout, extra_env=extra, writable=(debug,), python=python, **kwargs
+        )
         launcher = _newest(debug, "minifier_launcher.py")
         if launcher is None:
             said = first.status + (f", {first.exception}" if first.exception else "")
-            return Minified(None, f"the minifier did not trigger after {after} (TORCHDYNAMO_REPRO_LEVEL={level}): the "
-                                  f"run under it ended ({said}) without writing minifier_launcher.py")
+            return Minified(
+                None,
+                f"the minifier did not trigger after {after} (TORCHDYNAMO_REPRO_LEVEL={level}): the "
+                f"run under it ended ({said}) without writing minifier_launcher.py",
+            )
         ran = _run_launcher(launcher, debug, env_extra, timeout, python)
         found = _newest(launcher.parent, "repro.py")
         if found is None:
@@ -90,11 +106,19 @@ def run_minifier(script: Path, env_extra: dict[str, str], level: str, timeout: f
 def _run_launcher(launcher: Path, debug: Path, env_extra: dict[str, str], timeout: float, python: str) -> Observation:
     """The launcher, contained, run from its own folder: it writes the minified repro.py into the current folder."""
     with tempfile.TemporaryDirectory(prefix="reprokit-launcher-") as tmp:
-        wrapper = write_readable_script(Path(tmp) / "run_launcher.py",
-                                        f"import os, runpy\nos.chdir({str(launcher.parent)!r})\n"
-                                        f"runpy.run_path({str(launcher)!r}, run_name='__main__')\n")
-        return observe(wrapper, env=dict(os.environ), timeout=timeout, writable=(debug,), python=python,
-                       extra_env={**env_extra, "TORCH_COMPILE_DEBUG_DIR": str(debug)})
+        wrapper = write_readable_script(
+            Path(tmp) / "run_launcher.py",
+            f"import os, runpy\nos.chdir({str(launcher.parent)!r})\n"
+            f"runpy.run_path({str(launcher)!r}, run_name='__main__')\n",
+        )
+        return observe(
+            wrapper,
+            env=dict(os.environ),
+            timeout=timeout,
+            writable=(debug,),
+            python=python,
+            extra_env={**env_extra, "TORCH_COMPILE_DEBUG_DIR": str(debug)},
+        )
 
 
 def minify(cd, stage: str | None, timeout: float = 900, python: str | None = None) -> Path:
@@ -110,7 +134,9 @@ def minify(cd, stage: str | None, timeout: float = 900, python: str | None = Non
     (cd.path / "MINIFIED.md").write_text(
         f"`minified_repro.py` was written by PyTorch's minifier (TORCHDYNAMO_REPRO_AFTER={after}) from `repro.py`; it "
         f"minified the graph after {'AOTAutograd' if after == 'aot' else 'Dynamo'}. Regenerate with `nox -s minify -- "
-        f"{cd.case.id}`.\n", encoding="utf-8")
+        f"{cd.case.id}`.\n",
+        encoding="utf-8",
+    )
     return target
 
 

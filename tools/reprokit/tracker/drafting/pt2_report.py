@@ -60,8 +60,10 @@ def _what_happened(ev: Evidence) -> str:
     if f.obs.status == RunStatus.TIMEOUT:
         return f"{run} was still running at its timeout and was killed (a hang)."
     if f.own_check and f.compiles:
-        return (f"{run} fails its own comparison of the compiled result with eager: {code_span(f.headline[:300])}; "
-                "torch raises nothing.")
+        return (
+            f"{run} fails its own comparison of the compiled result with eager: {code_span(f.headline[:300])}; "
+            "torch raises nothing."
+        )
     if f.obs.exception:
         where = f" in {f.component}" if f.component != "runtime" else ""
         return f"{run} raises {code_span(f.obs.exception)}{where}: {code_span(f.headline[:300])}."
@@ -72,25 +74,49 @@ def _ablation(ev: Evidence) -> list[str]:
     if ev.ladder is None:
         return []
     failing = next((b for b in ABLATION if ev.ladder[b].status != RunStatus.PASS), None)
-    said = (f"the first backend that fails is `{failing}`" if failing else
-            "every backend passes once the script's `mode` / `options` are dropped, so those settings cause it")
-    return ["Ablation: the same script with the backend of every `torch.compile` call replaced (its `mode` and "
-            f"`options` dropped); {said}.", "", "| backend | result |", "| --- | --- |",
-            *[f"| `{b}` | {code_span(summary(ev.ladder[b]))} |" for b in ABLATION], ""]
+    said = (
+        f"the first backend that fails is `{failing}`"
+        if failing
+        else "every backend passes once the script's `mode` / `options` are dropped, so those settings cause it"
+    )
+    return [
+        "Ablation: the same script with the backend of every `torch.compile` call replaced (its `mode` and "
+        f"`options` dropped); {said}.",
+        "",
+        "| backend | result |",
+        "| --- | --- |",
+        *[f"| `{b}` | {code_span(summary(ev.ladder[b]))} |" for b in ABLATION],
+        "",
+    ]
 
 
 def _history(ev: Evidence) -> list[str]:
     per_error = ev.history.by_error()
-    return [f"Releases: {ev.history.line()} (recorded runs of this script on target `{ev.target}`).", "",
-            *([f"Per error: {code_span(per_error[:900])}.", ""] if per_error else []),
-            "<details><summary>Every recorded release</summary>", "", *ev.history.table(), "", "</details>", ""]
+    return [
+        f"Releases: {ev.history.line()} (recorded runs of this script on target `{ev.target}`).",
+        "",
+        *([f"Per error: {code_span(per_error[:900])}.", ""] if per_error else []),
+        "<details><summary>Every recorded release</summary>",
+        "",
+        *ev.history.table(),
+        "",
+        "</details>",
+        "",
+    ]
 
 
 def _verbose(ev: Evidence) -> list[str]:
     if ev.verbose_log is None:
         return []
-    return ["<details><summary>Internal stack (the same run with <code>TORCHDYNAMO_VERBOSE=1</code>, as the error "
-            "asks)</summary>", "", fence(tail(ev.verbose_log, VERBOSE_CHARS)), "", "</details>", ""]
+    return [
+        "<details><summary>Internal stack (the same run with <code>TORCHDYNAMO_VERBOSE=1</code>, as the error "
+        "asks)</summary>",
+        "",
+        fence(tail(ev.verbose_log, VERBOSE_CHARS)),
+        "",
+        "</details>",
+        "",
+    ]
 
 
 def _change(ev: Evidence) -> list[str]:
@@ -98,26 +124,52 @@ def _change(ev: Evidence) -> list[str]:
     if (changed := ev.history.error_change()) is None:
         return []
     first, before_span, before, now = changed
-    return [f"Since torch {first} this raises {code_span(now)}; torch {before_span} raised {code_span(before)} "
-            "for the same script.", ""]
+    return [
+        f"Since torch {first} this raises {code_span(now)}; torch {before_span} raised {code_span(before)} "
+        "for the same script.",
+        "",
+    ]
 
 
 def describe(ev: Evidence) -> list[str]:
-    lines = [OWN_WORDS, "", *_change(ev), _what_happened(ev), "", *([ev.expected, ""] if ev.expected else []), *_history(ev),
-             "Minimal reproducer: save it as `repro.py` in an empty folder and run `python repro.py` (only torch "
-             "installed).", "", fence(ev.script, "python"), "", *_ablation(ev)]
+    lines = [
+        OWN_WORDS,
+        "",
+        *_change(ev),
+        _what_happened(ev),
+        "",
+        *([ev.expected, ""] if ev.expected else []),
+        *_history(ev),
+        "Minimal reproducer: save it as `repro.py` in an empty folder and run `python repro.py` (only torch "
+        "installed).",
+        "",
+        fence(ev.script, "python"),
+        "",
+        *_ablation(ev),
+    ]
     if ev.minified:
-        lines += ["Minified repro (PyTorch's minifier, `TORCHDYNAMO_REPRO_AFTER`, from the script above):", "",
-                  fence(ev.minified, "python"), ""]
+        lines += [
+            "Minified repro (PyTorch's minifier, `TORCHDYNAMO_REPRO_AFTER`, from the script above):",
+            "",
+            fence(ev.minified, "python"),
+            "",
+        ]
     if ev.workaround:
-        lines += ["Workaround: the same computation written this way works (`python fixed.py` exits 0):", "",
-                  fence(ev.workaround, "python"), ""]
+        lines += [
+            "Workaround: the same computation written this way works (`python fixed.py` exits 0):",
+            "",
+            fence(ev.workaround, "python"),
+            "",
+        ]
     lines += [ev.minified_note, "", ev.trace_note, "", *_verbose(ev), *ev.related]
     if ev.labels:
         lines += ["Suggested labels: " + ", ".join(f"`{label}`" for label in ev.labels), ""]
     if ev.overridden:
-        lines += [f"Note: filed with `--force` over the {ev.overridden.screen} screen: "
-                  f"{code_span(ev.overridden.reason[:400])}", ""]
+        lines += [
+            f"Note: filed with `--force` over the {ev.overridden.screen} screen: "
+            f"{code_span(ev.overridden.reason[:400])}",
+            "",
+        ]
     return lines
 
 

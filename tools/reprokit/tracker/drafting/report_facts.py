@@ -40,13 +40,22 @@ GRAPH_BREAK_ERRORS = ("Unsupported", "UserError")  # the errors torch documents 
 def expected(failure: Failure, history: ReleaseHistory, script: str = "") -> str:
     """The expected behaviour, one line; under fullgraph=True a dynamo failure's expected outcome is the clean
     graph-break error, not eager's result."""
-    if failure.compiles and failure.component == "dynamo" and FULLGRAPH.search(script) and \
-            failure.short_exception not in GRAPH_BREAK_ERRORS:
+    if (
+        failure.compiles
+        and failure.component == "dynamo"
+        and FULLGRAPH.search(script)
+        and failure.short_exception not in GRAPH_BREAK_ERRORS
+    ):
         earlier = history.error_change()
-        was = (f", as torch {earlier[1]} raised ({code_span(earlier[2])})"
-               if earlier and earlier[2] in GRAPH_BREAK_ERRORS else "")
-        return (f"Expected: under `fullgraph=True`, a clean graph-break error naming what Dynamo cannot trace "
-                f"(`torch._dynamo.exc.Unsupported` or `UserError`){was}, not {code_span(failure.short_exception)}.")
+        was = (
+            f", as torch {earlier[1]} raised ({code_span(earlier[2])})"
+            if earlier and earlier[2] in GRAPH_BREAK_ERRORS
+            else ""
+        )
+        return (
+            f"Expected: under `fullgraph=True`, a clean graph-break error naming what Dynamo cannot trace "
+            f"(`torch._dynamo.exc.Unsupported` or `UserError`){was}, not {code_span(failure.short_exception)}."
+        )
     if reg := history.regression():
         return f"Expected: `python repro.py` exits 0, as it does on torch {reg[0]} (a regression in {reg[1]})."
     if failure.own_check and failure.compiles:
@@ -56,7 +65,7 @@ def expected(failure: Failure, history: ReleaseHistory, script: str = "") -> str
     if failure.exports:
         return f"Expected: the program exports and runs without {code_span(failure.short_exception)}."
     if failure.compiles:
-        return (f"Expected: the compiled call runs as eager does, without {code_span(failure.short_exception)}.")
+        return f"Expected: the compiled call runs as eager does, without {code_span(failure.short_exception)}."
     return "Expected: `python repro.py` exits 0."
 
 
@@ -81,8 +90,9 @@ def duplicates(failure: Failure, found: issue_search.Searched) -> list[issue_sea
     """Open issues that already report this failure (same exception and operator, or most of its message)."""
     message = signature.skeleton(failure.obs.message)
     words = set(re.findall(r"[a-z][a-z_]{2,}", re.sub(r"'[^']*'", " ", message.lower())))
-    return issue_search.duplicates(found, failure.short_exception, issue_search.failing_op(failure.obs.message or ""),
-                                   words)
+    return issue_search.duplicates(
+        found, failure.short_exception, issue_search.failing_op(failure.obs.message or ""), words
+    )
 
 
 def regression_title(title: str, history: ReleaseHistory) -> str:

@@ -73,8 +73,7 @@ def _zip(folder: Path, path: Path) -> Path:
                 source = Path(top) / name
                 if source.is_symlink() or not source.is_file() or total >= TOTAL_CAP:
                     continue
-                with open(source, "rb") as fh, zf.open(str(source.relative_to(folder)), "w",
-                                                       force_zip64=True) as sink:
+                with open(source, "rb") as fh, zf.open(str(source.relative_to(folder)), "w", force_zip64=True) as sink:
                     while total < TOTAL_CAP and (chunk := fh.read(min(CHUNK, TOTAL_CAP - total))):
                         sink.write(chunk)
                         total += len(chunk)
@@ -91,14 +90,20 @@ def bundle(trace_dir: Path, out: Path, case_id: str, tlparse: str | None) -> tup
         if not logs:
             return [], "The run under `TORCH_TRACE` wrote no trace log" + skipped + ", so there is nothing for tlparse."
         zips = [_zip(copy, out / f"{case_id}-trace.zip")]
-        sentence = (f"Attached: `{zips[0].name}`, the raw `TORCH_TRACE` logs of the same run ({len(logs)} file(s))"
-                    + skipped)
+        sentence = (
+            f"Attached: `{zips[0].name}`, the raw `TORCH_TRACE` logs of the same run ({len(logs)} file(s))" + skipped
+        )
         if tlparse is None:
             return zips, sentence + "; tlparse was not installed where this report was written."
         # One log: that file (tlparse 0.4.3's --latest refuses the file it picks); ranks: one report over them all.
         source = [str(copy / logs[0])] if len(logs) == 1 else [str(copy), "--all-ranks-html"]
-        proc = subprocess.run([tlparse, *source, "-o", str(html), "--overwrite", "--no-browser"],
-                              capture_output=True, text=True, timeout=300, check=False)
+        proc = subprocess.run(
+            [tlparse, *source, "-o", str(html), "--overwrite", "--no-browser"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         if proc.returncode != 0 or not (html / "index.html").is_file():
             said = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()
             return zips, sentence + f"; tlparse failed on it: {code_span(next(iter(said)))}."

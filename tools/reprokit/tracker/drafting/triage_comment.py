@@ -57,8 +57,10 @@ def _unrun(t) -> str:
     if t.stand_in is not None:
         return t.stand_in.unrun_words(t.stood_in)
     if t.reported and t.reported_by_date:
-        return (f"the issue names no release; torch {t.reported}, the newest when it was opened "
-                f"({t.reported_by_date}), was not run here")
+        return (
+            f"the issue names no release; torch {t.reported}, the newest when it was opened "
+            f"({t.reported_by_date}), was not run here"
+        )
     if t.reported:
         return f"the issue reports torch {t.reported}, which was not run here"
     return "the issue names no release, and none older was run here"
@@ -68,14 +70,19 @@ def _lead_unrun(issue, t, state: str) -> str:
     """The first lines where the reported release was not run: what this release did, as a question."""
     script, unrun = _script(t), _unrun(t)
     if t.standing.kind == DOES_NOT:
-        return (f"{script[0].upper()}{script[1:]} runs without error on torch {t.observed_on} ({unrun}); the issue is "
-                f"{state}. Its exit status would show the failure: {t.exit_says}. Is this fixed, and can the issue "
-                "be closed?")
+        return (
+            f"{script[0].upper()}{script[1:]} runs without error on torch {t.observed_on} ({unrun}); the issue is "
+            f"{state}. Its exit status would show the failure: {t.exit_says}. Is this fixed, and can the issue "
+            "be closed?"
+        )
     if t.standing.kind == NO_LONGER and t.judged:
-        return (f"On torch {t.observed_on} {script} now raises {_raised(t.judged[-1])} ({unrun}); the issue is "
-                f"{state}. Is this the error the issue asks for, and can it be closed?")
-    return (f"On torch {t.observed_on} {script} {_fails(t.signature)} ({unrun}); the issue is {state}."
-            + _against_close(issue, t.observed_on))
+        return (
+            f"On torch {t.observed_on} {script} now raises {_raised(t.judged[-1])} ({unrun}); the issue is "
+            f"{state}. Is this the error the issue asks for, and can it be closed?"
+        )
+    return f"On torch {t.observed_on} {script} {_fails(t.signature)} ({unrun}); the issue is {state}." + _against_close(
+        issue, t.observed_on
+    )
 
 
 def _on(t) -> str:
@@ -85,7 +92,9 @@ def _on(t) -> str:
     if t.observed_on != t.reported:
         return f"torch {t.observed_on} ({t.source()}; the nearest release run here)"
     if t.reported_by_date:
-        return f"torch {t.observed_on} (the issue names no release: the newest when it was opened, {t.reported_by_date})"
+        return (
+            f"torch {t.observed_on} (the issue names no release: the newest when it was opened, {t.reported_by_date})"
+        )
     return f"torch {t.observed_on}, the release it reports,"
 
 
@@ -97,8 +106,10 @@ def _no_longer(t, runs) -> str:
     if last_bad is None:
         return f"It no longer does on any release run from torch {_span(stretch)}: {how}."
     if t.unrun_between:
-        return (f"It no longer does on torch {_span(stretch)}: {how}. It was fixed after torch {last_bad}; the "
-                f"releases between ({_span(t.unrun_between)}) were not run (`reprokit triage --since` bisects them).")
+        return (
+            f"It no longer does on torch {_span(stretch)}: {how}. It was fixed after torch {last_bad}; the "
+            f"releases between ({_span(t.unrun_between)}) were not run (`reprokit triage --since` bisects them)."
+        )
     return f"It no longer does since torch {stretch[0]}, the release after {last_bad}: {how}."
 
 
@@ -116,19 +127,25 @@ def _lead(issue, t) -> str:
     state = state_words(issue)
     if not t.baseline_run:
         return _lead_unrun(issue, t, state)
-    seen = ("finishes without the error the issue asks for" if t.accepts and t.signature.kind == sig.PASSES
-            else _fails(t.signature))
+    seen = (
+        "finishes without the error the issue asks for"
+        if t.accepts and t.signature.kind == sig.PASSES
+        else _fails(t.signature)
+    )
     first = f"On {_on(t)} {_script(t)} {seen}; the issue is {state}."
     runs = [j for j in t.judged if j.outcome != sig.NOT_RUN]
     if t.standing.kind == STILL:
         failing = [j.release for j in runs if j.outcome == sig.SAME]
-        return (f"{first} It still does on every release run since, up to torch {runs[-1].release}."
-                + _against_close(issue, failing[-1]))
+        return f"{first} It still does on every release run since, up to torch {runs[-1].release}." + _against_close(
+            issue, failing[-1]
+        )
     if t.standing.kind == NO_LONGER:
         return f"{first} {_no_longer(t, runs)}" + _against_close(issue, t.standing.releases[0])
     if t.standing.kind == DIFFERENT:
-        return (f"{first} Torch {runs[-1].release} fails another way: {code_span(runs[-1].line)}; this says nothing "
-                "either way about the bug.")
+        return (
+            f"{first} Torch {runs[-1].release} fails another way: {code_span(runs[-1].line)}; this says nothing "
+            "either way about the bug."
+        )
     return first
 
 
@@ -155,14 +172,42 @@ def _cell(t, r: TriageRun) -> str:
 def render(issue, t, runs: list[TriageRun], versions: str, extra: tuple[str, ...] | list[str] = ()) -> str:
     """The comment: the poster's own words first, then the facts of the runs."""
     rows = ["| torch | `python repro.py` |", "| --- | --- |", *[f"| {r.release} | {_cell(t, r)} |" for r in runs]]
-    blocks = "the description's Python blocks" if t.script_from == "the description" else \
-        f"the Python blocks of {t.script_from}"
+    blocks = (
+        "the description's Python blocks"
+        if t.script_from == "the description"
+        else f"the Python blocks of {t.script_from}"
+    )
     newest = next((r for r in reversed(runs) if r.obs is not None), None)
     log = _error_log(newest.log) if newest else ""
-    return "\n".join([
-        OWN_WORDS, "", _lead(issue, t), "",
-        f"Run unchanged ({blocks} saved as `repro.py`, `python repro.py` with only torch installed, each release in "
-        "its own environment):", "", *rows, "", *extra,
-        *([f"<details><summary>Error log (torch {newest.release})</summary>", "", fence(log), "", "</details>", ""]
-          if newest and log else []),
-        "<details><summary>Versions</summary>", "", fence(versions), "", "</details>", ""])
+    return "\n".join(
+        [
+            OWN_WORDS,
+            "",
+            _lead(issue, t),
+            "",
+            f"Run unchanged ({blocks} saved as `repro.py`, `python repro.py` with only torch installed, each release in "
+            "its own environment):",
+            "",
+            *rows,
+            "",
+            *extra,
+            *(
+                [
+                    f"<details><summary>Error log (torch {newest.release})</summary>",
+                    "",
+                    fence(log),
+                    "",
+                    "</details>",
+                    "",
+                ]
+                if newest and log
+                else []
+            ),
+            "<details><summary>Versions</summary>",
+            "",
+            fence(versions),
+            "",
+            "</details>",
+            "",
+        ]
+    )

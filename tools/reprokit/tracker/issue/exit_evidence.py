@@ -12,12 +12,24 @@ from enum import Enum
 
 from reprokit.contrib.script_code import dotted, parse
 
-COMPILERS = ("torch.compile", "torch._dynamo.optimize", "torch.export.export", "torch.export", "torch.jit.script",
-             "torch._dynamo.export")
+COMPILERS = (
+    "torch.compile",
+    "torch._dynamo.optimize",
+    "torch.export.export",
+    "torch.export",
+    "torch.jit.script",
+    "torch._dynamo.export",
+)
 # calls whose failure the script reports on its own: an assertion helper raises, so the exit status speaks
 PRINTING = ("print", "pprint", "pprint.pprint", "sys.stdout.write", "sys.stderr.write")
-ASSERTING = ("torch.testing.assert_close", "torch.testing.assert_allclose", "numpy.testing.assert_allclose",
-             "np.testing.assert_allclose", "sys.exit", "exit")
+ASSERTING = (
+    "torch.testing.assert_close",
+    "torch.testing.assert_allclose",
+    "numpy.testing.assert_allclose",
+    "np.testing.assert_allclose",
+    "sys.exit",
+    "exit",
+)
 
 
 class ExitEvidence(str, Enum):
@@ -32,10 +44,12 @@ class ExitEvidence(str, Enum):
         return self in (ExitEvidence.RAISES, ExitEvidence.ASSERTS)
 
     def words(self) -> str:
-        return {ExitEvidence.RAISES: "torch's exception would end it",
-                ExitEvidence.ASSERTS: "it asserts on its results",
-                ExitEvidence.CATCHES: "the script catches the compiled call's error, so its exit status says nothing",
-                ExitEvidence.PRINTS_ONLY: "the script only prints its results, so its exit status says nothing"}[self]
+        return {
+            ExitEvidence.RAISES: "torch's exception would end it",
+            ExitEvidence.ASSERTS: "it asserts on its results",
+            ExitEvidence.CATCHES: "the script catches the compiled call's error, so its exit status says nothing",
+            ExitEvidence.PRINTS_ONLY: "the script only prints its results, so its exit status says nothing",
+        }[self]
 
 
 def _compiled_names(tree: ast.AST) -> set[str]:
@@ -58,8 +72,11 @@ def _calls_compiled(node: ast.AST, compiled: set[str]) -> bool:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call):
             name = dotted(sub.func)
-            if name in compiled or name in COMPILERS or (isinstance(sub.func, ast.Call)
-                                                           and dotted(sub.func.func) in COMPILERS):
+            if (
+                name in compiled
+                or name in COMPILERS
+                or (isinstance(sub.func, ast.Call) and dotted(sub.func.func) in COMPILERS)
+            ):
                 return True
             if isinstance(sub.func, ast.Attribute) and dotted(sub.func.value) in compiled:
                 return True  # compiled_model.forward(x), compiled_module(x) through a method
@@ -67,8 +84,10 @@ def _calls_compiled(node: ast.AST, compiled: set[str]) -> bool:
 
 
 def _reraises(handler: ast.ExceptHandler) -> bool:
-    return any(isinstance(n, ast.Raise) or (isinstance(n, ast.Call) and dotted(n.func) in ("sys.exit", "exit"))
-               for n in ast.walk(handler))
+    return any(
+        isinstance(n, ast.Raise) or (isinstance(n, ast.Call) and dotted(n.func) in ("sys.exit", "exit"))
+        for n in ast.walk(handler)
+    )
 
 
 def _asserts(tree: ast.AST) -> bool:
@@ -76,8 +95,9 @@ def _asserts(tree: ast.AST) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Assert) or (isinstance(node, ast.Raise) and id(node) not in in_handlers):
             return True
-        if isinstance(node, ast.Call) and (dotted(node.func) in ASSERTING
-                                           or dotted(node.func).endswith(("assert_close", "assertEqual"))):
+        if isinstance(node, ast.Call) and (
+            dotted(node.func) in ASSERTING or dotted(node.func).endswith(("assert_close", "assertEqual"))
+        ):
             return True
     return False
 
@@ -102,8 +122,13 @@ def of(script: str, reports_error: bool) -> ExitEvidence:
         return ExitEvidence.PRINTS_ONLY
     compiled = _compiled_names(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Try) and node.handlers and _calls_compiled(ast.Module(node.body, []), compiled) \
-                and not all(_reraises(h) for h in node.handlers) and not _asserts(ast.Module(node.orelse, [])):
+        if (
+            isinstance(node, ast.Try)
+            and node.handlers
+            and _calls_compiled(ast.Module(node.body, []), compiled)
+            and not all(_reraises(h) for h in node.handlers)
+            and not _asserts(ast.Module(node.orelse, []))
+        ):
             return ExitEvidence.CATCHES  # (a `try: compiled() except: ... else: raise` fails when it does not raise)
     if _asserts(tree):
         return ExitEvidence.ASSERTS

@@ -30,9 +30,11 @@ ERROR_NAME = re.compile(r"(Error|Exception|Unsupported|Failed|Failure|NotFound|V
 # collect_env's line (any capitalisation: "PyTorch Version:" in some templates), `torch==X`, "torch version X",
 # "torch X.Y.Z" in a sentence; a version ends at its last letter or digit (no trailing dot or bracket).
 _V = r"(\d+\.\d+(?:\.\d+)?(?:[.+\w]*\w)?)"
-TORCH_VERSION = (re.compile(rf"^\s*(?:PyTorch|torch) version\s*:\s*{_V}", re.M | re.I),
-                 re.compile(rf"\btorch(?:==|\s+version:?\s*){_V}", re.I),
-                 re.compile(r"\b(?:torch|pytorch)\s+v?(\d+\.\d+\.\d+(?:[.+\w]*\w)?)", re.I))
+TORCH_VERSION = (
+    re.compile(rf"^\s*(?:PyTorch|torch) version\s*:\s*{_V}", re.M | re.I),
+    re.compile(rf"\btorch(?:==|\s+version:?\s*){_V}", re.I),
+    re.compile(r"\b(?:torch|pytorch)\s+v?(\d+\.\d+\.\d+(?:[.+\w]*\w)?)", re.I),
+)
 # A nightly build named anywhere (an issue filed against main, reproduced by a commenter on a nightly).
 DEV_BUILD = re.compile(r"\b(\d+\.\d+\.\d+(?:a0)?\.dev\d{8}(?:\+\w+)?)")
 
@@ -86,8 +88,10 @@ def _text(data: dict, key: str, limit: int = MAX_TEXT, where: str = "") -> str:
     if not isinstance(value, str):
         raise InputError(f"issue JSON: {where}{key} is not a string")
     if len(value) > limit:
-        raise InputError(f"issue JSON: {where}{key} is {len(value):,} characters, over the {limit:,} triage reads "
-                         "(GitHub's own cap is 65,536)")
+        raise InputError(
+            f"issue JSON: {where}{key} is {len(value):,} characters, over the {limit:,} triage reads "
+            "(GitHub's own cap is 65,536)"
+        )
     return value
 
 
@@ -113,19 +117,32 @@ def parse(data: object) -> Issue:
         if isinstance(c, dict):
             author = c.get("author")
             author = author if isinstance(author, dict) else {}
-            comments.append(Comment(str(author.get("login") or "?")[:100],
-                                    str(c.get("authorAssociation") or "NONE")[:40],
-                                    _text(c, "body", where=f"comments[{len(comments)}]."),
-                                    _text(c, "createdAt", 100, f"comments[{len(comments)}].")))
+            comments.append(
+                Comment(
+                    str(author.get("login") or "?")[:100],
+                    str(c.get("authorAssociation") or "NONE")[:40],
+                    _text(c, "body", where=f"comments[{len(comments)}]."),
+                    _text(c, "createdAt", 100, f"comments[{len(comments)}]."),
+                )
+            )
     state = _text(data, "state").upper()
     if state not in ("OPEN", "CLOSED"):
         raise InputError(f"issue JSON: state {state!r}: OPEN or CLOSED")
     opener = data.get("author")
     author = str(opener.get("login") or "")[:100] if isinstance(opener, dict) else ""
-    return Issue(number, _text(data, "title", 1000), _text(data, "body"), state,
-                 _text(data, "stateReason", 40).upper(), _text(data, "closedAt", 100),
-                 f"https://github.com/pytorch/pytorch/issues/{number}",
-                 [str(n)[:100] for n in labels if isinstance(n, str)], comments, _text(data, "createdAt", 100), author)
+    return Issue(
+        number,
+        _text(data, "title", 1000),
+        _text(data, "body"),
+        state,
+        _text(data, "stateReason", 40).upper(),
+        _text(data, "closedAt", 100),
+        f"https://github.com/pytorch/pytorch/issues/{number}",
+        [str(n)[:100] for n in labels if isinstance(n, str)],
+        comments,
+        _text(data, "createdAt", 100),
+        author,
+    )
 
 
 def read(path: Path) -> Issue:
@@ -154,7 +171,7 @@ def fences(body: str) -> list[tuple[str, str]]:
         marker, info, j = m.group(1), m.group(2).lower(), i + 1
         while j < len(lines) and not lines[j].strip().startswith(marker):
             j += 1
-        found.append((info, "\n".join(lines[i + 1:j])))
+        found.append((info, "\n".join(lines[i + 1 : j])))
         i = j + 1
     return found
 
@@ -207,8 +224,9 @@ def reproducer_anywhere(issue: Issue) -> Reproducer | None:
     if (text := script_of(issue.body)) is not None:
         return Reproducer(text)
     for c in issue.comments:
-        if (c.association in MAINTAINERS or (issue.author and c.author == issue.author)) and \
-                (text := script_of(c.body)) is not None:
+        if (c.association in MAINTAINERS or (issue.author and c.author == issue.author)) and (
+            text := script_of(c.body)
+        ) is not None:
             return Reproducer(text, f"a comment by @{c.author}" if LOGIN.fullmatch(c.author) else "a comment")
     return None
 
@@ -217,14 +235,19 @@ def script_of(body: str) -> str | None:
     """The first fenced Python block that imports torch, with the Python blocks right after it that continue it
     (they import no torch themselves and the whole still parses); None when the text has none."""
     blocks = fences(body)
-    start = next((i for i, (info, text) in enumerate(blocks) if _is_python(info, text) and IMPORTS_TORCH.search(text)),
-                 None)
+    start = next(
+        (i for i, (info, text) in enumerate(blocks) if _is_python(info, text) and IMPORTS_TORCH.search(text)), None
+    )
     if start is None:
         return None
     script = blocks[start][1]
-    for info, text in blocks[start + 1:MAX_JOINED + start + 1]:
-        if not _is_python(info, text) or IMPORTS_TORCH.search(text) or _is_error_text(text) or \
-                not _parses(script + "\n" + text):
+    for info, text in blocks[start + 1 : MAX_JOINED + start + 1]:
+        if (
+            not _is_python(info, text)
+            or IMPORTS_TORCH.search(text)
+            or _is_error_text(text)
+            or not _parses(script + "\n" + text)
+        ):
             break
         script += "\n\n" + text
     return script.strip("\n") + "\n"
@@ -251,7 +274,7 @@ def reported_failure(issue: Issue) -> Reported | None:
     lines = text.split("\n")
     starts = [i for i, line in enumerate(lines) if TRACEBACK.match(line)]
     if starts:
-        found = _exception_after(lines[starts[-1] + 1:])
+        found = _exception_after(lines[starts[-1] + 1 :])
         if found:
             return found
     for line in reversed(lines):
@@ -301,4 +324,4 @@ def cut_before_error(issue: Issue) -> bool:
     pasted in part, or a body GitHub cut). Such an issue is judged on the observed run alone."""
     lines = "\n".join(text for info, text in fences(issue.body) if not _is_python(info, text)).split("\n")
     starts = [i for i, line in enumerate(lines) if TRACEBACK.match(line)]
-    return bool(starts) and _exception_after(lines[starts[-1] + 1:]) is None and reported_failure(issue) is None
+    return bool(starts) and _exception_after(lines[starts[-1] + 1 :]) is None and reported_failure(issue) is None

@@ -32,8 +32,20 @@ class Found:
 
 
 def command(key: str) -> list[str]:
-    return ["gh", "search", "issues", "--repo", "pytorch/pytorch", "--include-prs", "--json", FIELDS, "--limit",
-            str(LIMIT), "--", key]
+    return [
+        "gh",
+        "search",
+        "issues",
+        "--repo",
+        "pytorch/pytorch",
+        "--include-prs",
+        "--json",
+        FIELDS,
+        "--limit",
+        str(LIMIT),
+        "--",
+        key,
+    ]
 
 
 def _parse(text: str, source: str) -> list[Found]:
@@ -46,9 +58,15 @@ def _parse(text: str, source: str) -> list[Found]:
     found = []
     for item in data:
         if isinstance(item, dict) and isinstance(item.get("number"), int) and not isinstance(item["number"], bool):
-            found.append(Found(item["number"], str(item.get("title") or "")[:200],
-                               str(item.get("state") or "?").lower()[:10], bool(item.get("isPullRequest")),
-                               str(item.get("body") or "")[:65_536]))
+            found.append(
+                Found(
+                    item["number"],
+                    str(item.get("title") or "")[:200],
+                    str(item.get("state") or "?").lower()[:10],
+                    bool(item.get("isPullRequest")),
+                    str(item.get("body") or "")[:65_536],
+                )
+            )
     return found
 
 
@@ -109,8 +127,9 @@ def duplicates(searched: Searched, exception: str, op: str | None, skeleton_word
             if exception not in text:
                 continue
             words = set(re.findall(r"[a-z][a-z_]{2,}", text.lower()))
-            if (op and re.search(rf"\b{re.escape(op)}\b", text)) or \
-                    (skeleton_words and len(skeleton_words & words) >= 0.6 * len(skeleton_words)):
+            if (op and re.search(rf"\b{re.escape(op)}\b", text)) or (
+                skeleton_words and len(skeleton_words & words) >= 0.6 * len(skeleton_words)
+            ):
                 out[f.number] = f
     return sorted(out.values(), key=lambda f: -f.number)
 
@@ -122,12 +141,19 @@ def related(keys: list[str], search_json: Path | None = None, searched: Searched
     if not keys:
         return []
     if not results:
-        return ["Related issues: not searched here (`gh` is not installed); search for duplicates first:", "",
-                *[f"- {code_span(shlex.join(command(k)[:6] + ['--', k]))}" for k in keys], ""]
+        return [
+            "Related issues: not searched here (`gh` is not installed); search for duplicates first:",
+            "",
+            *[f"- {code_span(shlex.join(command(k)[:6] + ['--', k]))}" for k in keys],
+            "",
+        ]
     seen = {f.number: f for found in results.values() for f in found}
-    lines = [f"Related issues and pull requests ({len(seen)} found by "
-             + ", ".join(code_span(shlex.join(['gh', 'search', 'issues', '--', k])) for k in results) + f", {how}):",
-             ""]
+    lines = [
+        f"Related issues and pull requests ({len(seen)} found by "
+        + ", ".join(code_span(shlex.join(["gh", "search", "issues", "--", k])) for k in results)
+        + f", {how}):",
+        "",
+    ]
     for f in sorted(seen.values(), key=lambda f: -f.number):
         lines.append(f"- #{f.number} ({f.state} {'pull request' if f.is_pr else 'issue'}): {_title(f.title)}")
     return [*lines, ""] if seen else [*lines[:-1], "", "none.", ""]

@@ -16,30 +16,42 @@ from dataclasses import dataclass
 from reprokit.tracker.issue.issue_json import MAINTAINERS, Issue, outside_fences
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-NOT_A_BUG = re.compile(r"\b(not an? (?:compiler |real )?(?:bug|issue with (?:torch|pytorch|torch\.compile))|by design|"
-                       r"working as intended|works as intended|as designed|user error|usage error|rather than a "
-                       r"(?:compiler |real )?bug|(?:intended|expected|documented) (?:\w+ )?behaviou?r|"
-                       r"(?:this|that|it) is because you(?:'re| are)\b|(?:this|that|it) is expected\b(?! to)|(?:this|that|it)'s expected\b(?! to)|"
-                       r"won'?t fix)", re.I)
-USER_FIX = re.compile(r"\byou (?:need|have|ought) to (?:assert|check|guard|mark|call|use torch\._check|add an? "
-                      r"(?:assert|check))\b|\byou should (?:assert|check|guard|mark)\b", re.I)
+NOT_A_BUG = re.compile(
+    r"\b(not an? (?:compiler |real )?(?:bug|issue with (?:torch|pytorch|torch\.compile))|by design|"
+    r"working as intended|works as intended|as designed|user error|usage error|rather than a "
+    r"(?:compiler |real )?bug|(?:intended|expected|documented) (?:\w+ )?behaviou?r|"
+    r"(?:this|that|it) is because you(?:'re| are)\b|(?:this|that|it) is expected\b(?! to)|(?:this|that|it)'s expected\b(?! to)|"
+    r"won'?t fix)",
+    re.I,
+)
+USER_FIX = re.compile(
+    r"\byou (?:need|have|ought) to (?:assert|check|guard|mark|call|use torch\._check|add an? "
+    r"(?:assert|check))\b|\byou should (?:assert|check|guard|mark)\b",
+    re.I,
+)
 ABOUT_EAGER = re.compile(r"\beager\b", re.I)
 ABOUT_COMPILE = re.compile(r"\b(compile[ds]?|compiling|inductor|dynamo|graph|export)\b", re.I)
-CONTRADICTS = re.compile(r"\b(this is (?:indeed |definitely |actually )?a (?:real )?bug|is a (?:real )?bug\b|"
-                         r"reopen(?:ing|ed)?\b|should(?: not|n't) (?:fail|error|raise|crash)|"
-                         r"we should (?:probably |definitely )?(?:make sure|fix|raise|match|error)\b)", re.I)
+CONTRADICTS = re.compile(
+    r"\b(this is (?:indeed |definitely |actually )?a (?:real )?bug|is a (?:real )?bug\b|"
+    r"reopen(?:ing|ed)?\b|should(?: not|n't) (?:fail|error|raise|crash)|"
+    r"we should (?:probably |definitely )?(?:make sure|fix|raise|match|error)\b)",
+    re.I,
+)
 LINKED_FIX = re.compile(r"github\.com/pytorch/pytorch/pull/\d+|\bfix(?:ed|es)? (?:in|by|with)? ?#\d+", re.I)
 # The complaint is an acceptance: torch should have refused (raised, warned) and did not.
-ASKS_FOR_ERROR = re.compile(r"\bshould (?:raise|throw|error(?: out)?|warn|reject|refuse|complain|fail)\b|"
-                            r"\bexpect(?:ed|s)? (?:an? )?(?:error|exception|warning)\b|"
-                            r"\b(?:silently|quietly) (?:accept|succeed|pass|ignore|run|return|produce|compute)s?\b|"
-                            r"\bno (?:error|exception|warning) is (?:raised|thrown|given|emitted)\b|"
-                            r"\binstead of (?:raising|erroring|throwing|an error|an exception)\b|"
-                            r"\b(?:runs?|works?|succeeds?) (?:normally|fine|silently|without (?:an? )?error) (?:under|with|"
-                            r"in|when using) torch\.compile\b|\bnot runnable (?:under|in) eager\b|"
-                            r"\bwhere eager (?:mode )?(?:raises|throws|errors|fails)\b|"
-                            r"\baccepts?\b[^.\n]{0,80}\b(?:while|where|whereas|but) eager\b|"
-                            r"\bthe same (?:[\w-]+ )?error as eager\b|\beager (?:mode )?(?:rejects|refuses)\b", re.I)
+ASKS_FOR_ERROR = re.compile(
+    r"\bshould (?:raise|throw|error(?: out)?|warn|reject|refuse|complain|fail)\b|"
+    r"\bexpect(?:ed|s)? (?:an? )?(?:error|exception|warning)\b|"
+    r"\b(?:silently|quietly) (?:accept|succeed|pass|ignore|run|return|produce|compute)s?\b|"
+    r"\bno (?:error|exception|warning) is (?:raised|thrown|given|emitted)\b|"
+    r"\binstead of (?:raising|erroring|throwing|an error|an exception)\b|"
+    r"\b(?:runs?|works?|succeeds?) (?:normally|fine|silently|without (?:an? )?error) (?:under|with|"
+    r"in|when using) torch\.compile\b|\bnot runnable (?:under|in) eager\b|"
+    r"\bwhere eager (?:mode )?(?:raises|throws|errors|fails)\b|"
+    r"\baccepts?\b[^.\n]{0,80}\b(?:while|where|whereas|but) eager\b|"
+    r"\bthe same (?:[\w-]+ )?error as eager\b|\beager (?:mode )?(?:rejects|refuses)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +64,7 @@ class ThreadRuling:
 
     def line(self) -> str:
         who = f"a maintainer ({self.author}, {self.date[:10] or 'undated'})" if self.author else "the issue"
-        return f"{who} said: \"{self.quote}\"" if self.author else self.quote
+        return f'{who} said: "{self.quote}"' if self.author else self.quote
 
 
 def prose(text: str) -> str:
@@ -77,9 +89,11 @@ def maintainer_verdict(issue: Issue) -> ThreadRuling | None:
     for i, comment in enumerate(issue.comments):
         if comment.association not in MAINTAINERS or (said := _verdict_sentence(comment.body)) is None:
             continue
-        later = issue.comments[i + 1:]
-        overruled = any((c.association in MAINTAINERS and CONTRADICTS.search(prose(c.body)))
-                        or LINKED_FIX.search(c.body) for c in later)
+        later = issue.comments[i + 1 :]
+        overruled = any(
+            (c.association in MAINTAINERS and CONTRADICTS.search(prose(c.body))) or LINKED_FIX.search(c.body)
+            for c in later
+        )
         if not overruled:
             standing = ThreadRuling(comment.author, comment.created, said)
     return standing
@@ -88,8 +102,12 @@ def maintainer_verdict(issue: Issue) -> ThreadRuling | None:
 def closure(issue: Issue) -> ThreadRuling | None:
     """Why the issue's own context says there is nothing to post, or None."""
     if issue.closed and issue.state_reason in ("NOT_PLANNED", "DUPLICATE"):
-        return ThreadRuling("", issue.closed_at, f"closed as {issue.state_reason.lower().replace('_', ' ')}"
-                                            + (f" on {issue.closed_at[:10]}" if issue.closed_at else ""))
+        return ThreadRuling(
+            "",
+            issue.closed_at,
+            f"closed as {issue.state_reason.lower().replace('_', ' ')}"
+            + (f" on {issue.closed_at[:10]}" if issue.closed_at else ""),
+        )
     return maintainer_verdict(issue)
 
 

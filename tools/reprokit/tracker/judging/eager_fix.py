@@ -10,11 +10,20 @@ from dataclasses import dataclass
 from reprokit.tracker.issue.issue_json import Issue, reported_failure, without_script
 from reprokit.tracker.judging import signature as sig
 
-CRASH_WORDS = re.compile(r"\b(segfault|segmentation fault|SIGSEGV|SIGABRT|core dumped|abort(?:ed|s)?|crash(?:es|ed)?|"
-                         r"illegal (?:memory|instruction))\b", re.I)
+CRASH_WORDS = re.compile(
+    r"\b(segfault|segmentation fault|SIGSEGV|SIGABRT|core dumped|abort(?:ed|s)?|crash(?:es|ed)?|"
+    r"illegal (?:memory|instruction))\b",
+    re.I,
+)
 # torch's errors that stand for "the compiler broke", which the error eager raises replaces when it is fixed
-INTERNAL = ("InternalTorchDynamoError", "BackendCompilerFailed", "InductorError", "LoweringException",
-            "CppCompileError", "TorchRuntimeError")
+INTERNAL = (
+    "InternalTorchDynamoError",
+    "BackendCompilerFailed",
+    "InductorError",
+    "LoweringException",
+    "CppCompileError",
+    "TorchRuntimeError",
+)
 
 
 def complains_of_compiler(issue: Issue, accepts: bool) -> bool:
@@ -37,8 +46,15 @@ class EagerError:
     message: str
 
 
-def eager_fixed(issue: Issue, signature_kind: str, exception: str, accepts: bool, eager: EagerError | None,
-                before: str = "", message: str = "") -> str | None:
+def eager_fixed(
+    issue: Issue,
+    signature_kind: str,
+    exception: str,
+    accepts: bool,
+    eager: EagerError | None,
+    before: str = "",
+    message: str = "",
+) -> str | None:
     """How a run that raises `exception` (`message`) is the fix the issue asked for, in words, or None: the issue
     reports a crash (a signal), a silent acceptance or an internal error (`before`: the class the signature raised),
     and the compiled call now raises what eager raises: the same class, the class the issue names, or Dynamo's

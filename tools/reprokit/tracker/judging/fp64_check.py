@@ -27,7 +27,7 @@ COMPARISON_FAILED = re.compile(r"Tensor-likes are not (close|equal)|Mismatched e
 MAX_ELEMENTS = 1 << 20  # of each compared tensor: larger ones are not captured
 MULTIPLIER, TOL = 2.0, 1e-5  # torch._dynamo.utils.same: res_error <= multiplier * ref_error + tol / 10 (tol 1e-4)
 
-PRELUDE = '''\
+PRELUDE = """\
 import json as _reprokit_json, os as _reprokit_os, random as _reprokit_random, torch as _reprokit_torch
 # the script's own inputs fixed: every side draws the same random numbers (an unseeded script's sides differ otherwise)
 _reprokit_random.seed(0)
@@ -52,10 +52,10 @@ def _reprokit_capture(owner, name):
 for _reprokit_owner, _reprokit_name in ((_reprokit_torch, "allclose"), (_reprokit_torch, "equal"),
                                         (_reprokit_torch.testing, "assert_close")):
     _reprokit_capture(_reprokit_owner, _reprokit_name)
-'''.replace("MAX", str(MAX_ELEMENTS))
+""".replace("MAX", str(MAX_ELEMENTS))
 
 # The reference run: the script's low-precision dtype names mean float64, from the same inputs (see the module's text).
-REFERENCE = '''\
+REFERENCE = """\
 _reprokit_low = getattr(_reprokit_torch, %r)
 for _reprokit_name in ("bfloat16", "float16", "half"):
     setattr(_reprokit_torch, _reprokit_name, _reprokit_torch.float64)
@@ -76,9 +76,9 @@ def _reprokit_to_wide(self, *args, **kwargs):
 _reprokit_torch.Tensor.to = _reprokit_to_wide
 _reprokit_torch.Tensor.bfloat16 = lambda self, *a, **k: _reprokit_to(self, _reprokit_low).double()
 _reprokit_torch.Tensor.half = lambda self, *a, **k: _reprokit_to(self, _reprokit_low).double()
-'''
+"""
 
-JUDGE = '''\
+JUDGE = """\
 import json, os, pathlib, torch
 def last(folder, index=None):
     files = sorted(pathlib.Path(os.environ[folder]).glob("*.json"))
@@ -104,7 +104,7 @@ if low and eager_backend and ref and len(low) == len(ref) == len(eager_backend) 
     else:
         out["why"] = "no single side of the comparison changes when the compile backend is eager"
 print("REPROKIT-FP64 " + json.dumps(out))
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -124,14 +124,19 @@ class Fp64Judgement:
         if not self.judged:
             return f"not judged against an fp64 reference: {self.why}"
         said = "a wrong result" if self.wrong_result else "not a wrong result"
-        return (f"{said} against an fp64 reference: compiled RMS error {self.compiled_error:.3g}, eager's "
-                f"{self.eager_error:.3g} (wrong only above {MULTIPLIER:g} x eager's + {TOL:g})")
+        return (
+            f"{said} against an fp64 reference: compiled RMS error {self.compiled_error:.3g}, eager's "
+            f"{self.eager_error:.3g} (wrong only above {MULTIPLIER:g} x eager's + {TOL:g})"
+        )
 
 
 # a comparison of values in the script: an AssertionError raised without one (eager refused, compiled did not) is no
 # numeric mismatch, and an fp64 reference has nothing to judge
-COMPARES = re.compile(r"assert_close|allclose|isclose|torch\.equal|assertEqual|assert_equal|^\s*assert\b[^\n]*"
-                      r"(?:==|!=|<|>|close|equal)", re.M)
+COMPARES = re.compile(
+    r"assert_close|allclose|isclose|torch\.equal|assertEqual|assert_equal|^\s*assert\b[^\n]*"
+    r"(?:==|!=|<|>|close|equal)",
+    re.M,
+)
 
 
 def applies(script: str, exception: str | None, message: str | None) -> bool:
@@ -164,8 +169,9 @@ def verdict(stdout: str) -> Fp64Judgement:
         data = {}
     if not isinstance(data, dict) or not data.get("judged"):
         why = data.get("why") if isinstance(data, dict) else None
-        return Fp64Judgement(False,
-                             why=str(why or "the script's comparisons were not captured in all three runs")[:200])
+        return Fp64Judgement(
+            False, why=str(why or "the script's comparisons were not captured in all three runs")[:200]
+        )
     try:
         return Fp64Judgement(True, float(data["compiled_error"]), float(data["eager_error"]))
     except (KeyError, TypeError, ValueError):

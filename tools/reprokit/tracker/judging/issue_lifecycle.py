@@ -45,6 +45,8 @@ from reprokit.tracker.text.clipped import clipped
 NOW_RAISES = "now raises"
 order = partial(release_key, labels="nightly-last")  # oldest first, as triage_releases orders them
 RECORD_LIMIT = 300  # characters of the sentence issue-states.yaml keeps
+
+
 class Step(str, Enum):
     REPORTED = "reported"
     OBSERVED = "observed on the reported release"
@@ -82,7 +84,9 @@ class Triage:
     stand_in: StandIn | None = None  # where the issue names a build no index serves: the releases standing in for it
     stood_in: tuple[str, ...] = ()  # stand-ins run before `observed_on` that exit 0 (they showed nothing)
     script_from: str = "the description"  # where the script run was found (issue_json.Reproducer.where)
-    unrun_between: tuple[str, ...] = ()  # NO_LONGER: published releases between the last bad and the first good, not run
+    unrun_between: tuple[
+        str, ...
+    ] = ()  # NO_LONGER: published releases between the last bad and the first good, not run
 
     @property
     def post(self) -> bool:
@@ -98,8 +102,9 @@ class Triage:
         """What issue-states.yaml keeps, in at most `limit` characters: the standing, where the script came from when
         not the description, and the signature it was judged against (each part cut at a word, the bracket whole)."""
         source = "" if self.script_from == "the description" else f" (the script from {self.script_from})"
-        bracket = f" [signature on torch {self.observed_on}: {self.signature.line(limit // 3)}]" if self.signature \
-            else ""
+        bracket = (
+            f" [signature on torch {self.observed_on}: {self.signature.line(limit // 3)}]" if self.signature else ""
+        )
         return clipped(self.standing.line(), limit - len(source) - len(bracket)) + source + bracket
 
 
@@ -116,19 +121,35 @@ def _before_compile(ran: TriageRun) -> bool:
     return obs.status != RunStatus.PASS and (obs.stage in (None, "runtime")) and not graphs
 
 
-def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_release: str | None,
-            reported_by_date: str = "", *, baseline_run: bool = True, evidence: ExitEvidence = ExitEvidence.RAISES,
-            eager: eager_fix.EagerError | None = None, stand_in: StandIn | None = None,
-            stood_in: tuple[str, ...] = ()) -> Triage:
+def observe(
+    issue: Issue,
+    ref: TriageRun,
+    script: str,
+    accepts: bool,
+    reported_release: str | None,
+    reported_by_date: str = "",
+    *,
+    baseline_run: bool = True,
+    evidence: ExitEvidence = ExitEvidence.RAISES,
+    eager: eager_fix.EagerError | None = None,
+    stand_in: StandIn | None = None,
+    stood_in: tuple[str, ...] = (),
+) -> Triage:
     """REPORTED -> OBSERVED (or NOT_POSTED): the signature of the run on the reported release (or, where the issue
     names none, the newest release when it was opened). `baseline_run` False: the reported release was not run and
     `ref` is newer (--here, or the reported one cannot be installed): a clean exit, or eager's error where the issue
     reports a crash, is then judged on this run alone. `eager`: the error the script raises with torch.compile
     disabled on `ref`, where that was run. `stand_in`: the issue names a build no index serves, and `ref` stands in
     for it (`stood_in`: the stand-ins run before, which exit 0)."""
-    facts: dict[str, Any] = {"reported": reported_release, "reported_by_date": reported_by_date,  # Triage's fields
-                             "observed_on": ref.release, "accepts": accepts, "baseline_run": baseline_run,
-                             "stand_in": stand_in, "stood_in": stood_in}
+    facts: dict[str, Any] = {
+        "reported": reported_release,
+        "reported_by_date": reported_by_date,  # Triage's fields
+        "observed_on": ref.release,
+        "accepts": accepts,
+        "baseline_run": baseline_run,
+        "stand_in": stand_in,
+        "stood_in": stood_in,
+    }
     if why := unjudged.reference_unjudged(ref, issue):
         return reported(why, **facts)
     assert ref.obs is not None  # reference_unjudged: a run that did not run is unjudged
@@ -140,31 +161,51 @@ def observe(issue: Issue, ref: TriageRun, script: str, accepts: bool, reported_r
     if found.kind == sig.EXITS:
         words = unjudged.HANG_WORDS if ref.obs.status == RunStatus.TIMEOUT else eager_fix.CRASH_WORDS
         if not words.search("\n".join(texts)):
-            return reported(f"on torch {ref.release} the script {observed_line(ref.obs)}, which the issue's text does "
-                            "not describe", signature=found, **facts)
-        return Triage(Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed="the issue describes it",
-                      **facts)
+            return reported(
+                f"on torch {ref.release} the script {observed_line(ref.obs)}, which the issue's text does not describe",
+                signature=found,
+                **facts,
+            )
+        return Triage(
+            Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed="the issue describes it", **facts
+        )
     if _before_compile(ref):
-        return reported(f"on torch {ref.release} the script fails before any compiled call ({observed_line(ref.obs)}, "
-                        "in eager code): that says nothing about the compiled behaviour", signature=found, **facts)
+        return reported(
+            f"on torch {ref.release} the script fails before any compiled call ({observed_line(ref.obs)}, "
+            "in eager code): that says nothing about the compiled behaviour",
+            signature=found,
+            **facts,
+        )
     fixed = eager_fix.eager_fixed(issue, found.kind, found.exception, accepts, eager, message=ref.obs.message or "")
     if eager is not None and fixed:
         said = f"{observed_line(ref.obs)}, {fixed}"
         if baseline_run:
-            return reported(f"on {_on(ref.release, facts)} the script raises "
-                            f"{said}: the failure the issue reports did not happen here", signature=found, **facts)
-        return Triage(Step.JUDGED, TriageStanding(NO_LONGER, f"on torch {ref.release}: now raises {said}{unrun}",
-                                                  (ref.release,)),
-                      signature=found, judged=(ReleaseJudgement(ref.release, NOW_RAISES, observed_line(ref.obs), fixed),),
-                      **facts)
+            return reported(
+                f"on {_on(ref.release, facts)} the script raises "
+                f"{said}: the failure the issue reports did not happen here",
+                signature=found,
+                **facts,
+            )
+        return Triage(
+            Step.JUDGED,
+            TriageStanding(NO_LONGER, f"on torch {ref.release}: now raises {said}{unrun}", (ref.release,)),
+            signature=found,
+            judged=(ReleaseJudgement(ref.release, NOW_RAISES, observed_line(ref.obs), fixed),),
+            **facts,
+        )
     normal = sig.normalised_text(texts)  # once: both checks read it
-    confirmed = sig.confirmed_in(found, texts, normal, without_script(issue)) or \
-        sig.printed_in(ref.obs.stdout_tail, texts, normal)
+    confirmed = sig.confirmed_in(found, texts, normal, without_script(issue)) or sig.printed_in(
+        ref.obs.stdout_tail, texts, normal
+    )
     if confirmed is None and cut_before_error(issue):
         confirmed = "the issue's log is cut before its error line: judged on the observed run alone"
     if confirmed is None:
-        return reported(f"on torch {ref.release} the script fails with {found.line()}, which the issue's text does "
-                        "not mention: not the failure it reports", signature=found, **facts)
+        return reported(
+            f"on torch {ref.release} the script fails with {found.line()}, which the issue's text does "
+            "not mention: not the failure it reports",
+            signature=found,
+            **facts,
+        )
     return Triage(Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed=confirmed, **facts)
 
 
@@ -183,24 +224,42 @@ def _unrun_words(facts: dict[str, Any]) -> str:
     return stand_in.unrun_words(tried)
 
 
-def _passes(ref: TriageRun, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str,
-            facts: dict[str, Any]) -> Triage:
+def _passes(
+    ref: TriageRun, found: Signature, accepts: bool, evidence: ExitEvidence, unrun: str, facts: dict[str, Any]
+) -> Triage:
     """The reference run exits 0: the bug itself where the issue asks for an error; a question where the reported
     release was not run and the script's exit status decides; else nothing to say."""
     if accepts:
-        return Triage(Step.OBSERVED, TriageStanding(STILL, ""), signature=found, confirmed="the issue asks for an "
-                      "error and the script finishes without one", **facts)
+        return Triage(
+            Step.OBSERVED,
+            TriageStanding(STILL, ""),
+            signature=found,
+            confirmed="the issue asks for an error and the script finishes without one",
+            **facts,
+        )
     if not facts["baseline_run"]:
         if not evidence.decides:
-            return reported(f"the script exits 0 on torch {ref.release}{unrun}, but {evidence.words()}: "
-                            "nothing to say", signature=found, **facts)
-        return Triage(Step.JUDGED, TriageStanding(DOES_NOT, f"on torch {ref.release}: the script exits 0 where "
-                                                            f"{evidence.words()}{unrun}", (ref.release,)),
-                      signature=found, judged=(ReleaseJudgement(ref.release, sig.GOOD, "exits 0"),), exit_says=evidence.words(),
-                      **facts)
+            return reported(
+                f"the script exits 0 on torch {ref.release}{unrun}, but {evidence.words()}: nothing to say",
+                signature=found,
+                **facts,
+            )
+        return Triage(
+            Step.JUDGED,
+            TriageStanding(
+                DOES_NOT, f"on torch {ref.release}: the script exits 0 where {evidence.words()}{unrun}", (ref.release,)
+            ),
+            signature=found,
+            judged=(ReleaseJudgement(ref.release, sig.GOOD, "exits 0"),),
+            exit_says=evidence.words(),
+            **facts,
+        )
     checks = "" if evidence.decides else f" ({evidence.words()})"
-    return reported(f"does not reproduce on {_on(ref.release, facts)}: the "
-                    f"script exits 0{checks}; nothing to say", signature=found, **facts)
+    return reported(
+        f"does not reproduce on {_on(ref.release, facts)}: the script exits 0{checks}; nothing to say",
+        signature=found,
+        **facts,
+    )
 
 
 def outcome(t: Triage, ran: TriageRun, eager_fix: bool = False) -> str:
@@ -228,9 +287,13 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     acceptance or an internal error (eager_fixed), with how in words: the fix the issue asked for."""
     assert t.signature is not None  # an observed triage has its signature (observe)
     eager_fixes = eager_fixes or {}
-    judged = tuple(ReleaseJudgement(r.release, o, r.why or observed_line(r.obs),
-                                    eager_fixes.get(r.release, "") if o == NOW_RAISES else "")
-                   for r in runs for o in [outcome(t, r, r.release in eager_fixes)])
+    judged = tuple(
+        ReleaseJudgement(
+            r.release, o, r.why or observed_line(r.obs), eager_fixes.get(r.release, "") if o == NOW_RAISES else ""
+        )
+        for r in runs
+        for o in [outcome(t, r, r.release in eager_fixes)]
+    )
     start = next(i for i, r in enumerate(runs) if r.release == t.observed_on)
     since = [j for j in judged[start:] if j.outcome != sig.NOT_RUN]
     newest = since[-1]
@@ -241,8 +304,12 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     if newest.outcome == sig.SAME:
         same = [j.release for j in since if j.outcome == sig.SAME]
         said = "accepts it without an error" if t.accepts and t.signature.kind == sig.PASSES else t.signature.line()
-        return dataclasses.replace(step, standing=TriageStanding(STILL, f"on torch {_span(same)} (newest run: "
-                                                                        f"{newest.release}): {said}", tuple(same)))
+        return dataclasses.replace(
+            step,
+            standing=TriageStanding(
+                STILL, f"on torch {_span(same)} (newest run: {newest.release}): {said}", tuple(same)
+            ),
+        )
     if newest.outcome in (sig.GOOD, NOW_RAISES):
         stretch: list[str] = []
         for j in reversed(since):
@@ -250,38 +317,64 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
                 break
             stretch.insert(0, j.release)
         last_bad = next((j for j in reversed(since) if j.outcome == sig.SAME and j.release not in stretch), None)
-        how = (f"now raises {newest.said()}" if newest.outcome == NOW_RAISES else "the script exits 0")
+        how = f"now raises {newest.said()}" if newest.outcome == NOW_RAISES else "the script exits 0"
         ran = {j.release for j in judged if j.outcome != sig.NOT_RUN}
-        unrun = tuple(r for r in release_dates.published() if r not in ran and last_bad is not None
-                      and order(last_bad.release) < order(r) < order(stretch[0]))
+        unrun = tuple(
+            r
+            for r in release_dates.published()
+            if r not in ran and last_bad is not None and order(last_bad.release) < order(r) < order(stretch[0])
+        )
         if last_bad is None:
             detail = f"on every release run from {_span(stretch)}: {how}"
         elif unrun:  # "since" would claim the releases between, which nothing ran
-            detail = (f"on torch {_span(stretch)}: {how}; fixed after {last_bad.release}, the last release run with "
-                      f"the bug; the releases between ({_span(list(unrun))}) were not run: --since bisects "
-                      "them")
+            detail = (
+                f"on torch {_span(stretch)}: {how}; fixed after {last_bad.release}, the last release run with "
+                f"the bug; the releases between ({_span(list(unrun))}) were not run: --since bisects "
+                "them"
+            )
         else:
             detail = f"since {stretch[0]}: {how} (last bad {last_bad.release}: {last_bad.said()})"
-        return dataclasses.replace(step, standing=TriageStanding(NO_LONGER, detail, tuple(stretch)),
-                                   unrun_between=unrun)
+        return dataclasses.replace(
+            step, standing=TriageStanding(NO_LONGER, detail, tuple(stretch)), unrun_between=unrun
+        )
     if _before_compile(next(r for r in runs if r.release == newest.release)):
-        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(
-            NOT_POSTED, f"on torch {newest.release} the script fails before any compiled call ({newest.line}): that "
-                        "says nothing about the reported bug"))
-    return dataclasses.replace(step, standing=TriageStanding(
-        DIFFERENT, f"(on torch {t.observed_on}: {t.signature.line()}; on torch {newest.release}: {newest.line})",
-        (newest.release,)))
+        return dataclasses.replace(
+            step,
+            step=Step.NOT_POSTED,
+            standing=TriageStanding(
+                NOT_POSTED,
+                f"on torch {newest.release} the script fails before any compiled call ({newest.line}): that "
+                "says nothing about the reported bug",
+            ),
+        )
+    return dataclasses.replace(
+        step,
+        standing=TriageStanding(
+            DIFFERENT,
+            f"(on torch {t.observed_on}: {t.signature.line()}; on torch {newest.release}: {newest.line})",
+            (newest.release,),
+        ),
+    )
 
 
 def numerics(t: Triage, judged_line: str, wrong: bool | None, release: str) -> Triage:
     """JUDGED -> NOT_POSTED when the fp64 reference does not call the low-precision mismatch wrong, or cannot judge
     it; the triage unchanged when it does (wrong=True)."""
     if wrong is None:
-        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=TriageStanding(
-            NOT_POSTED, f"cannot judge numerics on torch {release}: {judged_line}"))
+        return dataclasses.replace(
+            t,
+            step=Step.NOT_POSTED,
+            standing=TriageStanding(NOT_POSTED, f"cannot judge numerics on torch {release}: {judged_line}"),
+        )
     if not wrong:
-        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=TriageStanding(
-            NOT_POSTED, f"{judged_line} (torch {release}): the script compares low-precision outputs with each other"))
+        return dataclasses.replace(
+            t,
+            step=Step.NOT_POSTED,
+            standing=TriageStanding(
+                NOT_POSTED,
+                f"{judged_line} (torch {release}): the script compares low-precision outputs with each other",
+            ),
+        )
     return t
 
 
@@ -295,16 +388,33 @@ def decide(t: Triage, issue: Issue) -> Triage:
     if t.standing.kind == STILL and issue.closed and (until := release_dates.expected_to_fail_until(issue)):
         failing = [j.release for j in t.judged if j.outcome == sig.SAME]
         if not any(release_dates.published_after(r, until[0]) for r in failing):
-            return dataclasses.replace(t, step=Step.NOT_POSTED, standing=TriageStanding(
-                NOT_POSTED, f"still fails on torch {_span(failing)}, published no later than {until[0]} ({until[1]}): "
-                            "a release from before the fix is expected to fail, no comment; run one published since"))
-    agrees = (t.standing.kind in (NO_LONGER, DOES_NOT) and issue.closed) or (t.standing.kind == STILL
-                                                                             and not issue.closed)
+            return dataclasses.replace(
+                t,
+                step=Step.NOT_POSTED,
+                standing=TriageStanding(
+                    NOT_POSTED,
+                    f"still fails on torch {_span(failing)}, published no later than {until[0]} ({until[1]}): "
+                    "a release from before the fix is expected to fail, no comment; run one published since",
+                ),
+            )
+    agrees = (t.standing.kind in (NO_LONGER, DOES_NOT) and issue.closed) or (
+        t.standing.kind == STILL and not issue.closed
+    )
     if agrees:
-        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=dataclasses.replace(
-            t.standing, detail=t.standing.detail + f"; the issue is {state}: it agrees, no comment"))
+        return dataclasses.replace(
+            t,
+            step=Step.NOT_POSTED,
+            standing=dataclasses.replace(
+                t.standing, detail=t.standing.detail + f"; the issue is {state}: it agrees, no comment"
+            ),
+        )
     if t.standing.kind == DIFFERENT and issue.closed:
-        return dataclasses.replace(t, step=Step.NOT_POSTED, standing=dataclasses.replace(
-            t.standing, detail=t.standing.detail + "; the issue is closed: another failure belongs in a new issue, "
-                                                   "no comment"))
+        return dataclasses.replace(
+            t,
+            step=Step.NOT_POSTED,
+            standing=dataclasses.replace(
+                t.standing,
+                detail=t.standing.detail + "; the issue is closed: another failure belongs in a new issue, no comment",
+            ),
+        )
     return dataclasses.replace(t, step=Step.POSTED)

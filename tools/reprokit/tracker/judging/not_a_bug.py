@@ -32,8 +32,10 @@ MISSING_MODULE = re.compile(r"No module named '([\w.]+)'")
 INSTALL_HINT = re.compile(r"to install ([A-Za-z_][\w.]*)")
 FUNDAMENTAL = "This graph break is fundamental"  # torch's hint on a graph break Dynamo will not trace (2.7 and later)
 # An assertion that checks a computed result (values, dtype, shape): compiled against eager, a wrong result.
-RESULT_CHECK = re.compile(r"allclose|assert_close|isclose|equal\(|\.abs\(|same\(|\.dtype|\.shape|\.size\(|\.stride\(|"
-                          r"torch\.testing|\bmax\(|norm")
+RESULT_CHECK = re.compile(
+    r"allclose|assert_close|isclose|equal\(|\.abs\(|same\(|\.dtype|\.shape|\.size\(|\.stride\(|"
+    r"torch\.testing|\bmax\(|norm"
+)
 DATA_DEPENDENT = re.compile(r"^Data-dependent branching|generic_jump", re.M)  # the same break before the hint existed
 
 
@@ -63,8 +65,10 @@ def missing_package(obs: Observation, output: str, python: str) -> Screened | No
     names = [m.group(1) for m in MISSING_MODULE.finditer(output)] + INSTALL_HINT.findall(obs.message or "")
     for name in dict.fromkeys(n.split(".")[0] for n in names):
         if name != "torch" and not _importable(python, name):
-            return Screened("invalid usage", f"needs the optional package {name}, which is not installed here "
-                                             f"({obs.exception}: {_headline(obs)})")
+            return Screened(
+                "invalid usage",
+                f"needs the optional package {name}, which is not installed here ({obs.exception}: {_headline(obs)})",
+            )
     return None
 
 
@@ -83,16 +87,24 @@ def unknown_name(obs: Observation, output: str, raised: RaisedAt) -> Screened | 
     failure is its own assertion about what torch refused."""
     for pattern in UNKNOWN_NAME:
         if m := pattern.search(obs.message or ""):
-            return Screened("invalid usage", f"an option or API torch does not have: {m.group(0)} "
-                                             f"({obs.exception}, raised at {raised.where()})")
+            return Screened(
+                "invalid usage",
+                f"an option or API torch does not have: {m.group(0)} ({obs.exception}, raised at {raised.where()})",
+            )
     if obs.exception == "AttributeError" and raised.raised_by_script(obs.exception):
-        return Screened("invalid usage", f"an API torch does not have: AttributeError: {_headline(obs)} (raised in "
-                                         f"{raised.where()}, no torch frame)")
+        return Screened(
+            "invalid usage",
+            f"an API torch does not have: AttributeError: {_headline(obs)} (raised in "
+            f"{raised.where()}, no torch frame)",
+        )
     if raised.raised_by_script(obs.exception):
         for pattern in UNKNOWN_NAME:
             if m := pattern.search(output):
-                return Screened("invalid usage", f"torch refused a name it does not have ({m.group(0)}) and the "
-                                                 f"failure is the script's own {obs.exception} at {raised.where()}")
+                return Screened(
+                    "invalid usage",
+                    f"torch refused a name it does not have ({m.group(0)}) and the "
+                    f"failure is the script's own {obs.exception} at {raised.where()}",
+                )
     return None
 
 
@@ -103,8 +115,11 @@ def graph_break(obs: Observation) -> Screened | None:
     message = obs.message or ""
     if FUNDAMENTAL in message or DATA_DEPENDENT.search(message):
         site = re.search(r"https://\S+/gb/gb\d+\.html", message)
-        return Screened("fundamental graph break", f"{_headline(obs)} under fullgraph=True; torch's hint: "
-                                                   f"\"{FUNDAMENTAL}\"" + (f" ({site.group(0)})" if site else ""))
+        return Screened(
+            "fundamental graph break",
+            f"{_headline(obs)} under fullgraph=True; torch's hint: "
+            f'"{FUNDAMENTAL}"' + (f" ({site.group(0)})" if site else ""),
+        )
     return None
 
 
@@ -113,32 +128,44 @@ def own_code(obs: Observation, raised: RaisedAt, compiles: bool) -> Screened | N
     if not raised.raised_by_script(obs.exception):
         return None
     if obs.exception != "AssertionError":
-        return Screened("invalid usage", f"{obs.exception}: {_headline(obs)} is raised in the script's own code "
-                                         f"({raised.where()}), with no torch frame in its traceback")
+        return Screened(
+            "invalid usage",
+            f"{obs.exception}: {_headline(obs)} is raised in the script's own code "
+            f"({raised.where()}), with no torch frame in its traceback",
+        )
     inner = raised.innermost
     assert inner is not None  # raised_by_script: the script's own frame is the innermost
     code = inner.code
     if compiles and (RESULT_CHECK.search(code) or "/torch/testing/" in inner.file):
         return None  # compiled against eager: a wrong result of torch.compile is a bug (the ablation says where)
     if compiles:
-        return Screened("own expectation", f"torch raised nothing: the failure is the script's own assertion "
-                                           f"({raised.where()}: `{code[:120]}`), with no torch frame, on something "
-                                           "other than a computed result; check what torch documents first (a count "
-                                           "of graphs or recompiles changes with automatic dynamic shapes)")
-    return Screened("feature request", f"torch raised nothing: the failure is the script's own assertion "
-                                       f"({raised.where()}: {_headline(obs)}), with no torch frame, in a script "
-                                       "that calls no torch.compile")
+        return Screened(
+            "own expectation",
+            f"torch raised nothing: the failure is the script's own assertion "
+            f"({raised.where()}: `{code[:120]}`), with no torch frame, on something "
+            "other than a computed result; check what torch documents first (a count "
+            "of graphs or recompiles changes with automatic dynamic shapes)",
+        )
+    return Screened(
+        "feature request",
+        f"torch raised nothing: the failure is the script's own assertion "
+        f"({raised.where()}: {_headline(obs)}), with no torch frame, in a script "
+        "that calls no torch.compile",
+    )
 
 
-def screen(case: Case, obs: Observation, output: str, raised: RaisedAt, compiles: bool,
-           python: str) -> Screened | None:
+def screen(case: Case, obs: Observation, output: str, raised: RaisedAt, compiles: bool, python: str) -> Screened | None:
     """The first screen the failure falls under, or None: a torch failure to report."""
     if case.documented:
         return Screened("documented behaviour", f"case.yaml documented: {case.documented}")
     if obs.status == RunStatus.PASS:
         return None
-    return (missing_package(obs, output, python) or unknown_name(obs, output, raised) or graph_break(obs)
-            or own_code(obs, raised, compiles))
+    return (
+        missing_package(obs, output, python)
+        or unknown_name(obs, output, raised)
+        or graph_break(obs)
+        or own_code(obs, raised, compiles)
+    )
 
 
 def ordinary_use(repro: str, fixed: str | None) -> Screened | None:
@@ -149,7 +176,10 @@ def ordinary_use(repro: str, fixed: str | None) -> Screened | None:
     for m in BOUND_METHOD.finditer(repro):
         owner = m.group(1)
         if re.search(rf"torch\.compile\(\s*{re.escape(owner)}\s*[,)]", fixed):
-            return Screened("invalid usage", f"the repro compiles the bound method {owner}.{m.group(2)}; the case's "
-                                             f"own workaround (fixed.py) compiles the module, torch.compile({owner}), "
-                                             "which is the documented use")
+            return Screened(
+                "invalid usage",
+                f"the repro compiles the bound method {owner}.{m.group(2)}; the case's "
+                f"own workaround (fixed.py) compiles the module, torch.compile({owner}), "
+                "which is the documented use",
+            )
     return None

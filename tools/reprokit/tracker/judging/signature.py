@@ -31,8 +31,11 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.])")
 _QUOTED = re.compile(r"'[^'\n]{0,80}'|\"[^\"\n]{0,80}\"")
 _WORD = re.compile(r"[a-z][a-z_]{2,}")
 # Log prefixes a pasted log carries: torchrun's rank prefix, glog/c10 lines, a quote's `>`, list markers.
-_PREFIX = re.compile(r"^\s*(?:>\s*)*(?:[-*+]\s+|\d+[.)]\s+)?(?:\[rank\d+\]:\s*)?"
-                     r"(?:[IWEF]\d{4} \d\d:\d\d:\d\d[.\d]*\s+\d+\s+\S+:\d+\]\s*)?", re.M)
+_PREFIX = re.compile(
+    r"^\s*(?:>\s*)*(?:[-*+]\s+|\d+[.)]\s+)?(?:\[rank\d+\]:\s*)?"
+    r"(?:[IWEF]\d{4} \d\d:\d\d:\d\d[.\d]*\s+\d+\s+\S+:\d+\]\s*)?",
+    re.M,
+)
 
 
 def skeleton(message: str | None) -> str:
@@ -73,8 +76,14 @@ class Signature:
         return clipped(f"{self.exception}: {message}", limit) if message else self.exception
 
     def as_fields(self) -> dict:
-        return {"kind": self.kind, "exception": self.exception, "stage": self.stage, "skeleton": self.skeleton,
-                "exit_code": self.exit_code, "script_line": self.script_line}
+        return {
+            "kind": self.kind,
+            "exception": self.exception,
+            "stage": self.stage,
+            "skeleton": self.skeleton,
+            "exit_code": self.exit_code,
+            "script_line": self.script_line,
+        }
 
 
 def script_line(log: str, script: str = "repro.py") -> int | None:
@@ -87,9 +96,15 @@ def of(obs: Observation, log: str = "") -> Signature:
     if obs.status == RunStatus.PASS:
         return Signature(PASSES, exit_code=0)
     if obs.exception:
-        return Signature(RAISES, obs.exception.rsplit(".", 1)[-1], obs.stage or "", skeleton(obs.message),
-                         script_line=script_line(log), tokens=tokens_of(obs.message or "", log),
-                         shown=" ".join(headline(as_user_sees(obs.message or "")).split())[:400])
+        return Signature(
+            RAISES,
+            obs.exception.rsplit(".", 1)[-1],
+            obs.stage or "",
+            skeleton(obs.message),
+            script_line=script_line(log),
+            tokens=tokens_of(obs.message or "", log),
+            shown=" ".join(headline(as_user_sees(obs.message or "")).split())[:400],
+        )
     return Signature(EXITS, exit_code=obs.exit_code, stage=obs.status)
 
 
@@ -114,8 +129,11 @@ def compare(signature: Signature, obs: Observation | None, log: str = "") -> str
     held = len(wanted & _words(seen.skeleton))
     if not wanted or held >= SAME_WORDS * len(wanted):
         return SAME
-    reworded = (signature.script_line is not None and seen.script_line == signature.script_line
-                and seen.stage == signature.stage)
+    reworded = (
+        signature.script_line is not None
+        and seen.script_line == signature.script_line
+        and seen.stage == signature.stage
+    )
     return SAME if reworded else OTHER
 
 
@@ -145,15 +163,44 @@ _OPERATOR = re.compile(r"\b(?:aten|prims|torch\.ops\.\w+)\.\w{3,}(?:\.\w+)?")
 _INNER = re.compile(r"([A-Z]\w*(?:Error|Exception|Failed|Unsupported)):")
 _QUOTED_PHRASE = re.compile(r"'([^'\n]{20,160})'|\"([^\"\n]{20,160})\"")  # another error's text, quoted
 _COMPILER_LINE = re.compile(r"\b(?:error|fatal error):\s*(.{12,160})")
-_IDENTIFIER = re.compile(r"`([A-Za-z_][\w.]{5,80})`|'([A-Za-z_][\w.]{5,80})'|\b([a-z]+_[a-z0-9_]{4,}|_[a-z][a-z0-9_]{5,})\b")
+_IDENTIFIER = re.compile(
+    r"`([A-Za-z_][\w.]{5,80})`|'([A-Za-z_][\w.]{5,80})'|\b([a-z]+_[a-z0-9_]{4,}|_[a-z][a-z0-9_]{5,})\b"
+)
 # Words every torch.compile report has: a match on them confirms nothing.
-_COMMON = {"torch.compile", "torch._dynamo", "torch._inductor", "fullgraph", "torch_compile", "dynamic_shapes",
-           "requires_grad", "torch.float32", "torch.float16", "torch.bfloat16", "from_user_code", "user_code",
-           "torch._dynamo.exc", "torch.utils", "__init__", "__call__", "forward", "backward", "_call_impl",
-           "_wrapped_call_impl", "torch_logs", "torchdynamo_verbose", "dynamo_timed", "compile_fx", "call_function"}
-STAGE_WORDS = {"dynamo": re.compile(r"\bdynamo\b", re.I), "inductor": re.compile(r"\binductor\b", re.I),
-               "aot_autograd": re.compile(r"\baot_?autograd\b|\baot_eager\b", re.I),
-               "export": re.compile(r"\b(?:torch\.)?export\b"), "distributed": re.compile(r"\b(?:DDP|FSDP|DTensor)\b")}
+_COMMON = {
+    "torch.compile",
+    "torch._dynamo",
+    "torch._inductor",
+    "fullgraph",
+    "torch_compile",
+    "dynamic_shapes",
+    "requires_grad",
+    "torch.float32",
+    "torch.float16",
+    "torch.bfloat16",
+    "from_user_code",
+    "user_code",
+    "torch._dynamo.exc",
+    "torch.utils",
+    "__init__",
+    "__call__",
+    "forward",
+    "backward",
+    "_call_impl",
+    "_wrapped_call_impl",
+    "torch_logs",
+    "torchdynamo_verbose",
+    "dynamo_timed",
+    "compile_fx",
+    "call_function",
+}
+STAGE_WORDS = {
+    "dynamo": re.compile(r"\bdynamo\b", re.I),
+    "inductor": re.compile(r"\binductor\b", re.I),
+    "aot_autograd": re.compile(r"\baot_?autograd\b|\baot_eager\b", re.I),
+    "export": re.compile(r"\b(?:torch\.)?export\b"),
+    "distributed": re.compile(r"\b(?:DDP|FSDP|DTensor)\b"),
+}
 
 
 def tokens_of(message: str, log: str = "", limit: int = 16) -> tuple[str, ...]:
@@ -173,8 +220,9 @@ def tokens_of(message: str, log: str = "", limit: int = 16) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t for t in found if len(t) >= 6))[:limit]
 
 
-def confirmed_in(signature: Signature, texts: list[str], normal: str | None = None,
-                 outside_script: list[str] | None = None) -> str | None:
+def confirmed_in(
+    signature: Signature, texts: list[str], normal: str | None = None, outside_script: list[str] | None = None
+) -> str | None:
     """How the issue's text confirms the observed signature (a phrase for the standing), or None. Loose, as a
     maintainer reads: the observed message quoted, the exception's class named, a distinctive token of the whole
     message (a compiler's own error line, an operator, an identifier) or the failing stage named. Tokens and stage

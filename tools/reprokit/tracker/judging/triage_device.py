@@ -30,14 +30,21 @@ def setting(script: str, matrix: Matrix, target_name: str, python: str, timeout:
     kind = target.device.kind
     code = facts(script)
     if code.cuda_only and kind != "cuda":
-        raise InputError(f"the script needs a CUDA GPU: run with --target {' or '.join(gpu_targets(matrix)[:4])} on a "
-                         f"GPU machine (--target {target_name} is {kind}); nothing was run or recorded")
+        raise InputError(
+            f"the script needs a CUDA GPU: run with --target {' or '.join(gpu_targets(matrix)[:4])} on a "
+            f"GPU machine (--target {target_name} is {kind}); nothing was run or recorded"
+        )
     if not device_present(kind):
-        raise InputError(f"--target {target_name} runs on a {kind} device and this machine has none "
-                         f"({NODES.get(kind)} is missing); nothing was run or recorded")
+        raise InputError(
+            f"--target {target_name} runs on a {kind} device and this machine has none "
+            f"({NODES.get(kind)} is missing); nothing was run or recorded"
+        )
     ranks = (code.world_size or 2) if code.torchrun else 1
     if ranks > 1 and kind != "cpu" and ranks > len(glob.glob(NODES[kind])):
-        raise InputError(f"the script is a torchrun program of {ranks} ranks and this machine has "
-                         f"{len(glob.glob(NODES[kind]))} {kind} devices; nothing was run or recorded")
-    return upstream_runs.Setting(python, kind, "float32", timeout, launcher="torchrun" if code.torchrun else "python",
-                                 world_size=ranks)
+        raise InputError(
+            f"the script is a torchrun program of {ranks} ranks and this machine has "
+            f"{len(glob.glob(NODES[kind]))} {kind} devices; nothing was run or recorded"
+        )
+    return upstream_runs.Setting(
+        python, kind, "float32", timeout, launcher="torchrun" if code.torchrun else "python", world_size=ranks
+    )

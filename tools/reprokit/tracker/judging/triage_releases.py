@@ -55,13 +55,17 @@ class Plan:
             return f"triage: this environment's torch only ({sys.executable})"
         to_build = [r for r in self.releases if not torch_envs.built(r)]
         roles = {r: (" (reported)" if r == self.reported else "") for r in self.releases}
-        cost = (f"to build: {', '.join(to_build)}, {torch_envs.estimate(len(to_build))}; each only when a run "
-                "needs it") if to_build else "nothing to build"
-        return (f"triage on {target}: torch {', '.join(r + roles[r] for r in self.releases)}; {cost}")
+        cost = (
+            (f"to build: {', '.join(to_build)}, {torch_envs.estimate(len(to_build))}; each only when a run needs it")
+            if to_build
+            else "nothing to build"
+        )
+        return f"triage on {target}: torch {', '.join(r + roles[r] for r in self.releases)}; {cost}"
 
 
-def plan(reported: str | None, target: Target, *, nightly: bool = False, given: list[str] | None = None,
-         here: bool = False) -> Plan:
+def plan(
+    reported: str | None, target: Target, *, nightly: bool = False, given: list[str] | None = None, here: bool = False
+) -> Plan:
     """The releases to run: `given` as is (the reported one added where installable), else the reported release and
     the target's newest stable (nightly too where asked)."""
     if here:
@@ -82,11 +86,18 @@ READ_VERSION_TIMEOUT = 120.0  # the least time `import torch` is given to say it
 def version_of(python: str, timeout: float) -> str:
     """The torch release an interpreter holds (a local build's suffix dropped); one line where it cannot be read."""
     try:
-        done = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True,
-                              text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            [python, "-c", "import torch; print(torch.__version__)"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
-        raise EnvironmentProblem(f"{python}: `import torch` did not finish in {timeout:.0f} s (the run's timeout; a busy "
-                         "machine: give --timeout more)") from None
+        raise EnvironmentProblem(
+            f"{python}: `import torch` did not finish in {timeout:.0f} s (the run's timeout; a busy "
+            "machine: give --timeout more)"
+        ) from None
     except OSError as err:
         raise InputError(f"{python}: cannot be run ({err.strerror})") from None
     if done.returncode != 0:

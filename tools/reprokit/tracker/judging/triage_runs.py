@@ -52,8 +52,9 @@ class Runner:
 
     def eager_error(self, python: str) -> EagerError | None:
         """What the script raises with torch.compile disabled (TORCH_COMPILE_DISABLE=1): what eager raises."""
-        obs = upstream_runs.contained(dataclasses.replace(self.setting, python=python), self.script,
-                                      {"TORCH_COMPILE_DISABLE": "1"})
+        obs = upstream_runs.contained(
+            dataclasses.replace(self.setting, python=python), self.script, {"TORCH_COMPILE_DISABLE": "1"}
+        )
         return EagerError(obs.exception.rsplit(".", 1)[-1], headline(obs.message or "")) if obs.exception else None
 
 
@@ -68,16 +69,20 @@ def reference_runs(ref: str, python: str, runner: Runner, log, hang_reported: bo
         finished = [t for t in tries if not timed_out(t)]
         if not finished:
             return None, tries, f"ran past {runner.longer:.0f} s"
-        log(f"torch {ref}: {len(tries) - len(finished)} of 3 runs ran past their time limit, which the issue does not "
-            "describe; the signature is the finished runs'")
+        log(
+            f"torch {ref}: {len(tries) - len(finished)} of 3 runs ran past their time limit, which the issue does not "
+            "describe; the signature is the finished runs'"
+        )
         chosen, _ = stable(finished, hang_reported=False)
         return chosen, tries, ""
     if not agree(tries[0], tries[1]):  # a third run decides which one torch did by chance
         tries.append(runner.ran(ref, python))
     chosen, odd = stable(tries, hang_reported)
     if odd is not None:
-        log(f"torch {ref}: 1 of 3 runs of the script did otherwise ({observed_line(odd.obs)}); the signature is the "
-            "other two's")
+        log(
+            f"torch {ref}: 1 of 3 runs of the script did otherwise ({observed_line(odd.obs)}); the signature is the "
+            "other two's"
+        )
     return chosen, tries, ""
 
 
@@ -110,7 +115,9 @@ def stable(tries: list[TriageRun], hang_reported: bool = True) -> tuple[TriageRu
     return None, None
 
 
-def bisect(t, runs: list[TriageRun], runner: Runner, history: list[str], offer: Callable[[str], Offered]) -> list[TriageRun]:
+def bisect(
+    t, runs: list[TriageRun], runner: Runner, history: list[str], offer: Callable[[str], Offered]
+) -> list[TriageRun]:
     """--since: the recorded releases (`history`) between the last run that failed as observed and the newest, halved
     until the first that does not; `offer` gives a release's interpreter (built on first use)."""
     same = [r for r in runs if issue_lifecycle.outcome(t, r) == signature.SAME]
@@ -126,16 +133,19 @@ def bisect(t, runs: list[TriageRun], runner: Runner, history: list[str], offer: 
         ran = runner.ran(mid, o.python)
         runs = sorted([*runs, ran], key=lambda r: triage_releases.order(r.release))
         bad = issue_lifecycle.outcome(t, ran) == signature.SAME
-        candidates = [c for c in candidates if (triage_releases.order(c) > triage_releases.order(mid)) == bad
-                      and c != mid]
+        candidates = [
+            c for c in candidates if (triage_releases.order(c) > triage_releases.order(mid)) == bad and c != mid
+        ]
     return runs
 
 
 def fp64(setting: upstream_runs.Setting, folder: Path, script_text: str) -> fp64_check.Fp64Judgement:
     """The three capturing runs and the judge (fp64_check), each contained."""
-    variants = {"low": (fp64_check.captured(script_text), {}),
-                "eager": (fp64_check.captured(script_text), {"REPROKIT_BACKEND": "eager"}),
-                "ref": (fp64_check.in_float64(script_text), {})}
+    variants = {
+        "low": (fp64_check.captured(script_text), {}),
+        "eager": (fp64_check.captured(script_text), {"REPROKIT_BACKEND": "eager"}),
+        "ref": (fp64_check.in_float64(script_text), {}),
+    }
     dirs = {name: folder / name / "capture" for name in variants}
     for name, (text, _) in variants.items():
         shutil.rmtree(folder / name, ignore_errors=True)
@@ -143,9 +153,17 @@ def fp64(setting: upstream_runs.Setting, folder: Path, script_text: str) -> fp64
         dirs[name].chmod(0o777)  # the case user writes its captures here, and nowhere else
         write_readable_script(folder / name / "repro.py", text)
     with ThreadPoolExecutor(len(variants)) as pool:  # three independent contained runs
-        list(pool.map(lambda name: upstream_runs.contained(
-            setting, folder / name / "repro.py", {"REPROKIT_CAPTURE": str(dirs[name]), **variants[name][1]},
-            writable=(dirs[name],)), variants))
+        list(
+            pool.map(
+                lambda name: upstream_runs.contained(
+                    setting,
+                    folder / name / "repro.py",
+                    {"REPROKIT_CAPTURE": str(dirs[name]), **variants[name][1]},
+                    writable=(dirs[name],),
+                ),
+                variants,
+            )
+        )
     judge = fp64_check.judge_script(folder)
     done = upstream_runs.contained(setting, judge, {f"REPROKIT_{k.upper()}": str(v) for k, v in dirs.items()})
     return fp64_check.verdict(done.stdout_tail)

@@ -22,9 +22,13 @@ from reprokit.tracker.text.user_paths import as_user_sees
 
 # The standings, one typed vocabulary (model/issue_states.StandingKind); DOES_NOT: the script exits 0 on a release newer
 # than the reported one, which was not run.
-STILL, NO_LONGER, DIFFERENT, DOES_NOT, NOT_POSTED = (StandingKind.STILL, StandingKind.NO_LONGER,
-                                                     StandingKind.DIFFERENT, StandingKind.DOES_NOT,
-                                                     StandingKind.NOT_POSTED)
+STILL, NO_LONGER, DIFFERENT, DOES_NOT, NOT_POSTED = (
+    StandingKind.STILL,
+    StandingKind.NO_LONGER,
+    StandingKind.DIFFERENT,
+    StandingKind.DOES_NOT,
+    StandingKind.NOT_POSTED,
+)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -70,8 +74,12 @@ def one_line(text: str, limit: int = 200) -> str:
 
 
 # GitHub's closing reasons, in words: nothing of the issue's own stateReason string reaches the comment.
-STATE_REASONS = {"COMPLETED": "completed", "NOT_PLANNED": "not planned", "DUPLICATE": "duplicate",
-                 "REOPENED": "reopened"}
+STATE_REASONS = {
+    "COMPLETED": "completed",
+    "NOT_PLANNED": "not planned",
+    "DUPLICATE": "duplicate",
+    "REOPENED": "reopened",
+}
 
 
 def state_words(issue) -> str:

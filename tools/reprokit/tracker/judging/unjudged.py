@@ -17,7 +17,9 @@ from reprokit.tracker.judging.triage_standing import TriageRun, observed_line
 from reprokit.tracker.text.traceback_text import FRAME, TRACEBACK, Frame
 
 NO_CUDA = re.compile(r"Torch not compiled with CUDA enabled|Found no NVIDIA driver|No CUDA GPUs are available")
-HANG_WORDS = re.compile(r"\b(hangs?|hung|stuck|forever|never (?:finishes|returns|ends)|deadlock|time[sd]? ?out)\b", re.I)
+HANG_WORDS = re.compile(
+    r"\b(hangs?|hung|stuck|forever|never (?:finishes|returns|ends)|deadlock|time[sd]? ?out)\b", re.I
+)
 # torch's own words when the failure is the behaviour it documents (it names what to use instead)
 DOCUMENTED = (re.compile(r"This graph break is fundamental"), re.compile(r"\bmaybe_mark_dynamic\b"))
 
@@ -55,29 +57,38 @@ def ran_past(ran: TriageRun) -> bool:
 
 def _broken(ran: TriageRun) -> str | None:
     broken = broken_import(f"{ran.log}\n{ran.obs.stderr_tail}") if ran.obs is not None else None
-    return (f"environment broken: not judged (torch {ran.release} cannot import its own dependencies here: {broken})"
-            if broken else None)
+    return (
+        f"environment broken: not judged (torch {ran.release} cannot import its own dependencies here: {broken})"
+        if broken
+        else None
+    )
 
 
 def _past(ran: TriageRun, issue: Issue | None) -> str | None:
     if ran.obs is None or not ran_past(ran) or (issue is not None and reports_hang(issue)):
         return None
-    return f"not judged here: on torch {ran.release} the script ran past {ran.obs.seconds:.0f} s, and the issue " \
-           "reports no hang"
+    return (
+        f"not judged here: on torch {ran.release} the script ran past {ran.obs.seconds:.0f} s, and the issue "
+        "reports no hang"
+    )
 
 
 def reference_unjudged(ref: TriageRun, issue: Issue) -> str | None:
     """Why the run on the release the issue is judged on gives no signature; None where it gives one."""
     if ref.obs is None or ref.obs.exit_code == 77:
-        return (f"the script could not run on torch {ref.release}, the release the issue is judged on "
-                f"({ref.why or observed_line(ref.obs)})")
+        return (
+            f"the script could not run on torch {ref.release}, the release the issue is judged on "
+            f"({ref.why or observed_line(ref.obs)})"
+        )
     if said := _broken(ref) or _past(ref, issue):
         return said
     if NO_CUDA.search(ref.obs.message or ""):
         return f"the script needs CUDA, which torch {ref.release} here lacks"
     text = f"{ref.log}\n{ref.obs.message or ''}"
     if name := next((m.group(0) for p in UNKNOWN_NAME if (m := p.search(text))), None):
-        return f"the script uses what torch {ref.release} does not have ({name}): it needs the release it was written for"
+        return (
+            f"the script uses what torch {ref.release} does not have ({name}): it needs the release it was written for"
+        )
     if m := next((m for p in DOCUMENTED if (m := p.search(ref.obs.message or ""))), None):
         return f"documented behaviour: torch {ref.release}'s own message says {m.group(0)!r} ({observed_line(ref.obs)})"
     return None

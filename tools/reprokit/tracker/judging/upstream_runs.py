@@ -45,13 +45,21 @@ def write_standalone(text: str, setting: Setting, folder: Path) -> Path:
     return write_readable_script(folder / "repro.py", standalone(text, setting.device, setting.dtype))
 
 
-def contained(setting: Setting, script: Path, extra_env: dict[str, str] | None = None,
-              writable: tuple[Path, ...] = ()) -> Observation:
+def contained(
+    setting: Setting, script: Path, extra_env: dict[str, str] | None = None, writable: tuple[Path, ...] = ()
+) -> Observation:
     """One contained run of the script, as `reprokit run` makes it."""
-    return observe(script, env=dict(os.environ), timeout=setting.timeout,
-                   extra_env={"REPRO_DEVICE": setting.device, "REPRO_DTYPE": setting.dtype, **(extra_env or {})},
-                   launcher=setting.launcher, world_size=setting.world_size, python=setting.python,
-                   writable=writable, tail_bytes=LOG_BYTES)
+    return observe(
+        script,
+        env=dict(os.environ),
+        timeout=setting.timeout,
+        extra_env={"REPRO_DEVICE": setting.device, "REPRO_DTYPE": setting.dtype, **(extra_env or {})},
+        launcher=setting.launcher,
+        world_size=setting.world_size,
+        python=setting.python,
+        writable=writable,
+        tail_bytes=LOG_BYTES,
+    )
 
 
 def verbose(setting: Setting, script: Path) -> Observation:
@@ -81,8 +89,16 @@ def collect_env(python: str) -> str:
     with tempfile.TemporaryDirectory(prefix="reprokit-collect-env-") as home:
         env = {k: v for k, v in os.environ.items() if k in ALLOWED_ENV} | {"HOME": home, "TMPDIR": home}
         try:
-            proc = subprocess.run([python, "-m", "torch.utils.collect_env"], capture_output=True, text=True,
-                                  timeout=300, stdin=subprocess.DEVNULL, check=False, env=env, cwd=home)
+            proc = subprocess.run(
+                [python, "-m", "torch.utils.collect_env"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                stdin=subprocess.DEVNULL,
+                check=False,
+                env=env,
+                cwd=home,
+            )
         except subprocess.TimeoutExpired:
             return "(python -m torch.utils.collect_env did not finish in 300 s)"
     if proc.returncode != 0:

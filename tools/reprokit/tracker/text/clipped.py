@@ -10,7 +10,7 @@ def clipped(text: str, limit: int) -> str:
     """`text` itself when it fits in `limit` characters; else its words up to the limit, then an ellipsis."""
     if len(text) <= limit:
         return text
-    head = text[:limit - len(ELLIPSIS) + 1]
+    head = text[: limit - len(ELLIPSIS) + 1]
     cut = head.rfind(" ")
-    kept = head[:cut] if cut > limit // 2 else head[:limit - len(ELLIPSIS)]  # one huge word: cut it, said so
+    kept = head[:cut] if cut > limit // 2 else head[: limit - len(ELLIPSIS)]  # one huge word: cut it, said so
     return kept.rstrip(" ,;:(") + ELLIPSIS

@@ -87,8 +87,10 @@ class ReleaseHistory:
                 how = f"; since {changed[0]} with {changed[3]}, before with {changed[2]}" if changed else ""
                 return f"{word} on every recorded release {self.span()}{how}" + self._nightly()
             others = sorted({str(v) for _, v in self.releases if v not in (BAD, GOOD)})
-            return (f"{word} on {known[0][0]}..{newest} ({len(known)} of {len(self.releases)} recorded releases; "
-                    f"the others: {', '.join(others)})" + self._nightly())
+            return (
+                f"{word} on {known[0][0]}..{newest} ({len(known)} of {len(self.releases)} recorded releases; "
+                f"the others: {', '.join(others)})" + self._nightly()
+            )
         change = self.last_change()
         assert change is not None  # not every verdict is the newest (above): the last one that differs is a change
         before, _, first = change

@@ -31,9 +31,14 @@ def _replacements(tree: ast.Module, values: dict[str, str]) -> list[tuple[ast.ex
     found: list[tuple[ast.expr, str]] = []
     inside: set[int] = set()
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-                and len(node.args) == 2 and dotted(node.args[0]) == "torch"
-                and _variable_read(node.args[1]) == "REPRO_DTYPE"):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) == 2
+            and dotted(node.args[0]) == "torch"
+            and _variable_read(node.args[1]) == "REPRO_DTYPE"
+        ):
             found.append((node, f"torch.{values['REPRO_DTYPE']}"))
             inside.add(id(node.args[1]))
     for node in ast.walk(tree):
@@ -68,8 +73,10 @@ def standalone(text: str, device: str, dtype: str) -> str:
     out = _without_unused_os(_without_variable_notes(data.decode("utf-8")))
     left = parse(out)
     if left is None or any(v in s for s in code_strings(left) for v in REPRO_VARIABLES):
-        raise InputError("repro.py reads REPRO_DEVICE / REPRO_DTYPE in a way that cannot be replaced by a constant "
-                         "(use os.environ.get(\"REPRO_DEVICE\", \"cpu\"))")
+        raise InputError(
+            "repro.py reads REPRO_DEVICE / REPRO_DTYPE in a way that cannot be replaced by a constant "
+            '(use os.environ.get("REPRO_DEVICE", "cpu"))'
+        )
     return out
 
 
@@ -98,11 +105,21 @@ def _without_unused_os(text: str) -> str:
     if tree is None or any(isinstance(n, ast.Name) and n.id == "os" for n in ast.walk(tree)):
         return text
     lines = text.splitlines(keepends=True)
-    imports = [n.lineno for n in tree.body if isinstance(n, ast.Import) and [(a.name, a.asname) for a in n.names]
-               == [("os", None)] and lines[n.lineno - 1].strip() == "import os"]
+    imports = [
+        n.lineno
+        for n in tree.body
+        if isinstance(n, ast.Import)
+        and [(a.name, a.asname) for a in n.names] == [("os", None)]
+        and lines[n.lineno - 1].strip() == "import os"
+    ]
     if not imports:
         return text
-    out = lines[:imports[0] - 1] + lines[imports[0]:]
-    if imports[0] - 1 < len(out) and imports[0] >= 2 and not out[imports[0] - 2].strip() and not out[imports[0] - 1].strip():
+    out = lines[: imports[0] - 1] + lines[imports[0] :]
+    if (
+        imports[0] - 1 < len(out)
+        and imports[0] >= 2
+        and not out[imports[0] - 2].strip()
+        and not out[imports[0] - 1].strip()
+    ):
         del out[imports[0] - 1]  # no two blank lines left where the import was
     return "".join(out)

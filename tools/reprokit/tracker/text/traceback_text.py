@@ -15,8 +15,16 @@ from reprokit.model.records import message_headline
 FRAME = re.compile(r'^(?P<prefix>\[rank\d+\]: ?)?  File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+)$')
 TRACEBACK = re.compile(r"^(\[rank\d+\]: ?)?Traceback \(most recent call last\):$")
 # Errors the interpreter raises on the script's own code (torch's C++ operators raise RuntimeError, TypeError, ...).
-PYTHON_ERRORS = ("AssertionError", "AttributeError", "NameError", "UnboundLocalError", "KeyError", "ImportError",
-                 "ModuleNotFoundError", "SyntaxError")
+PYTHON_ERRORS = (
+    "AssertionError",
+    "AttributeError",
+    "NameError",
+    "UnboundLocalError",
+    "KeyError",
+    "ImportError",
+    "ModuleNotFoundError",
+    "SyntaxError",
+)
 LAUNCHER_FAILED = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
 _HARNESS = re.compile(r"(^<frozen runpy>$|/runpy\.py$|/reprokit/child/probe\.py$|/probe\.py$)")
 
@@ -58,16 +66,16 @@ def last_frames(stderr: str) -> list[Frame]:
     lines = stderr.splitlines()
     starts = [i for i, line in enumerate(lines) if TRACEBACK.match(line)]
     # torchrun's own summary of a rank that failed comes last: the rank's traceback is the failure
-    while len(starts) > 1 and any(LAUNCHER_FAILED in line for line in lines[starts[-1]:]):
-        lines, starts = lines[:starts[-1]], starts[:-1]
+    while len(starts) > 1 and any(LAUNCHER_FAILED in line for line in lines[starts[-1] :]):
+        lines, starts = lines[: starts[-1]], starts[:-1]
     frames: list[Frame] = []
-    rest = lines[starts[-1] + 1 if starts else 0:]
+    rest = lines[starts[-1] + 1 if starts else 0 :]
     for i, line in enumerate(rest):
         m = FRAME.match(line)
         if m:
             prefix = m.group("prefix") or ""
             nxt = rest[i + 1] if i + 1 < len(rest) else ""
-            code = nxt[len(prefix):].strip() if nxt.startswith(prefix + "    ") and not FRAME.match(nxt) else ""
+            code = nxt[len(prefix) :].strip() if nxt.startswith(prefix + "    ") and not FRAME.match(nxt) else ""
             frames.append(Frame(m.group("file"), int(m.group("line")), m.group("name"), code))
     return frames
 
@@ -92,8 +100,11 @@ class RaisedAt:
         """The failing line is the script's (or a torch.testing check it called), with no frame of torch anywhere.
         Its exception may still come from torch's C++ code (an operator called on that line): see raised_by_script."""
         inner = self.innermost
-        return inner is not None and not self.torch_frames and (
-            inner.file == self.script or "/torch/testing/" in inner.file)
+        return (
+            inner is not None
+            and not self.torch_frames
+            and (inner.file == self.script or "/torch/testing/" in inner.file)
+        )
 
     def raised_by_script(self, exception: str | None) -> bool:
         """Raised by the script's own Python: a `raise` or `assert` statement, a class the script defines, or an
@@ -103,8 +114,12 @@ class RaisedAt:
             return False
         code = inner.code
         name = (exception or "").rsplit(".", 1)[-1]
-        return (code.startswith(("raise ", "assert ")) or (exception or "").startswith("__main__.")
-                or name in PYTHON_ERRORS or "/torch/testing/" in inner.file)
+        return (
+            code.startswith(("raise ", "assert "))
+            or (exception or "").startswith("__main__.")
+            or name in PYTHON_ERRORS
+            or "/torch/testing/" in inner.file
+        )
 
     def where(self) -> str:
         inner = self.innermost
