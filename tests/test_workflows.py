@@ -158,3 +158,13 @@ def test_the_warm_mode_tests_that_skip_as_root_run_in_a_ci_job_that_is_not_root(
     assert 'name="tests-unprivileged"' in noxfile and '"-k", "warm", "tests/test_warm.py"' in noxfile
     warm_skips_as_root = (ROOT / "tests" / "test_warm.py").read_text()
     assert "os.geteuid() == 0" in warm_skips_as_root  # what the job exists for
+
+
+def test_the_ci_script_runs_the_warm_mode_tests_as_a_user_that_is_not_root():
+    """.ci/run (this project's CI, as root) runs them too: .ci/unprivileged, with the tests session's environment
+    before it is removed, as uid 65534, failing where one skips for another reason than needing root."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    step = ci.index(".ci/unprivileged .nox/tests")
+    assert ci.index("nox -s tests\n") < step < ci.index("rm -rf .nox/tests")
+    script = (ROOT / ".ci" / "unprivileged").read_text()
+    assert "setpriv --reuid=65534" in script and '"UNPRIVILEGED"' in script and '"ROOT_ONLY_SKIP"' in script
