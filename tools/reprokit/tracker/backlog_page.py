@@ -73,7 +73,7 @@ def feed(current: dict[str, Judgement], previous: dict[str, Judgement] | None) -
     for ident in sorted(set(current) | set(previous), key=order_of):
         now, then = current.get(ident), previous.get(ident)
         if now is None and then is not None:
-            lines.append(f"- {_issue_link(then)}: no longer in the set (was: {group(then)})")
+            lines.append(f"- {_issue_link(then)}: no longer in the set (was: {group(then).lower()})")
         elif now is not None and then is None:
             lines.append(f"- {_issue_link(now)}: new, {group(now).lower()}")
         elif now is not None and then is not None and group(now) != group(then):
@@ -96,7 +96,7 @@ def render(judgements: Iterable[Judgement], previous: dict[str, Judgement] | Non
     times = sorted(j.judged_at for j in current.values())
     counts = ", ".join(f"{len(by_group[g])} {g.split(':')[0].lower()}" for g in GROUPS if by_group[g])
     lines = [f"# {text(title, 120)}", "",
-             f"{len(current)} issues ({counts or 'none'}); judged {times[0][:16]}Z to {times[-1][:16]}Z." if times
+             f"{len(current)} issue{'s' if len(current) != 1 else ''} ({counts or 'none'}); judged {times[0][:16]}Z to {times[-1][:16]}Z." if times
              else "No issues.", "",
              "Each issue's own script, run by `reprokit triage` on the releases named; drafts are for a person to "
              "read, complete and post.", "", "## Changed since the last backlog", "", *feed(current, previous), ""]
