@@ -113,3 +113,21 @@ def test_the_gpu_label_guidance_asks_for_the_whole_diff():
     for path in ("noxfile.py", "pyproject.toml", "root modules"):
         assert path in guidance.split("Review the whole diff", 1)[1][:400]
     assert "review the\n# whole diff" in (ROOT / ".github" / "workflows" / "hardware.yml").read_text()
+
+
+def test_the_backlog_workflow_lists_shards_and_merges_with_no_token_that_writes():
+    """backlog.yml (linted above with the others): gh lists the issues once, each of SHARDS matrix jobs judges its
+    part with `reprokit backlog --shard k/N` and uploads it, and one job merges them; every job reads only."""
+    path = ROOT / ".github" / "workflows" / "backlog.yml"
+    assert path in WORKFLOWS
+    data = yaml.safe_load(path.read_text())
+    assert set(data[True]) == {"schedule", "workflow_dispatch"} and data["permissions"] == {}
+    jobs = data["jobs"]
+    assert all(job["permissions"] == {} for job in jobs.values())
+    runs = {name: " ".join(s.get("run", "") for s in job["steps"]) for name, job in jobs.items()}
+    assert "reprokit backlog --label" in runs["list"] and "--fetch-only" in runs["list"]
+    shards = jobs["shard"]["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, int(data["env"]["SHARDS"]) + 1)) and jobs["shard"]["needs"] == "list"
+    assert '--shard "$SHARD/$SHARDS"' in runs["shard"] and "--merge shards/*" in runs["merge"]
+    assert jobs["merge"]["needs"] == "shard" and "!cancelled()" in jobs["merge"]["if"]
+    assert all(f"-of-{len(shards)}-" in s["with"]["key"] for s in jobs["shard"]["steps"] if "cache" in s.get("uses", ""))

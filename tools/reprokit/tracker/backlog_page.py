@@ -59,7 +59,7 @@ def item(j: Judgement) -> list[str]:
         lines.append("  - releases: " + "; ".join(f"torch {text(r.release, 40)}: {text(r.line, 200)}"
                                                   for r in j.releases))
     if j.signature:
-        lines.append(f"  - evidence: the failure observed, {text(j.signature, 400)}")
+        lines.append(f"  - evidence (the run judged on): {text(j.signature, 400)}")
     if j.draft is not None:
         lines.append(f"  - draft: [drafts/{j.draft}](drafts/{j.draft})")  # issue-N-comment.md (journal checks it)
     return lines
