@@ -344,3 +344,49 @@ def test_a_killed_shard_resumes_where_it_stopped(tmp_path):
     after = read(out / JOURNAL)
     assert [j.number for j in after] == [*NOT_A_BUG, 190856] and after[:2] == before
     assert re.match(TWO_TRUTH[190856]["here"]["expected"], after[2].line()), after[2].line()
+
+
+# --- 29 real issues, three shards, merged: the groups against the hand-run truth ------------------------------------
+
+RECORDED = ROOT / "bench" / "backlog-here"
+GROUP_TRUTH = {e["number"]: e for e in yaml.safe_load((ROOT / "tests" / "fixtures" / "backlog-truth.yaml").read_text())}
+GROUP_NAMES = {"question": backlog_page.QUESTION, "again": backlog_page.AGAIN, "different": backlog_page.DIFFERENT,
+               "still": backlog_page.STILL, "agrees": backlog_page.AGREES, "not": backlog_page.NOT}
+FOLDERS = ("triage", "triage-two", "triage-cuda", "tracker")
+
+
+def assert_groups_are_the_truth(judgements):
+    kept = {j.number: j for j in judgements}
+    assert set(kept) == set(GROUP_TRUTH)
+    for n, truth in GROUP_TRUTH.items():
+        assert backlog_page.group(kept[n]) == GROUP_NAMES[truth["group"]], (n, kept[n].line(), truth["why"])
+
+
+def test_the_truth_names_every_real_issue_file_once():
+    files = [int(p.stem) for f in FOLDERS for p in (ROOT / "tests" / "fixtures" / f).glob("*.json")]
+    assert sorted(files) == sorted(GROUP_TRUTH) and len(files) == 29
+
+
+def test_the_recorded_backlog_of_29_real_issues_gives_the_hand_run_groups():
+    """bench/backlog-here: the three shards of run.log merged; the list is the journal rendered, nothing edited."""
+    judgements = read(RECORDED / JOURNAL)
+    assert_groups_are_the_truth(judgements)
+    assert (RECORDED / "backlog.md").read_text() == backlog_page.render(judgements, None, "The backlog")
+    assert sorted(p.name for p in (RECORDED / "drafts").iterdir()) == sorted(j.draft for j in judgements if j.draft)
+
+
+@pytest.mark.e2e
+@pytest.mark.heavy  # 29 issues, each script run two or three times: about ten minutes on two cores
+def test_three_shards_of_29_real_issues_merged_give_the_hand_run_groups(tmp_path):
+    folder = tmp_path / "issues"
+    folder.mkdir()
+    for f in FOLDERS:
+        for path in (ROOT / "tests" / "fixtures" / f).glob("*.json"):
+            (folder / path.name).write_bytes(path.read_bytes())
+    for k in (1, 2, 3):
+        proc = reprokit("--issues-json", folder, "--shard", f"{k}/3", "--here", "--out", tmp_path / f"s{k}",
+                        timeout=3600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = reprokit("--merge", *(tmp_path / f"s{k}" for k in (1, 2, 3)), "--out", tmp_path / "merged")
+    assert proc.returncode == 0, proc.stderr
+    assert_groups_are_the_truth(read(tmp_path / "merged" / JOURNAL))

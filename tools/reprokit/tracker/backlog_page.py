@@ -21,6 +21,8 @@ STILL = "Still reproduces"
 AGREES = "Closed, no longer reproduces: agrees with the close"
 NOT = "Not judged: why"
 GROUPS = (QUESTION, AGAIN, DIFFERENT, STILL, AGREES, NOT)
+COUNTED = {QUESTION: "a question drafted", AGAIN: "failing again after the close", DIFFERENT: "failing differently",
+           STILL: "still reproducing", AGREES: "agreeing with the close", NOT: "not judged"}  # the summary's words
 FEED_LINES = 60
 _LITERAL = str.maketrans({c: "\\" + c for c in "\\`*_[]|~!#"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"})
 
@@ -94,7 +96,7 @@ def render(judgements: Iterable[Judgement], previous: dict[str, Judgement] | Non
     for ident in sorted(current, key=order_of):
         by_group[group(current[ident])].append(current[ident])
     times = sorted(j.judged_at for j in current.values())
-    counts = ", ".join(f"{len(by_group[g])} {g.split(':')[0].lower()}" for g in GROUPS if by_group[g])
+    counts = ", ".join(f"{len(by_group[g])} {COUNTED[g]}" for g in GROUPS if by_group[g])
     lines = [f"# {text(title, 120)}", "",
              f"{len(current)} issue{'s' if len(current) != 1 else ''} ({counts or 'none'}); judged {times[0][:16]}Z to {times[-1][:16]}Z." if times
              else "No issues.", "",

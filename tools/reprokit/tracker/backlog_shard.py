@@ -51,12 +51,18 @@ class Releases:
     here_version: str = ""
     by_path: dict[str, str] | None = None
 
-    def prepare(self, log) -> None:
+    def probe(self) -> None:
+        """The releases named by interpreter (--here, paths given to --releases): asked once, for every key."""
         r = self.request
         if r.here:
             self.here_version = triage_releases.version_of(sys.executable, r.timeout)
         self.by_path = {p: triage_releases.version_of(p, r.timeout) for p in r.releases if "/" in p}
-        if not r.here and not r.releases:  # every issue runs the target's newest: built once, before any starts
+
+    def warm(self, log) -> None:
+        """By default every issue runs the target's newest release: built once, before any triage starts (not
+        when every issue of the shard was judged before)."""
+        r = self.request
+        if not r.here and not r.releases:
             target = r.matrix.targets[r.target]
             triage_releases.offer(triage_releases.newest_stable(target), r.timeout, log, target.family,
                                   target.pins.index_url if target.family != "cpu" else None)
@@ -123,7 +129,7 @@ def run_shard(entries: list[Entry], shard: Shard, request: triage.Request, out: 
     taken = [e for e in entries if shard.takes(e)]
     releases = Releases(request)
     if any(e.issue is not None for e in taken):
-        releases.prepare(log)
+        releases.probe()
     todo: list[tuple[Entry, str]] = []
     for entry in taken:
         key = judged_key(entry.issue, request.target, releases.of(entry)) if entry.issue else file_key(entry.path)
@@ -132,6 +138,8 @@ def run_shard(entries: list[Entry], shard: Shard, request: triage.Request, out: 
             todo.append((entry, key))
     log(f"backlog shard {shard.index}/{shard.count}: {len(taken)} of {len(entries)} files; {len(taken) - len(todo)} "
         f"judged before on the same text and releases, {len(todo)} to judge, {jobs} at once")
+    if any(e.issue is not None for e, _ in todo):
+        releases.warm(log)
     drafts = out / DRAFTS
     drafts.mkdir(parents=True, exist_ok=True)
     with Journal(journal_path) as journal:
