@@ -281,8 +281,8 @@ def shard_command(folder: Path, out: Path, shard: str) -> list[str]:
     line = step["run"].replace('"$SHARD/$SHARDS"', shard).replace("--issues-json issues", f"--issues-json {folder}") \
         .replace("--out shard-out", f"--out {out}")
     words = shlex.split(line)
-    assert words[:2] == ["reprokit", "backlog"] and "$" not in line
-    return words[2:]
+    assert words[:4] == ["timeout", "320m", "reprokit", "backlog"] and "$" not in line
+    return words[4:]
 
 
 @pytest.mark.e2e
