@@ -32,7 +32,7 @@ def add_backlog(sub) -> None:
     blg.add_argument("--issues-json", metavar="DIR", help="the issues as gh prints them, DIR/<number>.json")
     blg.add_argument("--label", action="append", metavar="L", help="online: the issues with this label (repeat: "
                                                                    "all of them), listed and saved with gh first")
-    blg.add_argument("--state", default="open", choices=("open", "closed", "all"), help="online: (default: open)")
+    blg.add_argument("--state", default="open", choices=("open", "closed", "all"), help="online: the issues' state (default: open)")
     blg.add_argument("--limit", type=_positive, default=100, help="online: at most this many issues (default: 100)")
     blg.add_argument("--save", metavar="DIR", help="online: save the issues' files here (default: OUT/issues)")
     blg.add_argument("--fetch-only", action="store_true", help="online: save the issues' files and stop")
