@@ -62,7 +62,7 @@ def main() -> None:
 
 
 def _builds(line: str) -> None:
-    """Of a shard's progress, only what was built (the figure includes it)."""
+    """Of a shard's progress, the releases each issue runs and what had to be built (the figure includes it)."""
     if "to build" in line or "could not be installed" in line:
         print(f"    {line}", flush=True)
 
