@@ -286,6 +286,7 @@ def shard_command(folder: Path, out: Path, shard: str) -> list[str]:
 
 
 @pytest.mark.e2e
+@pytest.mark.timeout(1800)  # a few minutes alone on 2 cores, three times that under load
 def test_the_workflows_shard_command_judges_real_issues_here(tmp_path):
     """Two shards of three real issues (tests/fixtures/triage-two, hand-run truth for --here) and a quick one, run
     with this environment's torch, merged: every standing and draft as the truth says, in its group."""
@@ -316,6 +317,7 @@ def test_the_workflows_shard_command_judges_real_issues_here(tmp_path):
 
 
 @pytest.mark.e2e
+@pytest.mark.timeout(1800)  # a few minutes alone on 2 cores, three times that under load
 def test_a_killed_shard_resumes_where_it_stopped(tmp_path):
     """Killed while the third issue's script runs: the two judged before are kept and skipped, a torn line is
     ignored, the third is judged on the second run."""
@@ -377,6 +379,7 @@ def test_the_recorded_backlog_of_29_real_issues_gives_the_hand_run_groups():
 
 @pytest.mark.e2e
 @pytest.mark.heavy  # 29 issues, each script run two or three times: about ten minutes on two cores
+@pytest.mark.timeout(3600)  # about 30 minutes under a full 2-core load
 def test_three_shards_of_29_real_issues_merged_give_the_hand_run_groups(tmp_path):
     folder = tmp_path / "issues"
     folder.mkdir()
