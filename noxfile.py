@@ -146,6 +146,42 @@ def minify(session: nox.Session) -> None:
     reprokit(session, "minify")
 
 
+@nox.session(reuse_venv=True, default=False)
+def backlog(session: nox.Session) -> None:
+    """.github/workflows/backlog.yml over a local folder: `nox -s backlog -- DIR [--shards N] [--here ...]`: N shards
+    (default 3) judged one after another into .out/backlog/shard-K (resumable), then merged into .out/backlog/merged."""
+    if not session.posargs:
+        session.error("Usage: nox -s backlog -- ISSUES_DIR [--shards N] [--here | --releases V...] [--jobs J]")
+    folder, *rest = session.posargs
+    shards = 3
+    if "--shards" in rest:  # nox's own option, not the command's
+        at = rest.index("--shards")
+        shards, rest = int(rest[at + 1]), rest[:at] + rest[at + 2 :]
+    install_torch(session, "cpu")
+    session.install("-e", ".", "uv")
+    out = ROOT / ".out" / "backlog"
+    for k in range(1, shards + 1):
+        session.run(
+            "reprokit",
+            "backlog",
+            "--issues-json",
+            folder,
+            "--shard",
+            f"{k}/{shards}",
+            "--out",
+            str(out / f"shard-{k}"),
+            *rest,
+        )
+    session.run(
+        "reprokit",
+        "backlog",
+        "--merge",
+        *(str(out / f"shard-{k}") for k in range(1, shards + 1)),
+        "--out",
+        str(out / "merged"),
+    )
+
+
 def _pytest(session: nox.Session, *parts: tuple[str, str]) -> None:
     """Install the test environment, run each (name, marker expression) part on every core (pytest-xdist: each test
     is independent, in its own tmp_path; the 25 slowest are printed), and print the time each part and all took."""
@@ -215,6 +251,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "-m", "reprokit.contrib.bench", *session.posargs, env={"PYTHONSAFEPATH": "1"})
     session.run("python", "-m", "reprokit.contrib.bench_copy_out", env={"PYTHONSAFEPATH": "1"})  # figure 9
     session.run("python", "-m", "reprokit.tracker.bench_triage", env={"PYTHONSAFEPATH": "1"})  # figure 10
+    session.run("python", "-m", "reprokit.tracker.bench_backlog", env={"PYTHONSAFEPATH": "1"})  # figure 11
 
 
 @nox.session(reuse_venv=True)

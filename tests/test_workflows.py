@@ -168,3 +168,23 @@ def test_the_ci_script_runs_the_warm_mode_tests_as_a_user_that_is_not_root():
     assert ci.index("nox -s tests\n") < step < ci.index("rm -rf .nox/tests")
     script = (ROOT / ".ci" / "unprivileged").read_text()
     assert "setpriv --reuid=65534" in script and '"UNPRIVILEGED"' in script and '"ROOT_ONLY_SKIP"' in script
+
+
+def test_the_backlog_workflow_lists_shards_and_merges_with_no_token_that_writes():
+    """backlog.yml (linted above with the others): gh lists the issues once, each of SHARDS matrix jobs judges its
+    part with `reprokit backlog --shard k/N` and uploads it, and one job merges them; every job reads only."""
+    path = ROOT / ".github" / "workflows" / "backlog.yml"
+    assert path in WORKFLOWS
+    data = yaml.safe_load(path.read_text())
+    assert set(data[True]) == {"schedule", "workflow_dispatch"} and data["permissions"] == {}
+    jobs = data["jobs"]
+    assert all(job["permissions"] == {} for job in jobs.values())
+    runs = {name: " ".join(s.get("run", "") for s in job["steps"]) for name, job in jobs.items()}
+    assert "reprokit backlog --label" in runs["list"] and "--fetch-only" in runs["list"]
+    shards = jobs["shard"]["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, int(data["env"]["SHARDS"]) + 1)) and jobs["shard"]["needs"] == "list"
+    assert '--shard "$SHARD/$SHARDS"' in runs["shard"] and "--merge shards/*" in runs["merge"]
+    assert jobs["merge"]["needs"] == "shard" and "!cancelled()" in jobs["merge"]["if"]
+    assert all(
+        f"-of-{len(shards)}-" in s["with"]["key"] for s in jobs["shard"]["steps"] if "cache" in s.get("uses", "")
+    )

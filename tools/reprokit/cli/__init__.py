@@ -10,7 +10,7 @@ import os
 import sys
 
 from reprokit import __version__
-from reprokit.cli import contrib, envs, history, images, publish, run, tracker
+from reprokit.cli import backlog, contrib, envs, history, images, publish, run, tracker
 from reprokit.cli.safe_output import LineGuard
 
 # The exit statuses every sub-command shares (`reprokit --help` says them; a command's own help says what its 1 means).
@@ -41,6 +41,7 @@ COMMANDS = (
     tracker.add_tracker_states,
     tracker.add_tracker_link,
     tracker.add_triage,
+    backlog.add_backlog,
     contrib.add_autofix,
     images.add_images,
     images.add_image,
