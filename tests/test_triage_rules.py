@@ -474,3 +474,56 @@ def test_a_wrappers_inner_error_or_a_compiler_line_after_its_warnings_confirms_t
         "2.11.0",
     )
     assert named.step is Step.OBSERVED and named.confirmed == "the issue's text names CppCompileError", named
+
+
+def _request_calls(tree) -> list:
+    import ast
+
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "id", None) == "Request" or getattr(node.func, "attr", None) == "Request")
+    ]
+
+
+def test_the_triage_request_is_one_keyword_only_frozen_value():
+    """It was built by position (eight fields, three flags side by side) next to an eleven-field copy of the same
+    command line: a flag given in the wrong place was taken for another without a word."""
+    import dataclasses
+
+    from reprokit.tracker.triage import Request
+
+    with pytest.raises(TypeError):
+        Request(load_root_matrix(ROOT), "cpu")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Request("cpu", (), True)  # type: ignore[misc]
+    asked = Request(target="cpu", here=True, timeout=30.0)
+    assert (asked.here, asked.nightly, asked.since, asked.releases) == (True, False, False, ())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        asked.here = False  # type: ignore[misc]
+
+
+def test_every_triage_request_is_built_by_name_and_each_command_builds_one():
+    """`triage` and `tracker` build the request once, from their arguments; the command's logic receives it whole
+    (it rebuilt it by position from a copy of its own), and nowhere is one built by position."""
+    import ast
+
+    package = ROOT / "tools" / "reprokit"
+    for path in [*(package / "tracker").rglob("*.py"), *(package / "cli").rglob("*.py")]:  # urllib's elsewhere
+        for call in _request_calls(ast.parse(path.read_text(encoding="utf-8"))):
+            assert not call.args, f"{path.relative_to(ROOT)}:{call.lineno}: a Request built by position"
+    cli = ast.parse((package / "cli" / "tracker.py").read_text(encoding="utf-8"))
+    built = {f.name: len(_request_calls(f)) for f in cli.body if isinstance(f, ast.FunctionDef)}
+    assert (built["cmd_triage"], built["cmd_tracker"]) == (1, 1)
+    assert not _request_calls(ast.parse((package / "tracker" / "triage_command.py").read_text(encoding="utf-8")))
+
+
+def test_the_command_line_reaches_triage_as_one_request(capsys):
+    """--here with --releases is refused from the request the command line built (one line, exit 2)."""
+    from reprokit.cli import main
+
+    fixture = next((ROOT / "tests" / "fixtures" / "triage").glob("*.json"))
+    argv = ["--root", str(ROOT), "triage", "--issue-json", str(fixture), "--here", "--releases", "2.14.1"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().endswith("--releases names others: give one of them")
