@@ -79,7 +79,7 @@ def test_a_draft_says_torchs_message_as_torch_printed_it_once_and_only_torchs_wo
     )
     runs = [ran(r, *MAT, stage="inductor") for r in ("2.13.0", "2.14.1", "2.15.0")]
     t = triaged(data, runs, "2.13.0")
-    assert t.step is Step.POSTED and t.standing.kind == STILL, t.standing
+    assert t.step is Step.DRAFTED and t.standing.kind == STILL, t.standing
     body = render(data, t, runs, "PyTorch version: 2.15.0")
     assert (
         "matN" not in body
@@ -101,7 +101,7 @@ def test_since_is_said_only_where_the_releases_between_were_run():
     data = issue("It raises TorchRuntimeError.\n\n```python\n" + SCRIPT + "```\n")
     runs = [ran("2.13.0", *MATMUL), ran("2.15.0", status="pass")]
     t = triaged(data, runs, "2.13.0")
-    assert t.standing.kind == NO_LONGER and t.step is Step.POSTED
+    assert t.standing.kind == NO_LONGER and t.step is Step.DRAFTED
     assert not t.standing.line().startswith("no longer reproduces since"), t.standing.line()
     assert t.unrun_between == ("2.14.0", "2.14.1")
     body = render(data, t, runs, "PyTorch version: 2.15.0")

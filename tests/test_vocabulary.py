@@ -216,3 +216,23 @@ def test_the_failing_stage_is_one_vocabulary_that_the_probe_and_the_ladder_speak
     assert probe_says == {s.value for s in Stage}  # every word the probe writes is a Stage, and no Stage unwritten
     assert ladder_stage({"eager": "pass", "aot_eager": "fail"}) is Stage.AOT_AUTOGRAD
     assert f"{Stage.INDUCTOR}" == "inductor" and json.loads(dump(record(stage="export")))["stage"] == "export"
+
+
+def test_a_triage_step_and_a_standing_share_no_word():
+    """A triage's last step and its standing both said "not posted" (and, being str enums, compared equal across the
+    two types): the step is where the triage ended (never stored), the standing what issue-states.yaml keeps. The
+    stored word is unchanged: the committed file still reads and saves "not posted"."""
+    from reprokit.model import issue_states
+    from reprokit.model.issue_states import StandingKind
+    from reprokit.tracker.judging import issue_lifecycle
+    from reprokit.tracker.judging.issue_lifecycle import Step
+
+    assert not {s.value for s in Step} & {k.value for k in StandingKind}
+    assert Step.NO_COMMENT != StandingKind.NOT_POSTED
+    ended = issue_lifecycle.reported("no script")
+    assert ended.step is Step.NO_COMMENT and ended.standing.kind is StandingKind.NOT_POSTED
+    assert ended.record_line() == "not posted: no script"
+    stored = issue_states.load(ROOT).issues
+    assert sum(s.triage_kind is StandingKind.NOT_POSTED for s in stored.values()) == (
+        (ROOT / "issue-states.yaml").read_text(encoding="utf-8").count("triage_kind: not posted")
+    )

@@ -255,7 +255,7 @@ def _stand_ins_after(stand_in: StandIn | None, ref: str, plan: triage_releases.P
 
 
 def _shows_nothing(t: Triage) -> bool:
-    return t.step is Step.NOT_POSTED and t.signature is not None and t.signature.kind == signature.PASSES
+    return t.step is Step.NO_COMMENT and t.signature is not None and t.signature.kind == signature.PASSES
 
 
 def _judged(

@@ -2,11 +2,11 @@
 keeps its bug states). The standing `triage` prints, the comment it drafts and what `--record` keeps in
 issue-states.yaml are all read from the final `Triage` value.
 
-    REPORTED --thread decides (closed as not planned, a maintainer's standing verdict)--> NOT_POSTED
-    REPORTED --no script / the reported release cannot run it / it does not fail there either--> NOT_POSTED
+    REPORTED --thread decides (closed as not planned, a maintainer's standing verdict)--> NO_COMMENT
+    REPORTED --no script / the reported release cannot run it / it does not fail there either--> NO_COMMENT
     REPORTED --run on the reported release, its signature confirmed by the issue's text--> OBSERVED
     OBSERVED --every other release compared with that signature--> JUDGED
-    JUDGED --the standing disagrees with the issue's state--> POSTED (a draft), else NOT_POSTED (agrees, no comment)
+    JUDGED --the standing disagrees with the issue's state--> DRAFTED (a draft), else NO_COMMENT (agrees)
 
 Standings: "still reproduces" (the newest release fails with the observed signature), "no longer reproduces" (it
 passes, or, for an issue that asks for an error, now raises one), "fails differently" (another failure), "not posted:
@@ -48,11 +48,16 @@ RECORD_LIMIT = 300  # characters of the sentence issue-states.yaml keeps
 
 
 class Step(str, Enum):
+    """Where a triage is in its life (never stored, never rendered): its last step is DRAFTED (a comment draft is
+    written) or NO_COMMENT (it ends without one). Which words its standing begins with is the standing's own
+    vocabulary (StandingKind, stored in issue-states.yaml): a triage that ends with no comment may still stand as
+    "still reproduces" (it agrees with the thread), and no word of one vocabulary is a word of the other."""
+
     REPORTED = "reported"
     OBSERVED = "observed on the reported release"
     JUDGED = "judged per release"
-    POSTED = "posted"
-    NOT_POSTED = "not posted"
+    DRAFTED = "comment drafted"
+    NO_COMMENT = "ended without a comment"
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ class Triage:
 
     @property
     def post(self) -> bool:
-        return self.step is Step.POSTED
+        return self.step is Step.DRAFTED
 
     def source(self) -> str:
         """Where the release it is judged on comes from, in words."""
@@ -109,8 +114,8 @@ class Triage:
 
 
 def reported(standing_reason: str, **facts) -> Triage:
-    """REPORTED -> NOT_POSTED before anything runs (or with nothing to judge)."""
-    return Triage(Step.NOT_POSTED, TriageStanding(NOT_POSTED, standing_reason), **facts)
+    """REPORTED -> NO_COMMENT (standing "not posted") before anything runs (or with nothing to judge)."""
+    return Triage(Step.NO_COMMENT, TriageStanding(NOT_POSTED, standing_reason), **facts)
 
 
 def _before_compile(ran: TriageRun) -> bool:
@@ -135,7 +140,7 @@ def observe(
     stand_in: StandIn | None = None,
     stood_in: tuple[str, ...] = (),
 ) -> Triage:
-    """REPORTED -> OBSERVED (or NOT_POSTED): the signature of the run on the reported release (or, where the issue
+    """REPORTED -> OBSERVED (or NO_COMMENT): the signature of the run on the reported release (or, where the issue
     names none, the newest release when it was opened). `baseline_run` False: the reported release was not run and
     `ref` is newer (--here, or the reported one cannot be installed): a clean exit, or eager's error where the issue
     reports a crash, is then judged on this run alone. `eager`: the error the script raises with torch.compile
@@ -300,7 +305,7 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     step = dataclasses.replace(t, step=Step.JUDGED, judged=judged)
     late = next(r for r in runs if r.release == newest.release)
     if why := unjudged.later_unjudged(late, t.signature):
-        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(NOT_POSTED, why))
+        return dataclasses.replace(step, step=Step.NO_COMMENT, standing=TriageStanding(NOT_POSTED, why))
     if newest.outcome == sig.SAME:
         same = [j.release for j in since if j.outcome == sig.SAME]
         said = "accepts it without an error" if t.accepts and t.signature.kind == sig.PASSES else t.signature.line()
@@ -340,7 +345,7 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     if _before_compile(next(r for r in runs if r.release == newest.release)):
         return dataclasses.replace(
             step,
-            step=Step.NOT_POSTED,
+            step=Step.NO_COMMENT,
             standing=TriageStanding(
                 NOT_POSTED,
                 f"on torch {newest.release} the script fails before any compiled call ({newest.line}): that "
@@ -358,18 +363,18 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
 
 
 def numerics(t: Triage, judged_line: str, wrong: bool | None, release: str) -> Triage:
-    """JUDGED -> NOT_POSTED when the fp64 reference does not call the low-precision mismatch wrong, or cannot judge
+    """JUDGED -> NO_COMMENT when the fp64 reference does not call the low-precision mismatch wrong, or cannot judge
     it; the triage unchanged when it does (wrong=True)."""
     if wrong is None:
         return dataclasses.replace(
             t,
-            step=Step.NOT_POSTED,
+            step=Step.NO_COMMENT,
             standing=TriageStanding(NOT_POSTED, f"cannot judge numerics on torch {release}: {judged_line}"),
         )
     if not wrong:
         return dataclasses.replace(
             t,
-            step=Step.NOT_POSTED,
+            step=Step.NO_COMMENT,
             standing=TriageStanding(
                 NOT_POSTED,
                 f"{judged_line} (torch {release}): the script compares low-precision outputs with each other",
@@ -379,7 +384,7 @@ def numerics(t: Triage, judged_line: str, wrong: bool | None, release: str) -> T
 
 
 def decide(t: Triage, issue: Issue) -> Triage:
-    """JUDGED -> POSTED where the standing adds to what the thread knows; else NOT_POSTED with the reason. A closed
+    """JUDGED -> DRAFTED where the standing adds to what the thread knows; else NO_COMMENT with the reason. A closed
     issue is told "still reproduces" only from a release published after it was closed: an older one is expected
     to fail."""
     if t.step is not Step.JUDGED:
@@ -390,7 +395,7 @@ def decide(t: Triage, issue: Issue) -> Triage:
         if not any(release_dates.published_after(r, until[0]) for r in failing):
             return dataclasses.replace(
                 t,
-                step=Step.NOT_POSTED,
+                step=Step.NO_COMMENT,
                 standing=TriageStanding(
                     NOT_POSTED,
                     f"still fails on torch {_span(failing)}, published no later than {until[0]} ({until[1]}): "
@@ -403,7 +408,7 @@ def decide(t: Triage, issue: Issue) -> Triage:
     if agrees:
         return dataclasses.replace(
             t,
-            step=Step.NOT_POSTED,
+            step=Step.NO_COMMENT,
             standing=dataclasses.replace(
                 t.standing, detail=t.standing.detail + f"; the issue is {state}: it agrees, no comment"
             ),
@@ -411,10 +416,10 @@ def decide(t: Triage, issue: Issue) -> Triage:
     if t.standing.kind == DIFFERENT and issue.closed:
         return dataclasses.replace(
             t,
-            step=Step.NOT_POSTED,
+            step=Step.NO_COMMENT,
             standing=dataclasses.replace(
                 t.standing,
                 detail=t.standing.detail + "; the issue is closed: another failure belongs in a new issue, no comment",
             ),
         )
-    return dataclasses.replace(t, step=Step.POSTED)
+    return dataclasses.replace(t, step=Step.DRAFTED)
