@@ -236,3 +236,43 @@ def test_a_triage_step_and_a_standing_share_no_word():
     assert sum(s.triage_kind is StandingKind.NOT_POSTED for s in stored.values()) == (
         (ROOT / "issue-states.yaml").read_text(encoding="utf-8").count("triage_kind: not posted")
     )
+
+
+def _observed(status: str, exception: str | None = None, message: str = "", exit_code: int = 1):
+    from reprokit.run.execute import Observation
+
+    return Observation(
+        status=status,
+        exit_code=0 if status == "pass" else exit_code,
+        signal=None,
+        seconds=1.0,
+        exception=exception,
+        message=message,
+        stage="inductor" if exception else None,
+        dynamo={"unique_graphs": 1},
+    )
+
+
+def test_signature_kinds_and_outcomes_are_members_and_share_no_word():
+    """The signature's kinds and a release's outcome were bare strings, and two of them the same word ("passes" a
+    kind and an outcome): each is a member of its own type now, and a word of neither is refused."""
+    from reprokit.tracker.judging import signature
+    from reprokit.tracker.judging.signature import Outcome, SignatureKind
+
+    raised = signature.of(_observed("fail", "torch._inductor.exc.InductorError", "LoweringException: x"))
+    passed, exited = signature.of(_observed("pass")), signature.of(_observed("fail", exit_code=3))
+    assert (raised.kind, passed.kind, exited.kind) == (SignatureKind.RAISES, SignatureKind.PASSES, SignatureKind.EXITS)
+    assert all(type(s.kind) is SignatureKind for s in (raised, passed, exited))
+    outcomes = [
+        signature.compare(raised, _observed("fail", "torch._inductor.exc.InductorError", "LoweringException: x")),
+        signature.compare(raised, _observed("fail", "RuntimeError", "something else")),
+        signature.compare(raised, _observed("pass")),
+        signature.compare(raised, None),
+    ]
+    assert outcomes == [Outcome.SAME, Outcome.OTHER, Outcome.GOOD, Outcome.NOT_RUN]
+    assert all(type(o) is Outcome for o in outcomes)
+    assert not {k.value for k in SignatureKind} & {o.value for o in Outcome}
+    assert SignatureKind.PASSES != Outcome.GOOD
+    for vocabulary, unknown in ((SignatureKind, "finishes"), (Outcome, "passes"), (Outcome, "Same")):
+        with pytest.raises(ValueError):
+            vocabulary(unknown)

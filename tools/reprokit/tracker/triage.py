@@ -255,7 +255,7 @@ def _stand_ins_after(stand_in: StandIn | None, ref: str, plan: triage_releases.P
 
 
 def _shows_nothing(t: Triage) -> bool:
-    return t.step is Step.NO_COMMENT and t.signature is not None and t.signature.kind == signature.PASSES
+    return t.step is Step.NO_COMMENT and t.signature is not None and t.signature.kind is signature.PASSES
 
 
 def _judged(
@@ -367,7 +367,7 @@ def _judged(
             newest.obs is not None
             and newest.obs.exception
             and complains
-            and issue_lifecycle.outcome(t, newest) == signature.OTHER
+            and issue_lifecycle.outcome(t, newest) is signature.OTHER
         ):
             how = eager_fix.eager_fixed(
                 issue,
@@ -395,10 +395,10 @@ def _judged(
         t.step is Step.JUDGED
         and t.standing.kind == STILL  # never "still" unjudged
         and t.signature is not None
-        and t.signature.kind == signature.RAISES  # (a judged triage has one)
+        and t.signature.kind is signature.RAISES  # (a judged triage has one)
         and fp64_check.applies(text, t.signature.exception, t.signature.skeleton)
     ):
-        same = [j.release for j in t.judged if j.outcome == signature.SAME]
+        same = [j.release for j in t.judged if j.outcome is signature.SAME]
         on = same[-1] if same else ref
         judged = triage_runs.fp64(dataclasses.replace(runner.setting, python=python_of[on]), folder / "fp64", text)
         t = issue_lifecycle.numerics(t, judged.line(), judged.wrong_result if judged.judged else None, on)

@@ -42,7 +42,7 @@ from reprokit.tracker.judging.triage_standing import (
 )
 from reprokit.tracker.text.clipped import clipped
 
-NOW_RAISES = "now raises"
+NOW_RAISES = sig.NOW_RAISES
 order = partial(release_key, labels="nightly-last")  # oldest first, as triage_releases orders them
 RECORD_LIMIT = 300  # characters of the sentence issue-states.yaml keeps
 
@@ -65,7 +65,7 @@ class ReleaseJudgement:
     """One release's run judged against the issue's signature (issue_lifecycle.judge): its outcome, in one line."""
 
     release: str
-    outcome: str  # signature.SAME | GOOD | OTHER | NOT_RUN | NOW_RAISES
+    outcome: sig.Outcome
     line: str  # what the run did (observed_line), torch's words only
     fix: str = ""  # NOW_RAISES: how that error is the fix, in our words ("as eager does")
 
@@ -161,9 +161,9 @@ def observe(
     found = sig.of(ref.obs, ref.log)
     texts = [issue.title, issue.body, *(c.body for c in issue.comments)]
     unrun = "" if baseline_run else f" ({_unrun_words(facts)})"
-    if found.kind == sig.PASSES:
+    if found.kind is sig.PASSES:
         return _passes(ref, found, accepts, evidence, unrun, facts)
-    if found.kind == sig.EXITS:
+    if found.kind is sig.EXITS:
         words = unjudged.HANG_WORDS if ref.obs.status == RunStatus.TIMEOUT else eager_fix.CRASH_WORDS
         if not words.search("\n".join(texts)):
             return reported(
@@ -267,17 +267,17 @@ def _passes(
     )
 
 
-def outcome(t: Triage, ran: TriageRun, eager_fix: bool = False) -> str:
+def outcome(t: Triage, ran: TriageRun, eager_fix: bool = False) -> sig.Outcome:
     """How one release's run compares with the signature (signature.compare), an issue asking for an error and a
     fix that raises eager's error (`eager_fix`) read as the issue means them."""
     assert t.signature is not None  # only an observed or judged triage is compared, and both have a signature
     got = sig.compare(t.signature, ran.obs, ran.log)
-    if t.accepts and t.signature.kind == sig.PASSES:
-        if got == sig.GOOD:
+    if t.accepts and t.signature.kind is sig.PASSES:
+        if got is sig.GOOD:
             return sig.SAME  # still accepts it
         if ran.obs is not None and ran.obs.exception:
             return NOW_RAISES
-    if got == sig.OTHER and eager_fix:
+    if got is sig.OTHER and eager_fix:
         return NOW_RAISES
     return got
 
@@ -294,21 +294,21 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     eager_fixes = eager_fixes or {}
     judged = tuple(
         ReleaseJudgement(
-            r.release, o, r.why or observed_line(r.obs), eager_fixes.get(r.release, "") if o == NOW_RAISES else ""
+            r.release, o, r.why or observed_line(r.obs), eager_fixes.get(r.release, "") if o is NOW_RAISES else ""
         )
         for r in runs
         for o in [outcome(t, r, r.release in eager_fixes)]
     )
     start = next(i for i, r in enumerate(runs) if r.release == t.observed_on)
-    since = [j for j in judged[start:] if j.outcome != sig.NOT_RUN]
+    since = [j for j in judged[start:] if j.outcome is not sig.NOT_RUN]
     newest = since[-1]
     step = dataclasses.replace(t, step=Step.JUDGED, judged=judged)
     late = next(r for r in runs if r.release == newest.release)
     if why := unjudged.later_unjudged(late, t.signature):
         return dataclasses.replace(step, step=Step.NO_COMMENT, standing=TriageStanding(NOT_POSTED, why))
-    if newest.outcome == sig.SAME:
-        same = [j.release for j in since if j.outcome == sig.SAME]
-        said = "accepts it without an error" if t.accepts and t.signature.kind == sig.PASSES else t.signature.line()
+    if newest.outcome is sig.SAME:
+        same = [j.release for j in since if j.outcome is sig.SAME]
+        said = "accepts it without an error" if t.accepts and t.signature.kind is sig.PASSES else t.signature.line()
         return dataclasses.replace(
             step,
             standing=TriageStanding(
@@ -321,9 +321,9 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
             if j.outcome != newest.outcome:
                 break
             stretch.insert(0, j.release)
-        last_bad = next((j for j in reversed(since) if j.outcome == sig.SAME and j.release not in stretch), None)
-        how = f"now raises {newest.said()}" if newest.outcome == NOW_RAISES else "the script exits 0"
-        ran = {j.release for j in judged if j.outcome != sig.NOT_RUN}
+        last_bad = next((j for j in reversed(since) if j.outcome is sig.SAME and j.release not in stretch), None)
+        how = f"now raises {newest.said()}" if newest.outcome is NOW_RAISES else "the script exits 0"
+        ran = {j.release for j in judged if j.outcome is not sig.NOT_RUN}
         unrun = tuple(
             r
             for r in release_dates.published()
@@ -391,7 +391,7 @@ def decide(t: Triage, issue: Issue) -> Triage:
         return t
     state = issue.state.lower()
     if t.standing.kind == STILL and issue.closed and (until := release_dates.expected_to_fail_until(issue)):
-        failing = [j.release for j in t.judged if j.outcome == sig.SAME]
+        failing = [j.release for j in t.judged if j.outcome is sig.SAME]
         if not any(release_dates.published_after(r, until[0]) for r in failing):
             return dataclasses.replace(
                 t,
