@@ -276,3 +276,24 @@ def test_signature_kinds_and_outcomes_are_members_and_share_no_word():
     for vocabulary, unknown in ((SignatureKind, "finishes"), (Outcome, "passes"), (Outcome, "Same")):
         with pytest.raises(ValueError):
             vocabulary(unknown)
+
+
+def test_the_compare_words_are_one_enum_and_compare_js_speaks_it():
+    """The compare view's words were bare strings in Python and again in compare.js: the words the script computes
+    and orders by are the members' values, in the members' order, and a word of neither is refused."""
+    import re
+
+    from reprokit.publish.site.compare import ORDER, Differs, differs
+
+    script = (ROOT / "tools" / "reprokit" / "publish" / "templates" / "site" / "compare.js").read_text(encoding="utf-8")
+    listed = re.search(r"var ORDER = \[([^\]]*)\]", script)
+    assert listed is not None
+    assert [w.strip().strip('"') for w in listed.group(1).split(",")] == [d.value for d in Differs] == list(ORDER)
+    returned = set(re.findall(r'return "([^"]+)"', script)) | set(re.findall(r'\? "([^"]+)" : "([^"]+)"', script)[0])
+    assert returned == {d.value for d in Differs}
+    ran, skipped = ("reproduces", {"repro@float32": "reproduces"}), ("skipped", {"repro@float32": "skipped"})
+    got = [differs(ran, None), differs(ran, ran), differs(ran, skipped), differs(ran, ("f", {"repro@float32": "x"}))]
+    assert got == [Differs.ONE_SIDE, Differs.SAME, Differs.SKIP_VS_RAN, Differs.DIFFER]
+    assert all(type(d) is Differs for d in got) and [str(d) for d in got] == ["one side", "no", "skipped vs ran", "yes"]
+    with pytest.raises(ValueError):
+        Differs("maybe")
