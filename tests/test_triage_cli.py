@@ -328,10 +328,12 @@ def test_a_script_in_a_members_comment_is_triaged_where_the_description_has_none
         str(tmp_path / "out"),
     )
     assert proc.returncode == 0, proc.stderr
-    assert "the description has no script; running the one from a comment by @dev" in proc.stderr, proc.stderr
+    assert "the description has no script; running the one from a comment by a maintainer (`dev`)" in proc.stderr, (
+        proc.stderr
+    )
     assert proc.stdout.startswith("still reproduces on torch 2.14.1"), proc.stdout
     draft = (tmp_path / "out" / "issue-920006-comment.md").read_text()
-    assert "the script from a comment by @dev fails with `` Unsupported: Call to" in draft, draft
+    assert "the script from a comment by a maintainer (`dev`) fails with `` Unsupported: Call to" in draft, draft
     assert "Torch 2.14.1 was published on 2026-09-30, after the issue was closed on 2026-08-20." in draft
     assert "the script in the description" not in draft and "the description's Python blocks" not in draft
 

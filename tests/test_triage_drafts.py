@@ -79,7 +79,7 @@ def test_a_draft_says_torchs_message_as_torch_printed_it_once_and_only_torchs_wo
     )
     runs = [ran(r, *MAT, stage="inductor") for r in ("2.13.0", "2.14.1", "2.15.0")]
     t = triaged(data, runs, "2.13.0")
-    assert t.step is Step.POSTED and t.standing.kind == STILL, t.standing
+    assert t.step is Step.DRAFTED and t.standing.kind == STILL, t.standing
     body = render(data, t, runs, "PyTorch version: 2.15.0")
     assert (
         "matN" not in body
@@ -101,7 +101,7 @@ def test_since_is_said_only_where_the_releases_between_were_run():
     data = issue("It raises TorchRuntimeError.\n\n```python\n" + SCRIPT + "```\n")
     runs = [ran("2.13.0", *MATMUL), ran("2.15.0", status="pass")]
     t = triaged(data, runs, "2.13.0")
-    assert t.standing.kind == NO_LONGER and t.step is Step.POSTED
+    assert t.standing.kind == NO_LONGER and t.step is Step.DRAFTED
     assert not t.standing.line().startswith("no longer reproduces since"), t.standing.line()
     assert t.unrun_between == ("2.14.0", "2.14.1")
     body = render(data, t, runs, "PyTorch version: 2.15.0")
@@ -145,19 +145,38 @@ def test_the_first_script_in_a_comment_by_the_author_or_a_member_is_run_and_name
     data = issue(body, comments=[someone, member])
     assert issue_json.reproducer(data) is None
     found = issue_json.reproducer_anywhere(data)
-    assert found is not None and found.text == SCRIPT and found.where == "a comment by @dev"
+    assert found is not None and found.text == SCRIPT and found.where == "a comment by a maintainer (`dev`)"
     own = issue(body, comments=[someone, ("reporter", "NONE", "```python\n" + SCRIPT + "```")])
-    assert issue_json.reproducer_anywhere(own).where == "a comment by @reporter"
+    assert issue_json.reproducer_anywhere(own).where == "a comment by the issue's author (`reporter`)"
     assert issue_json.reproducer_anywhere(issue(body, comments=[someone])) is None  # a bystander's script: not run
     forged = issue(body, comments=[("x](http://e.example) [y", "MEMBER", "```python\n" + SCRIPT + "```")])
-    assert issue_json.reproducer_anywhere(forged).where == "a comment"  # no login that is not GitHub's is named
+    assert issue_json.reproducer_anywhere(forged).where == "a comment by a maintainer"  # no login not GitHub's named
     runs = [ran("2.13.0", *MATMUL), ran("2.15.0", status="pass")]
     t = triaged(data, runs, "2.13.0")
     t = issue_lifecycle.decide(t.__class__(**{**t.__dict__, "script_from": found.where}), data)
     text = render(data, t, runs, "PyTorch version: 2.15.0")
-    assert "the script from a comment by @dev fails with" in text and "the script in the description" not in text
-    assert "the Python blocks of a comment by @dev saved as `repro.py`" in text
-    assert t.record_line().split(" [signature")[0].endswith("(the script from a comment by @dev)")
+    assert "the script from a comment by a maintainer (`dev`) fails with" in text
+    assert "the script in the description" not in text
+    assert "the Python blocks of a comment by a maintainer (`dev`) saved as `repro.py`" in text
+    assert t.record_line().split(" [signature")[0].endswith("(the script from a comment by a maintainer (`dev`))")
+
+
+def test_a_draft_names_the_commenter_without_notifying_them():
+    """A posted draft said "from a comment by @dev": GitHub notifies @dev of every such comment. The login stays,
+    in a code span (no notification there); the draft holds no @login outside one."""
+    import re
+
+    body = "Compiling a matmul of mismatched shapes fails with a TorchRuntimeError."
+    for login, association in (("dev", "MEMBER"), ("reporter", "NONE")):
+        data = issue(body, comments=[(login, association, "```python\n" + SCRIPT + "```")])
+        found = issue_json.reproducer_anywhere(data)
+        assert found is not None
+        runs = [ran("2.13.0", *MATMUL), ran("2.15.0", status="pass")]
+        t = triaged(data, runs, "2.13.0")
+        t = issue_lifecycle.decide(t.__class__(**{**t.__dict__, "script_from": found.where}), data)
+        text = render(data, t, runs, "PyTorch version: 2.15.0")
+        assert f"(`{login}`)" in text, text
+        assert not re.search(r"@[A-Za-z0-9]", re.sub(r"`[^`\n]*`", "", text)), text
 
 
 # Defect: "a nightly, dev or source build is never run, and nothing stands in for it".

@@ -71,7 +71,7 @@ UNSUPPORTED = ("torch._dynamo.exc.Unsupported", "Dynamo does not know how to tra
 def test_an_open_issue_whose_script_exits_0_where_its_release_was_not_run_gets_a_question():
     data = issue("It fails with `torch._dynamo.exc.Unsupported` on 2.12.0.\n\n```python\n" + SCRIPT + "```\n")
     t = judged(data, [ran("2.14.1", "pass")], reported="2.12.0", baseline_run=False)
-    assert t.step is Step.POSTED and t.standing.kind == DOES_NOT, t
+    assert t.step is Step.DRAFTED and t.standing.kind == DOES_NOT, t
     assert t.standing.line() == (
         "does not reproduce on torch 2.14.1: the script exits 0 where torch's exception would "
         "end it (the reported 2.12.0 was not run here)"
@@ -82,14 +82,14 @@ def test_an_open_issue_whose_script_exits_0_where_its_release_was_not_run_gets_a
     closed = issue(data.body, state="CLOSED", reason="COMPLETED", closed_at="2026-08-01T00:00:00Z")
     t = judged(closed, [ran("2.14.1", "pass")], reported="2.12.0", baseline_run=False)
     assert (
-        t.step is Step.NOT_POSTED
+        t.step is Step.NO_COMMENT
         and t.standing.line().startswith("does not reproduce")
         and "it agrees" in t.standing.detail
     )
     printing = judged(
         data, [ran("2.14.1", "pass")], reported="2.12.0", baseline_run=False, evidence=ExitEvidence.PRINTS_ONLY
     )
-    assert printing.step is Step.NOT_POSTED and "only prints its results" in printing.standing.detail
+    assert printing.step is Step.NO_COMMENT and "only prints its results" in printing.standing.detail
 
 
 # Defect: "checks nothing" printed for a script that lets torch's exception decide (crash and compile-error scripts).
@@ -140,7 +140,7 @@ def test_a_script_that_prints_catches_and_asserts_nothing_is_judged_by_its_exit_
             baseline_run=False,
             evidence=evidence_of(crashing, reports_error=False),
         )
-        assert t.step is Step.POSTED and t.standing.kind == DOES_NOT, t.standing
+        assert t.step is Step.DRAFTED and t.standing.kind == DOES_NOT, t.standing
         assert "exit status says nothing" not in t.standing.line()
     printing = crashing.replace("f(torch.ones(4))", "print(f(torch.ones(4)))")
     assert evidence_of(printing, reports_error=False) is ExitEvidence.PRINTS_ONLY
@@ -161,11 +161,11 @@ def test_a_run_past_its_limit_is_never_the_signature_nor_a_draft_where_the_issue
     assert triage_runs.stable([slow, slow, fpe], hang_reported=False) == (fpe, None)
     assert triage_runs.stable([slow, slow, fpe], hang_reported=True)[0] is slow  # a hang reported: it is the failure
     t = judged(data, [slow], reported="2.12.0")
-    assert t.step is Step.NOT_POSTED and t.standing.line() == (
+    assert t.step is Step.NO_COMMENT and t.standing.line() == (
         "not posted: not judged here: on torch 2.12.0 the script ran past 600 s, and the issue reports no hang"
     ), t
     t = judged(data, [fpe, ran("2.15.0", "timeout", code=-9, seconds=1200.0)], reported="2.12.0")
-    assert t.step is Step.NOT_POSTED and t.standing.line() == (
+    assert t.step is Step.NO_COMMENT and t.standing.line() == (
         "not posted: not judged here: on torch 2.15.0 the script ran past 1200 s, and the issue reports no hang"
     ), t
     hanging = issue("It hangs forever in the compiled call.\n\n```python\n" + SCRIPT + "```\n")
@@ -201,7 +201,7 @@ def test_torch_failing_to_import_its_own_dependencies_is_an_environment_broken_i
         PKG_RESOURCES,
     )
     t = judged(data, [broken], reported="2.1.2")
-    assert t.step is Step.NOT_POSTED and t.standing.line() == (
+    assert t.step is Step.NO_COMMENT and t.standing.line() == (
         "not posted: environment broken: not judged (torch 2.1.2 cannot import its own dependencies here: "
         "ModuleNotFoundError: No module named 'pkg_resources')"
     ), t
@@ -209,7 +209,7 @@ def test_torch_failing_to_import_its_own_dependencies_is_an_environment_broken_i
         "2.1.2", exception="torch._inductor.exc.LoweringException", message="AssertionError: x", stage="inductor"
     )
     t = judged(data, [lowering, TriageRun("2.15.0", broken.obs, "", PKG_RESOURCES)], reported="2.1.2")
-    assert t.step is Step.NOT_POSTED and t.standing.detail.startswith("environment broken: not judged (torch 2.15.0"), t
+    assert t.step is Step.NO_COMMENT and t.standing.detail.startswith("environment broken: not judged (torch 2.15.0"), t
     own = PKG_RESOURCES.replace(".../site-packages/torch/utils/cpp_extension.py", "repro.py")  # the script's import
     t = judged(data, [TriageRun("2.1.2", broken.obs, "", own)], reported="2.1.2")
     assert "environment broken" not in t.standing.line(), t
@@ -236,7 +236,7 @@ def test_a_crash_replaced_by_the_error_eager_raises_is_no_longer_reproducing():
         "on torch 2.15.0: now raises IndexError: index 5 is out of bounds for "
         "dimension 0 with size 2, as eager does; fixed after 2.12.0"
     ), t.standing
-    assert t.step is Step.POSTED
+    assert t.step is Step.DRAFTED
     index_error = eager_fix.EagerError("IndexError", "index 5 is out of bounds for dimension 0 with size 2")
     assert eager_fix.eager_fixed(data, signature.EXITS, "IndexError", False, index_error) == "as eager does"
     assert not eager_fix.eager_fixed(data, signature.EXITS, "InternalTorchDynamoError", False, None)
@@ -260,7 +260,7 @@ def test_a_crash_replaced_by_the_error_eager_raises_is_no_longer_reproducing():
     )
     # where the reported release was not run, this torch raising eager's error is asked about, as a fix
     t = judged(data, [now], reported="2.12.0", eager=index_error, baseline_run=False)
-    assert t.standing.kind == NO_LONGER and t.step is Step.POSTED and "as eager does" in t.standing.detail
+    assert t.standing.kind == NO_LONGER and t.step is Step.DRAFTED and "as eager does" in t.standing.detail
 
 
 # Defect: "a closed issue is told 'still reproduces' on a release older than its fix".
@@ -271,12 +271,12 @@ def test_a_closed_issue_still_fails_only_on_releases_published_after_it_was_clos
     )
     closed = issue(body, state="CLOSED", reason="COMPLETED", closed_at="2026-08-20T00:00:00Z")
     t = judged(closed, [failing], reported="2.13.0")  # 2.13.0: 2026-07-08, before the close
-    assert t.step is Step.NOT_POSTED and t.standing.detail.startswith(
+    assert t.step is Step.NO_COMMENT and t.standing.detail.startswith(
         "still fails on torch 2.13.0, published no later than 2026-08-20 (closed on 2026-08-20)"
     )
     later = ran("2.14.1", exception=UNSUPPORTED[0], message=UNSUPPORTED[1])  # 2026-09-30: after it
     t = judged(closed, [failing, later], reported="2.13.0")
-    assert t.step is Step.POSTED and t.standing.kind == STILL
+    assert t.step is Step.DRAFTED and t.standing.kind == STILL
     # no closedAt: the newest release at the last maintainer comment (2.13.0 on 2026-07-20) is expected to fail
     undated = issue(
         body,
@@ -288,7 +288,7 @@ def test_a_closed_issue_still_fails_only_on_releases_published_after_it_was_clos
         "2026-07-08",
         "torch 2.13.0 was the newest release at 2026-07-20",
     )
-    assert judged(undated, [failing], reported="2.13.0").step is Step.NOT_POSTED
+    assert judged(undated, [failing], reported="2.13.0").step is Step.NO_COMMENT
     assert release_dates.published_after("2.14.0.dev20260801+cpu", "2026-07-31")
     assert not release_dates.published_after("2.13.0+cu130", "2026-07-08")
 
@@ -346,7 +346,7 @@ def test_the_issue_text_confirms_by_a_compiler_line_a_token_or_the_stage_and_a_c
         False,
         "2.13.0",
     )
-    assert t.step is Step.NOT_POSTED and "not the failure it reports" in t.standing.detail
+    assert t.step is Step.NO_COMMENT and "not the failure it reports" in t.standing.detail
 
 
 def test_the_reported_release_is_read_as_issues_write_it_and_one_run_never_says_either():
@@ -474,3 +474,56 @@ def test_a_wrappers_inner_error_or_a_compiler_line_after_its_warnings_confirms_t
         "2.11.0",
     )
     assert named.step is Step.OBSERVED and named.confirmed == "the issue's text names CppCompileError", named
+
+
+def _request_calls(tree) -> list:
+    import ast
+
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "id", None) == "Request" or getattr(node.func, "attr", None) == "Request")
+    ]
+
+
+def test_the_triage_request_is_one_keyword_only_frozen_value():
+    """It was built by position (eight fields, three flags side by side) next to an eleven-field copy of the same
+    command line: a flag given in the wrong place was taken for another without a word."""
+    import dataclasses
+
+    from reprokit.tracker.triage import Request
+
+    with pytest.raises(TypeError):
+        Request(load_root_matrix(ROOT), "cpu")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Request("cpu", (), True)  # type: ignore[misc]
+    asked = Request(target="cpu", here=True, timeout=30.0)
+    assert (asked.here, asked.nightly, asked.since, asked.releases) == (True, False, False, ())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        asked.here = False  # type: ignore[misc]
+
+
+def test_every_triage_request_is_built_by_name_and_each_command_builds_one():
+    """`triage` and `tracker` build the request once, from their arguments; the command's logic receives it whole
+    (it rebuilt it by position from a copy of its own), and nowhere is one built by position."""
+    import ast
+
+    package = ROOT / "tools" / "reprokit"
+    for path in [*(package / "tracker").rglob("*.py"), *(package / "cli").rglob("*.py")]:  # urllib's elsewhere
+        for call in _request_calls(ast.parse(path.read_text(encoding="utf-8"))):
+            assert not call.args, f"{path.relative_to(ROOT)}:{call.lineno}: a Request built by position"
+    cli = ast.parse((package / "cli" / "tracker.py").read_text(encoding="utf-8"))
+    built = {f.name: len(_request_calls(f)) for f in cli.body if isinstance(f, ast.FunctionDef)}
+    assert (built["cmd_triage"], built["cmd_tracker"]) == (1, 1)
+    assert not _request_calls(ast.parse((package / "tracker" / "triage_command.py").read_text(encoding="utf-8")))
+
+
+def test_the_command_line_reaches_triage_as_one_request(capsys):
+    """--here with --releases is refused from the request the command line built (one line, exit 2)."""
+    from reprokit.cli import main
+
+    fixture = next((ROOT / "tests" / "fixtures" / "triage").glob("*.json"))
+    argv = ["--root", str(ROOT), "triage", "--issue-json", str(fixture), "--here", "--releases", "2.14.1"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().endswith("--releases names others: give one of them")

@@ -16,7 +16,7 @@ from reprokit.run.execute import Observation
 from reprokit.tracker.issue import issue_json, thread_reading
 from reprokit.tracker.judging import fp64_check, issue_lifecycle, signature
 from reprokit.tracker.judging.issue_lifecycle import Step
-from reprokit.tracker.judging.triage_standing import NO_LONGER, NOT_POSTED, STILL, TriageRun
+from reprokit.tracker.judging.triage_standing import NO_LONGER, STILL, TriageRun
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = "import torch\n\nprint(torch.compile(lambda x: x.sum())(torch.ones(3)))\n"
@@ -96,7 +96,7 @@ def test_the_signature_comes_from_the_run_and_the_text_only_confirms_it(shape):
 def test_a_failure_the_text_does_not_mention_and_a_reported_release_that_passes_say_nothing():
     data = issue("It gives wrong values on 2.13.\n\n```python\n" + SCRIPT + "```\n")
     t = judged(data, [ran("2.13.0", exception=BAD[0], message=BAD[1]), ran("2.14.1", status="pass")])
-    assert t.step is Step.NOT_POSTED and "which the issue's text does not mention" in t.standing.detail
+    assert t.step is Step.NO_COMMENT and "which the issue's text does not mention" in t.standing.detail
     t = judged(data, [ran("2.13.0", status="pass"), ran("2.14.1", status="pass")])
     assert t.standing.line().startswith(
         "not posted: does not reproduce on torch 2.13.0, the release the issue reports: the script exits 0"
@@ -145,9 +145,9 @@ def test_a_script_that_fails_in_eager_before_the_compiled_call_gives_no_standing
         graphs=0,
     )
     t = judged(issue("InductorError on 2.13\n"), [ran("2.13.0", exception=BAD[0], message=BAD[1]), eager])
-    assert t.step is Step.NOT_POSTED and "fails before any compiled call" in t.standing.detail
+    assert t.step is Step.NO_COMMENT and "fails before any compiled call" in t.standing.detail
     first = judged(issue("RuntimeError: shape is invalid\n"), [eager])
-    assert first.step is Step.NOT_POSTED and first.record_line().startswith(
+    assert first.step is Step.NO_COMMENT and first.record_line().startswith(
         "not posted: on torch 2.14.1 the script fails before any compiled call"
     )
 
@@ -279,18 +279,18 @@ def test_the_oversized_issue_is_refused_by_the_command_in_one_line(tmp_path):
 def test_every_state_and_its_record_come_from_the_one_lifecycle():
     data = issue(SHAPES["prose"], state="CLOSED", reason="COMPLETED")
     t = judged(data, [ran("2.13.0", exception=BAD[0], message=BAD[1]), ran("2.14.1", status="pass")])
-    assert t.step is Step.NOT_POSTED and t.standing.kind == NO_LONGER  # agrees with the closed issue
+    assert t.step is Step.NO_COMMENT and t.standing.kind == NO_LONGER  # agrees with the closed issue
     assert t.record_line().startswith("no longer reproduces on torch 2.14.1: the script exits 0; fixed after 2.13.0")
     assert t.standing.releases == ("2.14.1",)
     assert "[signature on torch 2.13.0: InductorError: LoweringException" in t.record_line()
     t = judged(data, [ran("2.13.0", exception=BAD[0], message=BAD[1]), ran("2.14.1", exception=BAD[0], message=BAD[1])])
-    assert t.step is Step.POSTED and t.standing.kind == STILL and t.standing.releases == ("2.13.0", "2.14.1")
+    assert t.step is Step.DRAFTED and t.standing.kind == STILL and t.standing.releases == ("2.13.0", "2.14.1")
     assert {s.value for s in Step} == {
         "reported",
         "observed on the reported release",
         "judged per release",
-        "posted",
-        NOT_POSTED,
+        "comment drafted",
+        "ended without a comment",
     }
 
 

@@ -216,3 +216,84 @@ def test_the_failing_stage_is_one_vocabulary_that_the_probe_and_the_ladder_speak
     assert probe_says == {s.value for s in Stage}  # every word the probe writes is a Stage, and no Stage unwritten
     assert ladder_stage({"eager": "pass", "aot_eager": "fail"}) is Stage.AOT_AUTOGRAD
     assert f"{Stage.INDUCTOR}" == "inductor" and json.loads(dump(record(stage="export")))["stage"] == "export"
+
+
+def test_a_triage_step_and_a_standing_share_no_word():
+    """A triage's last step and its standing both said "not posted" (and, being str enums, compared equal across the
+    two types): the step is where the triage ended (never stored), the standing what issue-states.yaml keeps. The
+    stored word is unchanged: the committed file still reads and saves "not posted"."""
+    from reprokit.model import issue_states
+    from reprokit.model.issue_states import StandingKind
+    from reprokit.tracker.judging import issue_lifecycle
+    from reprokit.tracker.judging.issue_lifecycle import Step
+
+    assert not {s.value for s in Step} & {k.value for k in StandingKind}
+    assert Step.NO_COMMENT != StandingKind.NOT_POSTED
+    ended = issue_lifecycle.reported("no script")
+    assert ended.step is Step.NO_COMMENT and ended.standing.kind is StandingKind.NOT_POSTED
+    assert ended.record_line() == "not posted: no script"
+    stored = issue_states.load(ROOT).issues
+    assert sum(s.triage_kind is StandingKind.NOT_POSTED for s in stored.values()) == (
+        (ROOT / "issue-states.yaml").read_text(encoding="utf-8").count("triage_kind: not posted")
+    )
+
+
+def _observed(status: str, exception: str | None = None, message: str = "", exit_code: int = 1):
+    from reprokit.run.execute import Observation
+
+    return Observation(
+        status=status,
+        exit_code=0 if status == "pass" else exit_code,
+        signal=None,
+        seconds=1.0,
+        exception=exception,
+        message=message,
+        stage="inductor" if exception else None,
+        dynamo={"unique_graphs": 1},
+    )
+
+
+def test_signature_kinds_and_outcomes_are_members_and_share_no_word():
+    """The signature's kinds and a release's outcome were bare strings, and two of them the same word ("passes" a
+    kind and an outcome): each is a member of its own type now, and a word of neither is refused."""
+    from reprokit.tracker.judging import signature
+    from reprokit.tracker.judging.signature import Outcome, SignatureKind
+
+    raised = signature.of(_observed("fail", "torch._inductor.exc.InductorError", "LoweringException: x"))
+    passed, exited = signature.of(_observed("pass")), signature.of(_observed("fail", exit_code=3))
+    assert (raised.kind, passed.kind, exited.kind) == (SignatureKind.RAISES, SignatureKind.PASSES, SignatureKind.EXITS)
+    assert all(type(s.kind) is SignatureKind for s in (raised, passed, exited))
+    outcomes = [
+        signature.compare(raised, _observed("fail", "torch._inductor.exc.InductorError", "LoweringException: x")),
+        signature.compare(raised, _observed("fail", "RuntimeError", "something else")),
+        signature.compare(raised, _observed("pass")),
+        signature.compare(raised, None),
+    ]
+    assert outcomes == [Outcome.SAME, Outcome.OTHER, Outcome.GOOD, Outcome.NOT_RUN]
+    assert all(type(o) is Outcome for o in outcomes)
+    assert not {k.value for k in SignatureKind} & {o.value for o in Outcome}
+    assert SignatureKind.PASSES != Outcome.GOOD
+    for vocabulary, unknown in ((SignatureKind, "finishes"), (Outcome, "passes"), (Outcome, "Same")):
+        with pytest.raises(ValueError):
+            vocabulary(unknown)
+
+
+def test_the_compare_words_are_one_enum_and_compare_js_speaks_it():
+    """The compare view's words were bare strings in Python and again in compare.js: the words the script computes
+    and orders by are the members' values, in the members' order, and a word of neither is refused."""
+    import re
+
+    from reprokit.publish.site.compare import ORDER, Differs, differs
+
+    script = (ROOT / "tools" / "reprokit" / "publish" / "templates" / "site" / "compare.js").read_text(encoding="utf-8")
+    listed = re.search(r"var ORDER = \[([^\]]*)\]", script)
+    assert listed is not None
+    assert [w.strip().strip('"') for w in listed.group(1).split(",")] == [d.value for d in Differs] == list(ORDER)
+    returned = set(re.findall(r'return "([^"]+)"', script)) | set(re.findall(r'\? "([^"]+)" : "([^"]+)"', script)[0])
+    assert returned == {d.value for d in Differs}
+    ran, skipped = ("reproduces", {"repro@float32": "reproduces"}), ("skipped", {"repro@float32": "skipped"})
+    got = [differs(ran, None), differs(ran, ran), differs(ran, skipped), differs(ran, ("f", {"repro@float32": "x"}))]
+    assert got == [Differs.ONE_SIDE, Differs.SAME, Differs.SKIP_VS_RAN, Differs.DIFFER]
+    assert all(type(d) is Differs for d in got) and [str(d) for d in got] == ["one side", "no", "skipped vs ran", "yes"]
+    with pytest.raises(ValueError):
+        Differs("maybe")

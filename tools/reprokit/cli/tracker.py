@@ -13,18 +13,18 @@ from reprokit.model.choices import GH_FIELDS, TRIAGE_TIMEOUT
 
 
 def cmd_tracker(args: argparse.Namespace) -> int:
+    from reprokit.tracker.triage import Request
     from reprokit.tracker.triage_command import tracker_lines
 
     root = root_of(args)
+    request = Request(releases=tuple(args.releases or ()), here=args.here, timeout=args.timeout)
     for line in tracker_lines(
         root,
         store_of(args, root).folder,
-        args.numbers,
-        args.report_dir,
-        args.issues_json,
-        tuple(args.releases or ()),
-        args.here,
-        args.timeout,
+        request,
+        numbers=args.numbers,
+        report_dir=args.report_dir,
+        issues_json=args.issues_json,
         log=lambda line: print(line, file=sys.stderr),
     ):
         print(line)
@@ -74,23 +74,28 @@ def add_tracker_states(sub) -> None:
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
-    from reprokit.tracker.triage_command import TriageAsk, triage_issue
+    from reprokit.tracker.triage import Request
+    from reprokit.tracker.triage_command import triage_issue
 
-    ask = TriageAsk(
-        args.issue,
-        args.issue_json,
-        args.target,
-        tuple(args.releases or ()),
-        args.here,
-        args.nightly,
-        args.since,
-        args.reported_release,
-        args.timeout,
-        args.report_dir,
-        args.record,
+    request = Request(
+        target=args.target,
+        releases=tuple(args.releases or ()),
+        here=args.here,
+        nightly=args.nightly,
+        since=args.since,
+        reported=args.reported_release,
+        timeout=args.timeout,
     )
     # progress (the releases, the builds) on stderr: stdout's first line is the standing
-    return triage_issue(root_of(args), ask, log=lambda line: print(line, file=sys.stderr))
+    return triage_issue(
+        root_of(args),
+        request,
+        number=args.issue,
+        issue_file=args.issue_json,
+        report_dir=args.report_dir,
+        record=args.record,
+        log=lambda line: print(line, file=sys.stderr),
+    )
 
 
 def add_triage(sub) -> None:

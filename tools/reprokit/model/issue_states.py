@@ -41,7 +41,7 @@ class StandingKind(str, Enum):
     NO_LONGER = "no longer reproduces"
     DIFFERENT = "fails differently"
     DOES_NOT = "does not reproduce"
-    NOT_POSTED = "not posted"
+    NOT_POSTED = "not posted"  # no standing worth a comment: the sentence says why ("not posted: <reason>")
 
     def __str__(self) -> str:
         return self.value

@@ -82,10 +82,10 @@ def normal_issue(here: bool = True, log=lambda *_: None) -> tuple[str, float]:
         "Compiling a matmul of mismatched shapes fails:\n\n```python\n" + SCRIPT + "```\n\n"
         f"It raises `torch._dynamo.exc.TorchRuntimeError`.\n\n### Versions\n\nPyTorch version: {version}\n"
     )
-    request = triage.Request(load_root_matrix(ROOT), "cpu", here=here)
+    request = triage.Request(target="cpu", here=here)
     with tempfile.TemporaryDirectory(prefix="reprokit-bench-") as out:
         start = time.perf_counter()
-        done = triage.triage(_issue(body, 990001), request, Path(out), log=log)
+        done = triage.triage(_issue(body, 990001), request, load_root_matrix(ROOT), Path(out), log=log)
         return done.standing.line(), time.perf_counter() - start
 
 
@@ -112,7 +112,7 @@ def fixture_triages(here: bool, log=lambda *_: None) -> tuple[list[float], int]:
             continue
         with tempfile.TemporaryDirectory(prefix="reprokit-bench-") as out:
             start = time.perf_counter()
-            done = triage.triage(issue, triage.Request(matrix, "cpu", here=here), Path(out), log=lambda *_: None)
+            done = triage.triage(issue, triage.Request(target="cpu", here=here), matrix, Path(out), log=lambda *_: None)
             times.append(time.perf_counter() - start)
             log(
                 f"#{issue.number}: {times[-1]:.0f} s, {done.standing.line()[:160]}"

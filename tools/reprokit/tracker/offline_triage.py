@@ -37,7 +37,7 @@ def with_triages(
         if issue.number != item.number:
             raise InputError(f"{path}: it is issue #{issue.number}, not #{item.number}")
         try:
-            done = triage.triage(issue, request, out / "triage", log=log)
+            done = triage.triage(issue, request, data.matrix, out / "triage", log=log)
         except InputError as err:  # the script needs a GPU this machine lacks, ...: that issue stays untriaged
             log(f"#{item.number}: not triaged from {path.name}: {err}")
             continue

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.model.choices import GH_FIELDS, TRIAGE_TIMEOUT
-from reprokit.model.matrix import Matrix
+from reprokit.model.matrix import Matrix, Target
 from reprokit.model.schema import EnvironmentProblem, InputError
 from reprokit.run import torch_envs
 from reprokit.run.child_setup import write_readable_script
@@ -86,12 +86,12 @@ def from_gh(number: int) -> Issue:
         raise InputError(f"gh issue view {number}: did not print JSON") from None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Request:
-    """What the command line asked, merged once: the target, which releases (default: the reported one and the
-    target's newest stable), and the limits of each run."""
+    """What the command line asked, merged once and named field by field (three flags side by side are never told
+    apart by position): the target, which releases (default: the reported one and the target's newest stable), and
+    the limits of each run. The matrix the target is read from is the repository's, not the command line's."""
 
-    matrix: Matrix
     target: str = "cpu"
     releases: tuple[str, ...] = ()  # --releases: exactly these (versions or interpreters' paths)
     here: bool = False  # this interpreter's torch alone
@@ -136,6 +136,7 @@ def release_judged_on(issue: Issue, given: str | None) -> tuple[str | None, str]
 def _reference(
     issue: Issue,
     request: Request,
+    target: Target,
     plan: triage_releases.Plan,
     reported: str | None,
     by_date: str,
@@ -150,10 +151,10 @@ def _reference(
         return here, not (reported is None or order(here) > order(reported)), None
     if request.releases:  # exactly these: every one built, the reference the nearest not newer than the reported
         for release in plan.releases:
-            o = triage_releases.offer(release, request.timeout, log, *_source(request))
+            o = triage_releases.offer(release, request.timeout, log, *_source(target))
             offered.setdefault(o.release, o)
     elif plan.reported:  # by default the reported release first: the newest is built only once it has been run
-        offered[plan.reported] = triage_releases.offer(plan.reported, request.timeout, log, *_source(request))
+        offered[plan.reported] = triage_releases.offer(plan.reported, request.timeout, log, *_source(target))
     if reported is not None and (failed := offered.get(reported)) is not None and failed.transient:
         which = "the newest release when the issue was opened" if by_date else "the release the issue reports"
         return (
@@ -174,7 +175,7 @@ def _reference(
         ref = triage_releases.reference(reported, available)
         return ref, ref is not None and not (reported is None or order(ref) > order(reported)), None
     newest = next(r for r in reversed(plan.releases) if r != "nightly")
-    offered[newest] = triage_releases.offer(newest, request.timeout, log, *_source(request))
+    offered[newest] = triage_releases.offer(newest, request.timeout, log, *_source(target))
     return (newest if offered[newest].python else None), False, None
 
 
@@ -185,12 +186,11 @@ def _named(plan: triage_releases.Plan, offered: dict[str, Offered]) -> list[str]
     return sorted(dict.fromkeys(by_path.get(r, r) for r in plan.releases), key=order)
 
 
-def _source(request: Request) -> tuple[str, str | None]:
-    target = request.matrix.targets[request.target]
+def _source(target: Target) -> tuple[str, str | None]:
     return target.family, (target.pins.index_url if target.family != "cpu" else None)
 
 
-def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=print) -> Triaged:
+def triage(issue: Issue, request: Request, matrix: Matrix, out: Path, *, ours: tuple = (), log=print) -> Triaged:
     """The thread first, then the run on the reported release (the signature), the newest stable judged against it,
     the fp64 check where the signature is a low-precision comparison, and the comment where one is worth posting.
     The script stays in a folder of this triage's own, removed at the end."""
@@ -211,7 +211,8 @@ def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=p
     if found.from_comment:
         log(f"triage: the description has no script; running the one from {found.where}")
     text = found.text
-    setting = triage_device.setting(text, request.matrix, request.target, sys.executable, request.timeout)
+    setting = triage_device.setting(text, matrix, request.target, sys.executable, request.timeout)
+    target = matrix.targets[request.target]
     reported, by_date = release_judged_on(issue, request.reported)
     named = request.reported or issue_json.reported_version(issue)  # the build as the issue names it, +local kept
     stand_in = build_stand_in.stand_in(named, issue.created) if named else None
@@ -225,7 +226,7 @@ def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=p
         stand_in = None
     plan = triage_releases.plan(
         reported,
-        request.matrix.targets[request.target],
+        target,
         nightly=request.nightly,
         given=list(request.releases) or None,
         here=request.here,
@@ -238,7 +239,7 @@ def triage(issue: Issue, request: Request, out: Path, *, ours: tuple = (), log=p
         runner = triage_runs.Runner(
             setting, _write_script(folder / "script", text), (*ours, torch_envs.cache_root(), folder)
         )
-        return _judged(issue, request, plan, found, (reported, by_date, stand_in), runner, folder, out, log)
+        return _judged(issue, request, target, plan, found, (reported, by_date, stand_in), runner, folder, out, log)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -254,12 +255,13 @@ def _stand_ins_after(stand_in: StandIn | None, ref: str, plan: triage_releases.P
 
 
 def _shows_nothing(t: Triage) -> bool:
-    return t.step is Step.NOT_POSTED and t.signature is not None and t.signature.kind == signature.PASSES
+    return t.step is Step.NO_COMMENT and t.signature is not None and t.signature.kind is signature.PASSES
 
 
 def _judged(
     issue: Issue,
     request: Request,
+    target: Target,
     plan,
     found: issue_json.Reproducer,
     judged_on: tuple[str | None, str, StandIn | None],
@@ -276,7 +278,7 @@ def _judged(
     reported, by_date, stand_in = judged_on
     text = found.text
     offered: dict[str, Offered] = {}
-    ref, baseline_run, ended = _reference(issue, request, plan, reported, by_date, offered, log)
+    ref, baseline_run, ended = _reference(issue, request, target, plan, reported, by_date, offered, log)
     if ended is not None:
         return ended
     if ref is None:
@@ -323,7 +325,7 @@ def _judged(
     for alt, baseline in _stand_ins_after(stand_in, ref, plan) if not (request.here or request.releases) else []:
         if not _shows_nothing(t):
             break
-        o = offered.get(alt) or triage_releases.offer(alt, request.timeout, log, *_source(request))
+        o = offered.get(alt) or triage_releases.offer(alt, request.timeout, log, *_source(target))
         offered[o.release] = o
         if o.python is None:
             continue
@@ -353,7 +355,7 @@ def _judged(
     if t.step is Step.OBSERVED:  # only then are the later releases worth running (built one at a time, on demand)
         assert t.signature is not None  # observe gives an observed triage its signature
         for release in [r for r in _named(plan, offered) if order(r) > order(ref)] if not request.here else []:
-            o = offered.get(release) or triage_releases.offer(release, request.timeout, log, *_source(request))
+            o = offered.get(release) or triage_releases.offer(release, request.timeout, log, *_source(target))
             offered[o.release] = o
             runs.append(
                 runner.ran_to_end(o.release, o.python, hangs) if o.python else TriageRun(o.release, None, o.why)
@@ -365,7 +367,7 @@ def _judged(
             newest.obs is not None
             and newest.obs.exception
             and complains
-            and issue_lifecycle.outcome(t, newest) == signature.OTHER
+            and issue_lifecycle.outcome(t, newest) is signature.OTHER
         ):
             how = eager_fix.eager_fixed(
                 issue,
@@ -378,13 +380,13 @@ def _judged(
             )
             fixes = {newest.release: how} if how else {}
         if request.since:
-            history = [str(v) for v in request.matrix.targets[request.target].pins.history]
+            history = [str(v) for v in target.pins.history]
             runs = triage_runs.bisect(
                 t,
                 runs,
                 runner,
                 history,
-                lambda r: offered.setdefault(r, triage_releases.offer(r, request.timeout, log, *_source(request))),
+                lambda r: offered.setdefault(r, triage_releases.offer(r, request.timeout, log, *_source(target))),
             )
             python_of.update({r: o.python for r, o in offered.items() if o.python})
         t = issue_lifecycle.judge(t, runs, fixes)
@@ -393,10 +395,10 @@ def _judged(
         t.step is Step.JUDGED
         and t.standing.kind == STILL  # never "still" unjudged
         and t.signature is not None
-        and t.signature.kind == signature.RAISES  # (a judged triage has one)
+        and t.signature.kind is signature.RAISES  # (a judged triage has one)
         and fp64_check.applies(text, t.signature.exception, t.signature.skeleton)
     ):
-        same = [j.release for j in t.judged if j.outcome == signature.SAME]
+        same = [j.release for j in t.judged if j.outcome is signature.SAME]
         on = same[-1] if same else ref
         judged = triage_runs.fp64(dataclasses.replace(runner.setting, python=python_of[on]), folder / "fp64", text)
         t = issue_lifecycle.numerics(t, judged.line(), judged.wrong_result if judged.judged else None, on)

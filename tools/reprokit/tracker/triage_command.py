@@ -5,7 +5,6 @@ standing is stdout's first line (a script reads it); progress (the releases, the
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
 from reprokit.model.schema import InputError
@@ -15,43 +14,36 @@ from reprokit.tracker.issue import issue_json
 from reprokit.tracker.judging import triage_standing
 
 
-@dataclass(frozen=True)
-class TriageAsk:
-    issue: int | None
-    issue_json: str | None  # the file, as given (a mismatch names it so)
-    target: str = "cpu"
-    releases: tuple[str, ...] = ()
-    here: bool = False
-    nightly: bool = False
-    since: bool = False
-    reported_release: str | None = None
-    timeout: float = triage.TIMEOUT
-    report_dir: str | None = None
-    record: bool = False
-
-
-def triage_issue(root: Path, ask: TriageAsk, say=print, log=print) -> int:
-    """Triage one issue: `say` gets the standing, the signature, each run, where it was recorded and the draft's
-    gh command; 2 where --issue-json holds another issue than the number given (said on stdout, as always)."""
-    if ask.issue is None and not ask.issue_json:
+def triage_issue(
+    root: Path,
+    request: triage.Request,
+    *,
+    number: int | None,
+    issue_file: str | None,
+    report_dir: str | None = None,
+    record: bool = False,
+    say=print,
+    log=print,
+) -> int:
+    """Triage one issue (`number`, read with gh, or `issue_file`, --issue-json as given: a mismatch names it so):
+    `say` gets the standing, the signature, each run, where it was recorded and the draft's gh command; 2 where
+    --issue-json holds another issue than the number given (said on stdout, as always)."""
+    if number is None and not issue_file:
         raise InputError("triage: give the issue number, or --issue-json FILE")
-    if ask.issue_json:
-        issue = issue_json.read(Path(ask.issue_json))
+    if issue_file:
+        issue = issue_json.read(Path(issue_file))
     else:
-        assert ask.issue is not None  # refused above
-        issue = triage.from_gh(ask.issue)
-    if ask.issue is not None and issue.number != ask.issue:
-        say(f"reprokit: {ask.issue_json} is issue #{issue.number}, not #{ask.issue}")
+        assert number is not None  # refused above
+        issue = triage.from_gh(number)
+    if number is not None and issue.number != number:
+        say(f"reprokit: {issue_file} is issue #{issue.number}, not #{number}")
         return 2
     matrix = load_root_matrix(root)
-    target_of(matrix, ask.target)
-    if ask.here and ask.releases:
+    target_of(matrix, request.target)
+    if request.here and request.releases:
         raise InputError("triage: --here runs this torch alone; --releases names others: give one of them")
-    out = Path(ask.report_dir).resolve() if ask.report_dir else root / "reports" / "upstream"
-    request = triage.Request(
-        matrix, ask.target, ask.releases, ask.here, ask.nightly, ask.since, ask.reported_release, ask.timeout
-    )
-    done = triage.triage(issue, request, out, ours=(root.resolve(),), log=log)
+    out = Path(report_dir).resolve() if report_dir else root / "reports" / "upstream"
+    done = triage.triage(issue, request, matrix, out, ours=(root.resolve(),), log=log)
     say(done.standing.line())
     t = done.triage
     if t.signature is not None:
@@ -61,7 +53,7 @@ def triage_issue(root: Path, ask: TriageAsk, say=print, log=print) -> int:
         )
     for ran in done.runs:
         say(f"  torch {ran.release}: {ran.why or triage_standing.observed_line(ran.obs)}")
-    if ask.record:
+    if record:
         path = linked.record_triage(root, issue.number, t.record_line(), t.observed_on or "none run", t.standing)
         say(f"  recorded in {path}" if path else f"  not recorded: no case links #{issue.number}")
     if done.draft is not None:
@@ -75,23 +67,22 @@ def triage_issue(root: Path, ask: TriageAsk, say=print, log=print) -> int:
 def tracker_lines(
     root: Path,
     store_folder: Path,
-    numbers: bool,
-    report_dir: str | None,
-    issues_json: str | None,
-    releases: tuple[str, ...],
-    here: bool,
-    timeout: float,
+    request: triage.Request,
+    *,
+    numbers: bool = False,
+    report_dir: str | None = None,
+    issues_json: str | None = None,
     log=print,
 ) -> list[str]:
     """`reprokit tracker`: the linked issues' numbers alone, or one line per linked issue with the comment draft of
-    each whose recorded runs disagree with its state (the issues not yet triaged triaged first, from issues_json)."""
+    each whose recorded runs disagree with its state (the issues not yet triaged triaged first, from issues_json, as
+    `request` asks)."""
     matrix = load_root_matrix(root)
     data = linked.Corpus.read(root, store_folder, matrix)
     if numbers:
         return ["\n".join(str(n) for n in sorted({i.number for i in linked.linked(data)}))]
     out = Path(report_dir).resolve() if report_dir else root / "reports" / "upstream"
     if issues_json:  # the issues not yet triaged, from their own scripts, without gh
-        request = triage.Request(matrix, "cpu", releases, here, timeout=timeout)
         data = offline_triage.with_triages(data, Path(issues_json).resolve(), request, out, log=log)
     rows = linked.drafts(data, out)
     lines = []

@@ -289,7 +289,7 @@ def draft(
         data = offline_triage.with_triages(
             data,
             issues_json,
-            triage.Request(matrix, target, here=True),
+            triage.Request(target=target, here=True),
             out,
             log=lambda line: print(line, file=sys.stderr),
             case_id=case_id,

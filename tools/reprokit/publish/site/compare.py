@@ -11,15 +11,29 @@ the views give them: the newest build's where builds disagree), as the changes p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from reprokit.model.records import Record
 from reprokit.model.verdict import Role, Verdict
 from reprokit.publish.render import Published
 
-# a case's data-differs, in the order rows are listed: a skip on one side and a run on the other is no difference of
-# verdicts (nothing was observed on one side), and is listed apart
-DIFFER, SKIP_VS_RAN, ONE_SIDE, SAME = "yes", "skipped vs ran", "one side", "no"
-ORDER = (DIFFER, SKIP_VS_RAN, ONE_SIDE, SAME)
+
+class Differs(str, Enum):
+    """Whether two columns differ on a case, in the order rows are listed: a skip on one side and a run on the other
+    is no difference of verdicts (nothing was observed on one side), and is listed apart. Compared by member; the
+    value is the word the page prints (its `differs` column and data-differs) and compare.js computes alike."""
+
+    DIFFER = "yes"
+    SKIP_VS_RAN = "skipped vs ran"
+    ONE_SIDE = "one side"
+    SAME = "no"
+
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]
+
+
+DIFFER, SKIP_VS_RAN, ONE_SIDE, SAME = Differs
+ORDER = tuple(Differs)
 SKIPPED = str(Verdict.SKIPPED)
 UNCOMPARED = "~"  # a run's verdict that is never a difference (flaky, machine-dependent)
 
@@ -40,7 +54,7 @@ class Compared:
     case: str
     a: str  # the case's repro verdicts in column a, as words ("" where not recorded)
     b: str
-    differs: str  # DIFFER, ONE_SIDE or SAME
+    differs: Differs
 
 
 @dataclass(frozen=True)
@@ -51,6 +65,11 @@ class Comparison:
     a: Column | None  # the default view's columns
     b: Column | None
     rows: list[Compared]  # the default view's rows, in the listed order
+
+    @property
+    def differing(self) -> int:
+        """How many of the default view's cases differ (the page's count)."""
+        return sum(r.differs is DIFFER for r in self.rows)
 
 
 def verdict_words(records: list[Record]) -> tuple[str, dict[str, str]]:
@@ -70,7 +89,7 @@ def verdict_words(records: list[Record]) -> tuple[str, dict[str, str]]:
     }
 
 
-def differs(a: tuple[str, dict[str, str]] | None, b: tuple[str, dict[str, str]] | None) -> str:
+def differs(a: tuple[str, dict[str, str]] | None, b: tuple[str, dict[str, str]] | None) -> Differs:
     if not (a and b):
         return ONE_SIDE
     pairs = [(v, b[1][k]) for k, v in a[1].items() if k in b[1] and UNCOMPARED not in (v, b[1][k]) and v != b[1][k]]

@@ -39,7 +39,7 @@ def _script(t) -> str:
 
 def _fails(signature) -> str:
     """How the signature's run failed, as a verb phrase in Markdown: torch's error in a code span, our words outside."""
-    if signature.kind == sig.RAISES:
+    if signature.kind is sig.RAISES:
         return f"fails with {code_span(signature.error())}" + (f" in {signature.stage}" if signature.stage else "")
     if signature.stage == "timeout":
         return "runs past its time limit"
@@ -100,9 +100,9 @@ def _on(t) -> str:
 
 def _no_longer(t, runs) -> str:
     newest = runs[-1]
-    how = "the script exits 0" if newest.outcome == sig.GOOD else f"it raises {_raised(newest)}"
+    how = "the script exits 0" if newest.outcome is sig.GOOD else f"it raises {_raised(newest)}"
     stretch = list(t.standing.releases) or [newest.release]
-    last_bad = next((j.release for j in reversed(runs) if j.outcome == sig.SAME and j.release not in stretch), None)
+    last_bad = next((j.release for j in reversed(runs) if j.outcome is sig.SAME and j.release not in stretch), None)
     if last_bad is None:
         return f"It no longer does on any release run from torch {_span(stretch)}: {how}."
     if t.unrun_between:
@@ -129,13 +129,13 @@ def _lead(issue, t) -> str:
         return _lead_unrun(issue, t, state)
     seen = (
         "finishes without the error the issue asks for"
-        if t.accepts and t.signature.kind == sig.PASSES
+        if t.accepts and t.signature.kind is sig.PASSES
         else _fails(t.signature)
     )
     first = f"On {_on(t)} {_script(t)} {seen}; the issue is {state}."
-    runs = [j for j in t.judged if j.outcome != sig.NOT_RUN]
+    runs = [j for j in t.judged if j.outcome is not sig.NOT_RUN]
     if t.standing.kind == STILL:
-        failing = [j.release for j in runs if j.outcome == sig.SAME]
+        failing = [j.release for j in runs if j.outcome is sig.SAME]
         return f"{first} It still does on every release run since, up to torch {runs[-1].release}." + _against_close(
             issue, failing[-1]
         )
@@ -161,7 +161,7 @@ def _cell(t, r: TriageRun) -> str:
     if r.why or r.obs is None:
         return one_line(r.why or "not run").replace("|", "\\|")
     j = next((j for j in t.judged if j.release == r.release), None)
-    if j is not None and j.outcome == sig.SAME and r.release != t.observed_on and t.signature.kind == sig.RAISES:
+    if j is not None and j.outcome is sig.SAME and r.release != t.observed_on and t.signature.kind is sig.RAISES:
         return f"{SAME_WAY} as on {t.observed_on}"
     said = observed_line(r.obs)
     if not r.obs.exception:  # exits 0, a crash, a timeout: our words for how the process ended

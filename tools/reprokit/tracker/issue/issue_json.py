@@ -203,7 +203,8 @@ def _is_error_text(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Reproducer:
-    """The script triage runs and where it was found, in words ("the description", "a comment by @login")."""
+    """The script triage runs and where it was found, in words ("the description", "a comment by a maintainer
+    (`login`)"): a login is never written as @login, which would notify its owner from every posted draft."""
 
     text: str
     where: str = "the description"
@@ -227,8 +228,15 @@ def reproducer_anywhere(issue: Issue) -> Reproducer | None:
         if (c.association in MAINTAINERS or (issue.author and c.author == issue.author)) and (
             text := script_of(c.body)
         ) is not None:
-            return Reproducer(text, f"a comment by @{c.author}" if LOGIN.fullmatch(c.author) else "a comment")
+            return Reproducer(text, commenter(c.author, issue.author))
     return None
+
+
+def commenter(login: str, author: str | None) -> str:
+    """Whose comment, in words a posted draft may carry: the login in a code span (GitHub notifies no one there),
+    left out where it is not the shape of a GitHub login."""
+    who = "the issue's author" if author and login == author else "a maintainer"
+    return f"a comment by {who}" + (f" (`{login}`)" if LOGIN.fullmatch(login) else "")
 
 
 def script_of(body: str) -> str | None:

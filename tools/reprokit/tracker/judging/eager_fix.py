@@ -48,7 +48,7 @@ class EagerError:
 
 def eager_fixed(
     issue: Issue,
-    signature_kind: str,
+    signature_kind: sig.SignatureKind,
     exception: str,
     accepts: bool,
     eager: EagerError | None,
@@ -61,7 +61,7 @@ def eager_fixed(
     wrapper of eager's very error."""
     if not exception:
         return None
-    complains = signature_kind == sig.EXITS or before in INTERNAL or complains_of_compiler(issue, accepts)
+    complains = signature_kind is sig.EXITS or before in INTERNAL or complains_of_compiler(issue, accepts)
     if not complains:
         return None
     if exception in WRAPPERS and eager is not None and len(eager.message) >= 12 and eager.message in message:

@@ -2,11 +2,11 @@
 keeps its bug states). The standing `triage` prints, the comment it drafts and what `--record` keeps in
 issue-states.yaml are all read from the final `Triage` value.
 
-    REPORTED --thread decides (closed as not planned, a maintainer's standing verdict)--> NOT_POSTED
-    REPORTED --no script / the reported release cannot run it / it does not fail there either--> NOT_POSTED
+    REPORTED --thread decides (closed as not planned, a maintainer's standing verdict)--> NO_COMMENT
+    REPORTED --no script / the reported release cannot run it / it does not fail there either--> NO_COMMENT
     REPORTED --run on the reported release, its signature confirmed by the issue's text--> OBSERVED
     OBSERVED --every other release compared with that signature--> JUDGED
-    JUDGED --the standing disagrees with the issue's state--> POSTED (a draft), else NOT_POSTED (agrees, no comment)
+    JUDGED --the standing disagrees with the issue's state--> DRAFTED (a draft), else NO_COMMENT (agrees)
 
 Standings: "still reproduces" (the newest release fails with the observed signature), "no longer reproduces" (it
 passes, or, for an issue that asks for an error, now raises one), "fails differently" (another failure), "not posted:
@@ -42,17 +42,22 @@ from reprokit.tracker.judging.triage_standing import (
 )
 from reprokit.tracker.text.clipped import clipped
 
-NOW_RAISES = "now raises"
+NOW_RAISES = sig.NOW_RAISES
 order = partial(release_key, labels="nightly-last")  # oldest first, as triage_releases orders them
 RECORD_LIMIT = 300  # characters of the sentence issue-states.yaml keeps
 
 
 class Step(str, Enum):
+    """Where a triage is in its life (never stored, never rendered): its last step is DRAFTED (a comment draft is
+    written) or NO_COMMENT (it ends without one). Which words its standing begins with is the standing's own
+    vocabulary (StandingKind, stored in issue-states.yaml): a triage that ends with no comment may still stand as
+    "still reproduces" (it agrees with the thread), and no word of one vocabulary is a word of the other."""
+
     REPORTED = "reported"
     OBSERVED = "observed on the reported release"
     JUDGED = "judged per release"
-    POSTED = "posted"
-    NOT_POSTED = "not posted"
+    DRAFTED = "comment drafted"
+    NO_COMMENT = "ended without a comment"
 
 
 @dataclass(frozen=True)
@@ -60,7 +65,7 @@ class ReleaseJudgement:
     """One release's run judged against the issue's signature (issue_lifecycle.judge): its outcome, in one line."""
 
     release: str
-    outcome: str  # signature.SAME | GOOD | OTHER | NOT_RUN | NOW_RAISES
+    outcome: sig.Outcome
     line: str  # what the run did (observed_line), torch's words only
     fix: str = ""  # NOW_RAISES: how that error is the fix, in our words ("as eager does")
 
@@ -90,7 +95,7 @@ class Triage:
 
     @property
     def post(self) -> bool:
-        return self.step is Step.POSTED
+        return self.step is Step.DRAFTED
 
     def source(self) -> str:
         """Where the release it is judged on comes from, in words."""
@@ -109,8 +114,8 @@ class Triage:
 
 
 def reported(standing_reason: str, **facts) -> Triage:
-    """REPORTED -> NOT_POSTED before anything runs (or with nothing to judge)."""
-    return Triage(Step.NOT_POSTED, TriageStanding(NOT_POSTED, standing_reason), **facts)
+    """REPORTED -> NO_COMMENT (standing "not posted") before anything runs (or with nothing to judge)."""
+    return Triage(Step.NO_COMMENT, TriageStanding(NOT_POSTED, standing_reason), **facts)
 
 
 def _before_compile(ran: TriageRun) -> bool:
@@ -135,7 +140,7 @@ def observe(
     stand_in: StandIn | None = None,
     stood_in: tuple[str, ...] = (),
 ) -> Triage:
-    """REPORTED -> OBSERVED (or NOT_POSTED): the signature of the run on the reported release (or, where the issue
+    """REPORTED -> OBSERVED (or NO_COMMENT): the signature of the run on the reported release (or, where the issue
     names none, the newest release when it was opened). `baseline_run` False: the reported release was not run and
     `ref` is newer (--here, or the reported one cannot be installed): a clean exit, or eager's error where the issue
     reports a crash, is then judged on this run alone. `eager`: the error the script raises with torch.compile
@@ -156,9 +161,9 @@ def observe(
     found = sig.of(ref.obs, ref.log)
     texts = [issue.title, issue.body, *(c.body for c in issue.comments)]
     unrun = "" if baseline_run else f" ({_unrun_words(facts)})"
-    if found.kind == sig.PASSES:
+    if found.kind is sig.PASSES:
         return _passes(ref, found, accepts, evidence, unrun, facts)
-    if found.kind == sig.EXITS:
+    if found.kind is sig.EXITS:
         words = unjudged.HANG_WORDS if ref.obs.status == RunStatus.TIMEOUT else eager_fix.CRASH_WORDS
         if not words.search("\n".join(texts)):
             return reported(
@@ -262,17 +267,17 @@ def _passes(
     )
 
 
-def outcome(t: Triage, ran: TriageRun, eager_fix: bool = False) -> str:
+def outcome(t: Triage, ran: TriageRun, eager_fix: bool = False) -> sig.Outcome:
     """How one release's run compares with the signature (signature.compare), an issue asking for an error and a
     fix that raises eager's error (`eager_fix`) read as the issue means them."""
     assert t.signature is not None  # only an observed or judged triage is compared, and both have a signature
     got = sig.compare(t.signature, ran.obs, ran.log)
-    if t.accepts and t.signature.kind == sig.PASSES:
-        if got == sig.GOOD:
+    if t.accepts and t.signature.kind is sig.PASSES:
+        if got is sig.GOOD:
             return sig.SAME  # still accepts it
         if ran.obs is not None and ran.obs.exception:
             return NOW_RAISES
-    if got == sig.OTHER and eager_fix:
+    if got is sig.OTHER and eager_fix:
         return NOW_RAISES
     return got
 
@@ -289,21 +294,21 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     eager_fixes = eager_fixes or {}
     judged = tuple(
         ReleaseJudgement(
-            r.release, o, r.why or observed_line(r.obs), eager_fixes.get(r.release, "") if o == NOW_RAISES else ""
+            r.release, o, r.why or observed_line(r.obs), eager_fixes.get(r.release, "") if o is NOW_RAISES else ""
         )
         for r in runs
         for o in [outcome(t, r, r.release in eager_fixes)]
     )
     start = next(i for i, r in enumerate(runs) if r.release == t.observed_on)
-    since = [j for j in judged[start:] if j.outcome != sig.NOT_RUN]
+    since = [j for j in judged[start:] if j.outcome is not sig.NOT_RUN]
     newest = since[-1]
     step = dataclasses.replace(t, step=Step.JUDGED, judged=judged)
     late = next(r for r in runs if r.release == newest.release)
     if why := unjudged.later_unjudged(late, t.signature):
-        return dataclasses.replace(step, step=Step.NOT_POSTED, standing=TriageStanding(NOT_POSTED, why))
-    if newest.outcome == sig.SAME:
-        same = [j.release for j in since if j.outcome == sig.SAME]
-        said = "accepts it without an error" if t.accepts and t.signature.kind == sig.PASSES else t.signature.line()
+        return dataclasses.replace(step, step=Step.NO_COMMENT, standing=TriageStanding(NOT_POSTED, why))
+    if newest.outcome is sig.SAME:
+        same = [j.release for j in since if j.outcome is sig.SAME]
+        said = "accepts it without an error" if t.accepts and t.signature.kind is sig.PASSES else t.signature.line()
         return dataclasses.replace(
             step,
             standing=TriageStanding(
@@ -316,9 +321,9 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
             if j.outcome != newest.outcome:
                 break
             stretch.insert(0, j.release)
-        last_bad = next((j for j in reversed(since) if j.outcome == sig.SAME and j.release not in stretch), None)
-        how = f"now raises {newest.said()}" if newest.outcome == NOW_RAISES else "the script exits 0"
-        ran = {j.release for j in judged if j.outcome != sig.NOT_RUN}
+        last_bad = next((j for j in reversed(since) if j.outcome is sig.SAME and j.release not in stretch), None)
+        how = f"now raises {newest.said()}" if newest.outcome is NOW_RAISES else "the script exits 0"
+        ran = {j.release for j in judged if j.outcome is not sig.NOT_RUN}
         unrun = tuple(
             r
             for r in release_dates.published()
@@ -340,7 +345,7 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     if _before_compile(next(r for r in runs if r.release == newest.release)):
         return dataclasses.replace(
             step,
-            step=Step.NOT_POSTED,
+            step=Step.NO_COMMENT,
             standing=TriageStanding(
                 NOT_POSTED,
                 f"on torch {newest.release} the script fails before any compiled call ({newest.line}): that "
@@ -358,18 +363,18 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
 
 
 def numerics(t: Triage, judged_line: str, wrong: bool | None, release: str) -> Triage:
-    """JUDGED -> NOT_POSTED when the fp64 reference does not call the low-precision mismatch wrong, or cannot judge
+    """JUDGED -> NO_COMMENT when the fp64 reference does not call the low-precision mismatch wrong, or cannot judge
     it; the triage unchanged when it does (wrong=True)."""
     if wrong is None:
         return dataclasses.replace(
             t,
-            step=Step.NOT_POSTED,
+            step=Step.NO_COMMENT,
             standing=TriageStanding(NOT_POSTED, f"cannot judge numerics on torch {release}: {judged_line}"),
         )
     if not wrong:
         return dataclasses.replace(
             t,
-            step=Step.NOT_POSTED,
+            step=Step.NO_COMMENT,
             standing=TriageStanding(
                 NOT_POSTED,
                 f"{judged_line} (torch {release}): the script compares low-precision outputs with each other",
@@ -379,18 +384,18 @@ def numerics(t: Triage, judged_line: str, wrong: bool | None, release: str) -> T
 
 
 def decide(t: Triage, issue: Issue) -> Triage:
-    """JUDGED -> POSTED where the standing adds to what the thread knows; else NOT_POSTED with the reason. A closed
+    """JUDGED -> DRAFTED where the standing adds to what the thread knows; else NO_COMMENT with the reason. A closed
     issue is told "still reproduces" only from a release published after it was closed: an older one is expected
     to fail."""
     if t.step is not Step.JUDGED:
         return t
     state = issue.state.lower()
     if t.standing.kind == STILL and issue.closed and (until := release_dates.expected_to_fail_until(issue)):
-        failing = [j.release for j in t.judged if j.outcome == sig.SAME]
+        failing = [j.release for j in t.judged if j.outcome is sig.SAME]
         if not any(release_dates.published_after(r, until[0]) for r in failing):
             return dataclasses.replace(
                 t,
-                step=Step.NOT_POSTED,
+                step=Step.NO_COMMENT,
                 standing=TriageStanding(
                     NOT_POSTED,
                     f"still fails on torch {_span(failing)}, published no later than {until[0]} ({until[1]}): "
@@ -403,7 +408,7 @@ def decide(t: Triage, issue: Issue) -> Triage:
     if agrees:
         return dataclasses.replace(
             t,
-            step=Step.NOT_POSTED,
+            step=Step.NO_COMMENT,
             standing=dataclasses.replace(
                 t.standing, detail=t.standing.detail + f"; the issue is {state}: it agrees, no comment"
             ),
@@ -411,10 +416,10 @@ def decide(t: Triage, issue: Issue) -> Triage:
     if t.standing.kind == DIFFERENT and issue.closed:
         return dataclasses.replace(
             t,
-            step=Step.NOT_POSTED,
+            step=Step.NO_COMMENT,
             standing=dataclasses.replace(
                 t.standing,
                 detail=t.standing.detail + "; the issue is closed: another failure belongs in a new issue, no comment",
             ),
         )
-    return dataclasses.replace(t, step=Step.POSTED)
+    return dataclasses.replace(t, step=Step.DRAFTED)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 
 from reprokit.model.records import RunStatus
 from reprokit.run.execute import Observation
@@ -18,8 +19,36 @@ from reprokit.tracker.text.clipped import clipped
 from reprokit.tracker.text.traceback_text import headline, last_frames
 from reprokit.tracker.text.user_paths import as_user_sees
 
-RAISES, EXITS, PASSES = "raises", "exits", "passes"
-SAME, OTHER, GOOD, NOT_RUN = "same", "other", "passes", "not run"
+
+class SignatureKind(str, Enum):
+    """What the run that gives the signature did: the one vocabulary of signature kinds, compared by member. The
+    words a person reads are Signature.line's ("exits 0", "exits 1 without raising", the error), never the value."""
+
+    RAISES = "raises"
+    EXITS = "exits"
+    PASSES = "passes"
+
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]
+
+
+class Outcome(str, Enum):
+    """How another release's run compares with the signature (compare; issue_lifecycle.outcome reads NOW_RAISES in):
+    the one vocabulary of outcomes, compared by member; the drafts say it in sentences of their own. No value is a
+    SignatureKind's (a str enum compares equal to another type's member of the same word)."""
+
+    SAME = "same"
+    OTHER = "other"
+    GOOD = "finishes"
+    NOT_RUN = "not run"
+    NOW_RAISES = "now raises"  # an issue that asks for an error (or a crash eager refuses): the fix it asked for
+
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]
+
+
+RAISES, EXITS, PASSES = SignatureKind
+SAME, OTHER, GOOD, NOT_RUN, NOW_RAISES = Outcome
 SAME_WORDS = 0.6  # of the signature's skeleton words that another run's skeleton must hold
 MIN_DISTINCTIVE = 24  # characters: a message line shorter than this confirms nothing by itself
 MIN_PRINTED = 12  # characters of a printed line that confirm a failure reported as values
@@ -52,7 +81,7 @@ def skeleton(message: str | None) -> str:
 class Signature:
     """What a run of the script did, reduced to what should stay the same while the bug is there."""
 
-    kind: str  # RAISES | EXITS | PASSES
+    kind: SignatureKind
     exception: str = ""  # the class's short name
     stage: str = ""  # dynamo | aot_autograd | inductor | export | distributed | runtime
     skeleton: str = ""
@@ -63,9 +92,9 @@ class Signature:
 
     def line(self, limit: int = 240) -> str:
         """The signature in words, with torch's own message (the skeleton is for matching, never for reading)."""
-        if self.kind == PASSES:
+        if self.kind is PASSES:
             return "exits 0"
-        if self.kind == EXITS:
+        if self.kind is EXITS:
             return f"exits {self.exit_code} without raising"
         stage = f" (in {self.stage})" if self.stage else ""
         return self.error(limit - len(stage)) + stage
@@ -112,18 +141,18 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(_QUOTED.sub(" ", text.lower())))
 
 
-def compare(signature: Signature, obs: Observation | None, log: str = "") -> str:
+def compare(signature: Signature, obs: Observation | None, log: str = "") -> Outcome:
     """SAME: the run fails as the signature says (the same class in the same stage, and most of its message's words
     or the same line of the script: a message torch reworded between releases); GOOD: it finishes; OTHER: it fails
     some other way."""
     if obs is None or obs.exit_code == 77:
         return NOT_RUN
     seen = of(obs, log)
-    if seen.kind == PASSES:
+    if seen.kind is PASSES:
         return GOOD
     if seen.kind != signature.kind or seen.exception != signature.exception:
         return OTHER
-    if seen.kind == EXITS:
+    if seen.kind is EXITS:
         return SAME if seen.exit_code == signature.exit_code else OTHER
     wanted = _words(signature.skeleton)
     held = len(wanted & _words(seen.skeleton))
@@ -228,7 +257,7 @@ def confirmed_in(
     message (a compiler's own error line, an operator, an identifier) or the failing stage named. Tokens and stage
     are looked for outside the script (`outside_script`: the texts with the reproducer taken out), since the script
     names its own identifiers."""
-    if signature.kind != RAISES:
+    if signature.kind is not RAISES:
         return None
     joined = "\n".join(texts)
     name = signature.exception

@@ -93,7 +93,7 @@ def agree(a: TriageRun, b: TriageRun) -> bool:
     if 77 in (a.obs.exit_code, b.obs.exit_code):  # the probe's "cannot run here" (no CUDA, ...)
         return a.obs.exit_code == b.obs.exit_code
     outcome = signature.compare(signature.of(a.obs, a.log), b.obs, b.log)
-    return outcome == signature.SAME or (outcome == signature.GOOD and a.obs.status == RunStatus.PASS)
+    return outcome is signature.SAME or (outcome is signature.GOOD and a.obs.status == RunStatus.PASS)
 
 
 def stable(tries: list[TriageRun], hang_reported: bool = True) -> tuple[TriageRun | None, TriageRun | None]:
@@ -120,8 +120,8 @@ def bisect(
 ) -> list[TriageRun]:
     """--since: the recorded releases (`history`) between the last run that failed as observed and the newest, halved
     until the first that does not; `offer` gives a release's interpreter (built on first use)."""
-    same = [r for r in runs if issue_lifecycle.outcome(t, r) == signature.SAME]
-    if not same or issue_lifecycle.outcome(t, runs[-1]) == signature.SAME:
+    same = [r for r in runs if issue_lifecycle.outcome(t, r) is signature.SAME]
+    if not same or issue_lifecycle.outcome(t, runs[-1]) is signature.SAME:
         return runs
     candidates = triage_releases.between(history, same[-1].release, runs[-1].release)
     while candidates:
@@ -132,7 +132,7 @@ def bisect(
             continue
         ran = runner.ran(mid, o.python)
         runs = sorted([*runs, ran], key=lambda r: triage_releases.order(r.release))
-        bad = issue_lifecycle.outcome(t, ran) == signature.SAME
+        bad = issue_lifecycle.outcome(t, ran) is signature.SAME
         candidates = [
             c for c in candidates if (triage_releases.order(c) > triage_releases.order(mid)) == bad and c != mid
         ]

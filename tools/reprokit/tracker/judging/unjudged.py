@@ -97,6 +97,6 @@ def reference_unjudged(ref: TriageRun, issue: Issue) -> str | None:
 def later_unjudged(late: TriageRun, signature: Signature) -> str | None:
     """Why a later release's run cannot be compared with the signature (its environment is broken, or it ran past
     its limit where the signature is no hang); None where it can."""
-    if signature.kind == sig.EXITS and signature.stage == RunStatus.TIMEOUT:
+    if signature.kind is sig.EXITS and signature.stage == RunStatus.TIMEOUT:
         return _broken(late)
     return _broken(late) or _past(late, None)
