@@ -302,11 +302,12 @@ def test_an_issue_whose_triage_crashes_is_not_judged_internal_error_and_the_rest
     issue without one ends before that point and is judged."""
     crash = issue_json.parse(gh_issue(31, body="fails:\n" + SCRIPT))
     fine = issue_json.parse(gh_issue(32, body="words"))
-    request = triage.Request(matrix=None, here=True)  # type: ignore[arg-type]
+    request = triage.Request(here=True)  # with no matrix (below), the engine itself raises on a script
     done = run_shard(
         [Entry(Path("31.json"), crash), Entry(Path("32.json"), fine)],
         ALL,
         request,
+        None,  # type: ignore[arg-type]
         tmp_path,
         jobs=2,
         log=lambda _: None,
@@ -320,6 +321,7 @@ def test_an_issue_whose_triage_crashes_is_not_judged_internal_error_and_the_rest
         [Entry(Path("31.json"), crash), Entry(Path("32.json"), fine)],
         ALL,
         request,
+        None,  # type: ignore[arg-type]
         tmp_path,
         jobs=1,
         log=lambda _: None,

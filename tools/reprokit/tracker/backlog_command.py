@@ -71,10 +71,8 @@ def backlog(root: Path, ask: BacklogAsk, say=print, log=print) -> int:
         folder = Path(ask.issues_json or "")
     out = Path(ask.out or "").resolve()
     entries = read_folder(folder.resolve())
-    request = triage.Request(
-        matrix=matrix, target=ask.target, releases=ask.releases, here=ask.here, timeout=ask.timeout
-    )
-    done = run_shard(entries, shard, request, out, ask.jobs or default_jobs(), ours=(root.resolve(),), log=log)
+    request = triage.Request(target=ask.target, releases=tuple(ask.releases), here=ask.here, timeout=ask.timeout)
+    done = run_shard(entries, shard, request, matrix, out, ask.jobs or default_jobs(), ours=(root.resolve(),), log=log)
     (out / SET).write_text(
         json.dumps({"shard": f"{shard.index}/{shard.count}", "idents": done.taken}) + "\n", encoding="utf-8"
     )

@@ -17,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
+from reprokit.model.matrix import Matrix
 from reprokit.model.schema import EnvironmentProblem, InputError
 from reprokit.tracker import triage
 from reprokit.tracker.backlog_journal import JOURNAL, NOT_JUDGED, NOT_READ, Journal, Judgement, Ran, newest, read
@@ -48,6 +49,7 @@ class Releases:
     """The releases each issue's triage runs, as the key names them; the probes made once for the whole shard."""
 
     request: triage.Request
+    matrix: Matrix  # the repository's, where the request's target is read
     here_version: str = ""
     by_path: dict[str, str] | None = None
 
@@ -63,7 +65,7 @@ class Releases:
         when every issue of the shard was judged before)."""
         r = self.request
         if not r.here and not r.releases:
-            target = r.matrix.targets[r.target]
+            target = self.matrix.targets[r.target]
             triage_releases.offer(
                 triage_releases.newest_stable(target),
                 r.timeout,
@@ -78,7 +80,7 @@ class Releases:
             return (f"here {self.here_version}",)
         reported = triage.release_judged_on(entry.issue, self.request.reported)[0]
         plan = triage_releases.plan(
-            reported, self.request.matrix.targets[self.request.target], given=list(self.request.releases) or None
+            reported, self.matrix.targets[self.request.target], given=list(self.request.releases) or None
         )
         return tuple((self.by_path or {}).get(r, r) for r in plan.releases)
 
@@ -104,12 +106,14 @@ def not_read(entry: Entry) -> Judgement:
     )
 
 
-def judge(entry: Entry, key: str, request: triage.Request, drafts: Path, ours: tuple, log) -> Judgement:
+def judge(entry: Entry, key: str, request: triage.Request, matrix: Matrix, drafts: Path, ours: tuple, log) -> Judgement:
     """The issue triaged; whatever the engine raises becomes the judgement's reason, never the batch's end."""
     assert entry.issue is not None
     base = _base(entry, key)
     try:
-        done = triage.triage(entry.issue, request, drafts, ours=ours, log=lambda line: log(f"{entry.ident}: {line}"))
+        done = triage.triage(
+            entry.issue, request, matrix, drafts, ours=ours, log=lambda line: log(f"{entry.ident}: {line}")
+        )
     except EnvironmentProblem as err:  # this machine (a release that did not import, a full disk): try again
         return Judgement(**base, kind=NOT_JUDGED, words=_first(err), judged_at=now(), retry=True)
     except InputError as err:  # the issue asks what this target cannot give (a GPU), ...
@@ -148,13 +152,20 @@ class ShardDone:
 
 
 def run_shard(
-    entries: list[Entry], shard: Shard, request: triage.Request, out: Path, jobs: int, ours: tuple = (), log=print
+    entries: list[Entry],
+    shard: Shard,
+    request: triage.Request,
+    matrix: Matrix,
+    out: Path,
+    jobs: int,
+    ours: tuple = (),
+    log=print,
 ) -> ShardDone:
     """Every entry the shard takes judged (or skipped: judged before on the same key), into OUT/backlog.jsonl."""
     journal_path = out / JOURNAL
     before = newest(read(journal_path))
     taken = [e for e in entries if shard.takes(e)]
-    releases = Releases(request)
+    releases = Releases(request, matrix)
     if any(e.issue is not None for e in taken):
         releases.probe()
     todo: list[tuple[Entry, str]] = []
@@ -176,18 +187,25 @@ def run_shard(
             if entry.issue is None:
                 journal.append(j := not_read(entry))
                 log(f"{entry.ident}: {j.line()}")
-        _judge_all([(e, k) for e, k in todo if e.issue is not None], request, drafts, ours, jobs, journal, log)
+        _judge_all([(e, k) for e, k in todo if e.issue is not None], request, matrix, drafts, ours, jobs, journal, log)
     return ShardDone([e.ident for e in taken], len(todo), len(taken) - len(todo), before)
 
 
 def _judge_all(
-    todo: list[tuple[Entry, str]], request: triage.Request, drafts: Path, ours: tuple, jobs: int, journal: Journal, log
+    todo: list[tuple[Entry, str]],
+    request: triage.Request,
+    matrix: Matrix,
+    drafts: Path,
+    ours: tuple,
+    jobs: int,
+    journal: Journal,
+    log,
 ) -> None:
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))  # each triage waits on its contained runs: threads suffice
     pending: set[Future] = set()
     try:
         for entry, key in todo:
-            pending.add(pool.submit(judge, entry, key, request, drafts, ours, log))
+            pending.add(pool.submit(judge, entry, key, request, matrix, drafts, ours, log))
         count = 0
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)

@@ -34,10 +34,10 @@ def issues_per_hour(folder: Path, here: bool, jobs: int, limit: int | None, log=
             shutil.copyfile(path, issues / path.name)
         out = Path(scratch) / "out"
         matrix = load_root_matrix(ROOT)
-        request = triage.Request(matrix, "cpu", here=here)
+        request = triage.Request(target="cpu", here=here)
         built = torch_envs.built(triage_releases.newest_stable(matrix.targets["cpu"]))
         start = time.perf_counter()
-        run_shard(read_folder(issues), ALL, request, out, jobs, ours=(ROOT,), log=log)
+        run_shard(read_folder(issues), ALL, request, matrix, out, jobs, ours=(ROOT,), log=log)
         seconds = time.perf_counter() - start
         kinds = Counter(j.kind for j in newest(read(out / JOURNAL)).values())
         count = sum(kinds.values())
