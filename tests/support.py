@@ -57,6 +57,7 @@ def case_script(tmp_path: Path, source: str, name: str = "repro.py") -> Path:
 
 
 ROOT = Path(__file__).resolve().parents[1]
+FLOAT64_GROUP = "float64-case"  # the xdist_group of the tests that share conftest.float64_case
 
 
 def run_reprokit(root: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support import empty_repository, interpreters, run_reprokit, stored, uv_layout, venv_without_torch
+from support import FLOAT64_GROUP, empty_repository, interpreters, run_reprokit, stored, uv_layout, venv_without_torch
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,16 +253,16 @@ def test_a_script_that_fails_at_its_own_imports_proposes_no_oracle(empty_repo, t
 # 5. what new-case writes is what the script does; bisect's hints and exit status
 
 
-def test_a_float64_script_is_recorded_and_reported_in_float64(empty_repo):
-    made = reprokit(empty_repo, "new-case", "sixty-four", "--from", str(CONTRIB / "float64_mean.py"))
+@pytest.mark.xdist_group(FLOAT64_GROUP)
+def test_a_float64_script_is_recorded_and_reported_in_float64(float64_case):
+    root, made, ran = float64_case  # new-case --from float64_mean.py, then run (conftest.py: one of each, shared)
     assert made.returncode == 0, made.stderr
-    case = yaml.safe_load((empty_repo / "cases" / "sixty-four" / "case.yaml").read_text())
+    case = yaml.safe_load((root / "cases" / "float-sixty-four" / "case.yaml").read_text())
     assert case["requires"]["dtypes"] == ["float64"]
-    ran = reprokit(empty_repo, "run", "--host", "--target", "cpu", "--case", "sixty-four")
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    (record,) = stored(empty_repo)
+    (record,) = stored(root)
     assert record.dtype == "float64" and record.verdict == "does-not-reproduce", record
-    report = (empty_repo / "reports" / "cpu.md").read_text()
+    report = (root / "reports" / "cpu.md").read_text()
     assert "float64" in report and "float32" not in report
 
 

@@ -4,7 +4,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import empty_repository, run_reprokit, stored
+from support import FLOAT64_GROUP, empty_repository, run_reprokit, stored
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,31 +67,23 @@ def test_script_from_an_issue_becomes_a_case_with_a_verdict(empty_repo, script, 
     assert "new: no expected state yet: from-issue/repro@float32" in ran.stdout
 
 
-def test_a_script_that_fixes_its_own_dtype_runs_as_written_and_gets_a_title_from_its_run(empty_repo):
+@pytest.mark.xdist_group(FLOAT64_GROUP)
+def test_a_script_that_fixes_its_own_dtype_runs_as_written_and_gets_a_title_from_its_run(float64_case):
     """A float64 script (no REPRO_DTYPE) declares float64 and runs, once, as written: its record and the report say
     float64, the dtype it computes in. An upstream link needs no version or state the issue does not give; the title
     says what the script does, never a verdict."""
-    made = reprokit(
-        empty_repo,
-        "new-case",
-        "float-sixty-four",
-        "--from",
-        str(CONTRIB / "float64_mean.py"),
-        "--link",
-        "https://github.com/pytorch/pytorch/issues/2",
-    )
+    root, made, _ = float64_case  # new-case --from float64_mean.py --link ..., then run (conftest.py: shared)
     assert made.returncode == 0, made.stderr
     import yaml
 
-    case = yaml.safe_load((empty_repo / "cases" / "float-sixty-four" / "case.yaml").read_text())
+    case = yaml.safe_load((root / "cases" / "float-sixty-four" / "case.yaml").read_text())
     assert case["requires"]["dtypes"] == ["float64"]
     assert case["reported_on"] == "unknown" and case["issue_state"] == "unknown"
     assert case["title"] == "float64_mean: runs to the end here"
     assert "next: reprokit run --target cpu" in made.stdout
-    reprokit(empty_repo, "run", "--host", "--target", "cpu", "--case", "float-sixty-four")
-    (record,) = stored(empty_repo)
+    (record,) = stored(root)
     assert record.verdict == "does-not-reproduce" and record.dtype == "float64", record
-    assert "float64" in (empty_repo / "reports" / "cpu.md").read_text()
+    assert "float64" in (root / "reports" / "cpu.md").read_text()
 
 
 @pytest.mark.heavy

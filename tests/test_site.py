@@ -589,10 +589,17 @@ def expected_rows(category: str | None = None, target: str | None = None, curren
     return len(keys) + sum(n - 1 for row, n in builds.items() if row in keys) + len(history)
 
 
+BUILT_SITES: list[Path] = []  # the one build of this test process (test_site_answers, _where_asked import the fixture)
+
+
 @pytest.fixture(scope="module")
 def built_site(tmp_path_factory) -> Path:
-    """The repository's site, built by the command line as `nox -s site` builds it, from a folder of the checkout."""
+    """The repository's site, built by the command line as `nox -s site` builds it, from a folder of the checkout.
+    Built once per test process: each module importing this fixture has its own copy of it, and the tests only read
+    the site, so the modules share the first build instead of building it again each."""
     browser_or_skip()
+    if BUILT_SITES:
+        return BUILT_SITES[0]
     out = tmp_path_factory.mktemp("site") / "site"
     # from a folder inside the checkout, without --root: the repository is found from the working directory up
     subprocess.run(
@@ -601,6 +608,7 @@ def built_site(tmp_path_factory) -> Path:
         cwd=ROOT / "tools" / "reprokit",
         env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
     )
+    BUILT_SITES.append(out)
     return out
 
 
