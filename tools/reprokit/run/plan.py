@@ -23,7 +23,14 @@ def check_selection(req: RunRequest) -> None:
         if not any(fnmatch.fnmatchcase(c, g) for c in ids for g in req.cases):
             raise InputError(f"--case {req.cases[0]!r}: no sweep structure matches (ids are sweep-<model>)")
         return
-    corpus.select(corpus.discover(req.root / "cases", on_error=lambda message: None), req.cases)
+    unread: list[str] = []
+    found = corpus.discover(req.root / "cases", on_error=unread.append)
+    try:
+        corpus.select(found, req.cases)
+    except InputError:
+        for message in unread:  # the case asked for may be one of the folders that could not be read: say which
+            print(message, file=sys.stderr)
+        raise
 
 
 def plan(req: RunRequest, target: Target, facts: dict) -> list[corpus.CaseRun]:
