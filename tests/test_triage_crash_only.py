@@ -56,6 +56,13 @@ def test_the_rule_needs_a_crash_only_script_and_an_issue_saying_it_fails():
     t = triaged(silent, STILL_RUNS)
     assert t.step is Step.NOT_POSTED and t.standing.kind == NOT_POSTED, t.standing.line()
     assert crash_only.reading(silent, CRASHES, issue_lifecycle.sig.of(STILL_RUNS[0].obs)) is None
+    denied = issue(
+        "It runs without an error and doesn't crash, but the values are off.\n\n```python\n" + CRASHES + "```\n",
+        title="concatenation with nonzero gives other values",
+    )
+    assert crash_only.reading(denied, CRASHES, issue_lifecycle.sig.of(STILL_RUNS[0].obs)) is None
+    said_fails = issue("It runs without an error in eager, but compiled it fails.\n\n```python\n" + CRASHES + "```\n")
+    assert crash_only.reading(said_fails, CRASHES, issue_lifecycle.sig.of(STILL_RUNS[0].obs)).same
 
 
 def test_an_issue_quoting_another_error_fails_differently_and_says_nothing_once_it_passes():

@@ -20,6 +20,12 @@ from reprokit.tracker.judging.signature import Signature
 FAILS = re.compile(
     r"\b(?:fail(?:s|ed|ing|ure)?|errors?|raises?|raised|throws?|exceptions?|crash(?:es|ed)?|breaks|broken)\b", re.I
 )
+# the same words denied ("runs without an error", "no exception", "does not crash"): they say it does not fail
+DENIED = re.compile(
+    r"(?:\b(?:no|without(?: an?| any)?|never|not)|n't)\s+(?:\w+\s+)?"
+    r"(?:fail(?:s|ed|ing|ure)?|errors?|raises?|raised|throws?|exceptions?|crash(?:es|ed)?|breaks)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,6 @@ def reading(issue: Issue, script: str, found: Signature) -> CrashReading | None:
     quoted = reported_failure(issue)
     if quoted is not None:
         return CrashReading(quoted.line())
-    if not FAILS.search("\n".join(without_script(issue))):
+    if not FAILS.search(DENIED.sub(" ", "\n".join(without_script(issue)))):
         return None
     return CrashReading()
