@@ -141,6 +141,11 @@ def _lead(issue, t) -> str:
         )
     if t.standing.kind == NO_LONGER:
         return f"{first} {_no_longer(t, runs)}" + _against_close(issue, t.standing.releases[0])
+    if t.standing.kind == DIFFERENT and t.quoted_other:  # the script never raised what the issue quotes
+        return (
+            f"{first} The issue quotes {code_span(t.quoted_other)}, which no release run here raised (newest run: "
+            f"torch {runs[-1].release}); this says nothing either way about the bug."
+        )
     if t.standing.kind == DIFFERENT:
         return (
             f"{first} Torch {runs[-1].release} fails another way: {code_span(runs[-1].line)}; this says nothing "

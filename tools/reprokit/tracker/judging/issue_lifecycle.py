@@ -27,7 +27,7 @@ from reprokit.tracker.issue.build_stand_in import StandIn
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.issue.issue_json import Issue, cut_before_error, without_script
 from reprokit.tracker.issue.release_dates import on_reported, reported_words, source_words
-from reprokit.tracker.judging import eager_fix, unjudged
+from reprokit.tracker.judging import crash_only, eager_fix, unjudged
 from reprokit.tracker.judging import signature as sig
 from reprokit.tracker.judging.signature import Signature
 from reprokit.tracker.judging.triage_standing import (
@@ -92,6 +92,8 @@ class Triage:
     unrun_between: tuple[
         str, ...
     ] = ()  # NO_LONGER: published releases between the last bad and the first good, not run
+    quotes_no_error: bool = False  # a crash-only script's exception taken as the failure of an issue quoting none
+    quoted_other: str = ""  # the error line the issue quotes, where a crash-only script raises another (crash_only)
 
     @property
     def post(self) -> bool:
@@ -204,6 +206,11 @@ def observe(
     )
     if confirmed is None and cut_before_error(issue):
         confirmed = "the issue's log is cut before its error line: judged on the observed run alone"
+    if confirmed is None and (crash := crash_only.reading(issue, script, found)) is not None:
+        if crash.same:
+            facts["quotes_no_error"], confirmed = True, crash.confirmed(found)
+        else:
+            facts["quoted_other"], confirmed = crash.quoted, f"the issue quotes another error ({crash.quoted})"
     if confirmed is None:
         return reported(
             f"on torch {ref.release} the script fails with {found.line()}, which the issue's text does "
@@ -306,9 +313,12 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
     late = next(r for r in runs if r.release == newest.release)
     if why := unjudged.later_unjudged(late, t.signature):
         return dataclasses.replace(step, step=Step.NO_COMMENT, standing=TriageStanding(NOT_POSTED, why))
+    if t.quoted_other:
+        return _not_the_quoted(step, since, newest)
     if newest.outcome is sig.SAME:
         same = [j.release for j in since if j.outcome is sig.SAME]
         said = "accepts it without an error" if t.accepts and t.signature.kind is sig.PASSES else t.signature.line()
+        said += "; the issue quotes no error, and this exception is the script's only way to fail" * t.quotes_no_error
         return dataclasses.replace(
             step,
             standing=TriageStanding(
@@ -358,6 +368,33 @@ def judge(t: Triage, runs: list[TriageRun], eager_fixes: dict[str, str] | None =
             DIFFERENT,
             f"(on torch {t.observed_on}: {t.signature.line()}; on torch {newest.release}: {newest.line})",
             (newest.release,),
+        ),
+    )
+
+
+def _not_the_quoted(step: Triage, since: list[ReleaseJudgement], newest: ReleaseJudgement) -> Triage:
+    """A crash-only script that raises another error than the one the issue quotes: "fails differently" while the
+    newest release still fails (both errors named, no claim either way); nothing to say once it passes, since the
+    quoted failure was never seen here."""
+    assert step.signature is not None  # judged from an observed triage
+    failing = [j.release for j in since if j.outcome in (sig.SAME, sig.OTHER)]
+    if newest.outcome in (sig.SAME, sig.OTHER):
+        return dataclasses.replace(
+            step,
+            standing=TriageStanding(
+                DIFFERENT,
+                f"(the issue quotes {step.quoted_other}; on torch {_span(failing)}: {newest.line})",
+                (newest.release,),
+            ),
+        )
+    return dataclasses.replace(
+        step,
+        step=Step.NO_COMMENT,
+        standing=TriageStanding(
+            NOT_POSTED,
+            f"on torch {step.observed_on} the script fails with {step.signature.line()}, not the "
+            f"{step.quoted_other} the issue quotes, and on torch {newest.release}: {newest.said()}; the quoted "
+            "failure was never seen here, nothing to say",
         ),
     )
 
