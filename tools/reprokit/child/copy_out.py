@@ -18,9 +18,6 @@ import time
 from types import ModuleType
 from typing import TYPE_CHECKING, BinaryIO
 
-if TYPE_CHECKING:
-    pass
-
 
 def _sibling(name: str) -> ModuleType:
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
