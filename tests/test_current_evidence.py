@@ -203,3 +203,50 @@ def test_a_sweep_cut_short_refutes_no_claimed_rate(corpus):
         ),
     ]
     assert judged(4, 0, whole)[0] == ledger.PARTLY_TESTED  # refuted on the whole grid (the claim has untested parts)
+
+
+def test_an_fp8_rate_on_a_grid_recorded_over_resumed_runs_is_judged_whole(corpus):
+    """The grid recorded in three calls, each resuming the last (the first planned every cell and started few): the
+    FP8 cells are all recorded, so the FP8 rate decides, never 'cells of the grid not recorded' (a plan counts every
+    dtype's cells, the FP8 records only FP8's)."""
+    from reprokit.model.claims import load_claims
+    from reprokit.model.records import RunHeader, Sitting
+    from reprokit.store.store import Loaded
+    from reprokit.store.views import view_of
+
+    claim = next(c for c in load_claims(ROOT / "claims.yaml", set(corpus)).claims if c.id == "fp8-89")
+    cells = [
+        record(
+            case=f"sweep-m{i}",
+            suite="sweep",
+            run_id=f"call-{i}",
+            target="h100",
+            torch="2.11.0+cu130",
+            variant="train-default-tensorwise" if i % 2 else "inference-default",
+            dtype="float8_e4m3fn" if i % 2 else "float32",
+            verdict="does-not-reproduce",
+            case_hash="0" * 16,
+        )
+        for i in range(4)
+    ]
+    heads = {
+        f"call-{i}": RunHeader(
+            run_id=f"call-{i}",
+            target="h100",
+            suite="sweep",
+            torch="2.11.0+cu130",
+            device="NVIDIA H100 80GB HBM3",
+            environment={},
+            planned=4 - i,
+            not_started=3 - i,
+            reprokit="test",
+            sittings=[Sitting(jobs=2, started=f"2026-12-0{i + 1}T00:00:00Z", finished=f"2026-12-0{i + 1}T00:00:00Z")],
+        )
+        for i in range(4)
+    }
+    sweep = view_of(Loaded(cells, heads), "h100", "sweep", "2.11.0")
+    verdict, detail = ledger.judge(claim, corpus, [], sweep, target="h100")
+    assert "not recorded" not in detail and verdict == ledger.PARTLY_TESTED, (verdict, detail)
+    assert "0.0% (0/2)" in detail, detail
+    verdict, detail = ledger.judge(claim, corpus, [], view_of(Loaded(cells[:3], heads), "h100", "sweep", "2.11.0"))
+    assert verdict == ledger.INCONCLUSIVE and "1 cells of the grid not recorded" in detail, detail

@@ -168,3 +168,19 @@ def test_an_imported_records_output_tails_are_cut_as_a_run_cuts_them():
     rec.__dict__.update(stderr_tail=said, stdout_tail=said)  # as the store fills tails in: unvalidated
     cut = as_a_run_cuts(rec)
     assert cut.stderr_tail == cut.stdout_tail == 'File ".../cases/c/repro.py", line 4\n'
+
+
+def test_an_imported_records_stage_and_ladder_stay_the_records_own_words():
+    """Cutting an imported record's text keeps its stage and ladder the record's enums (they are written back as the
+    same words, without pydantic's serializer warning that a plain string stands where a Stage is expected)."""
+    import warnings
+
+    from reprokit.model.records import RunStatus, Stage, stored_fields
+    from reprokit.store.import_checks import as_a_run_cuts
+
+    rec = record(stage="aot_autograd", ladder={"eager": "pass", "aot_eager": "fail"})
+    cut = as_a_run_cuts(rec)
+    assert cut.stage is Stage.AOT_AUTOGRAD and cut.ladder == {"eager": RunStatus.PASS, "aot_eager": RunStatus.FAIL}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert stored_fields(cut)["stage"] == "aot_autograd"

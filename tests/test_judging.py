@@ -570,3 +570,23 @@ def test_the_gate_knows_machine_dependence_only_from_before_the_run():
     assert machines.machine_dependent([known], runs, this_run="intel") == {
         "f/fixed@float32": {"AMD EPYC 7763": "fix-works", "Intel(R) Xeon(R) Gold": "fix-broken"}
     }
+
+
+def test_a_pages_first_run_names_its_machine_where_the_newest_run_was_made_on_another():
+    """The page's "Recorded on" is the newest run's machine; an earlier run made elsewhere (the two-GPU cases kept from
+    a pair of H200s when the one-GPU ones were run again on an H100) names its own, the first run's line too."""
+    from reprokit.publish.pages.run_facts import run_lines
+
+    def head(run_id, finished, on):
+        header = _header(run_id, finished)
+        return header.model_copy(update={"sittings": [header.sittings[0].model_copy(update={"on": on})]})
+
+    pair, one = "NVIDIA H200, torch 2.11.0+cu130", "NVIDIA H100 80GB HBM3, torch 2.11.0+cu130"
+    records = [record(case="two-gpu", run_id="pair"), record(case="one-gpu", run_id="one")]
+    runs = [head("pair", "2026-12-03T00:00:00Z", pair), head("one", "2026-12-06T00:00:00Z", one)]
+    first, later = run_lines(view_of(Loaded(records, {h.run_id: h for h in runs}), "cpu", "cases", "2.13.0"))
+    assert first.startswith("Run:") and f"on {pair}" in first, first
+    assert later.startswith("Added later:") and f"on {one}" in later, later
+    same = [head("pair", "2026-12-03T00:00:00Z", one), runs[1]]
+    first, _ = run_lines(view_of(Loaded(records, {h.run_id: h for h in same}), "cpu", "cases", "2.13.0"))
+    assert " on " not in first, first  # the "Recorded on" line names it already

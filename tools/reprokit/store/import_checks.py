@@ -192,30 +192,30 @@ def refusal(rec: Record, contents: CaseContents, now: datetime, judge=None, sign
 
 
 def as_a_run_cuts(rec: Record) -> Record:
-    """The record with its case-controlled text cut and cleaned as a run cuts it."""
-    return rec.model_copy(
-        update={
-            "message": recordable(rec.message)[:MESSAGE_CAP] if rec.message is not None else None,
-            "why": recordable(rec.why)[:MESSAGE_CAP],
-            "exception": recordable(rec.exception)[:300] or rec.exception,
-            # the tails were read as the other machine wrote them (jsonl_files.fill_outputs): cut as a record cuts them
-            "stdout_tail": without_install_paths(recordable(rec.stdout_tail))[-STDOUT_CAP:],
-            "stderr_tail": without_install_paths(recordable(rec.stderr_tail))[-STDERR_CAP:],
-            "contained": contained_facts(rec.contained),
-            # the rest of its text, which no run lets a case write but a forged record may: plain, one line, cut (its
-            # status is one of RunStatus's words already: the record was refused on reading otherwise)
-            **{
-                name: recordable(value).replace("\n", " ")[:300]
-                for name in ("stage", "signal", "confirmed_alone")
-                if isinstance(value := getattr(rec, name), str)
-            },
-            **{
-                name: recordable_value(value)
-                for name in ("dynamo", "ladder", "on_other_machines")
-                if (value := getattr(rec, name)) is not None
-            },
-        }
-    )
+    """The record with its case-controlled text cut and cleaned as a run cuts it (validated again, so that the words
+    cut back to plain text are the record's enums once more)."""
+    cut = {
+        "message": recordable(rec.message)[:MESSAGE_CAP] if rec.message is not None else None,
+        "why": recordable(rec.why)[:MESSAGE_CAP],
+        "exception": recordable(rec.exception)[:300] or rec.exception,
+        # the tails were read as the other machine wrote them (jsonl_files.fill_outputs): cut as a record cuts them
+        "stdout_tail": without_install_paths(recordable(rec.stdout_tail))[-STDOUT_CAP:],
+        "stderr_tail": without_install_paths(recordable(rec.stderr_tail))[-STDERR_CAP:],
+        "contained": contained_facts(rec.contained),
+        # the rest of its text, which no run lets a case write but a forged record may: plain, one line, cut (its
+        # status is one of RunStatus's words already: the record was refused on reading otherwise)
+        **{
+            name: recordable(value).replace("\n", " ")[:300]
+            for name in ("stage", "signal", "confirmed_alone")
+            if isinstance(value := getattr(rec, name), str)
+        },
+        **{
+            name: recordable_value(value)
+            for name in ("dynamo", "ladder", "on_other_machines")
+            if (value := getattr(rec, name)) is not None
+        },
+    }
+    return Record.model_validate({**rec.model_dump(), **cut})
 
 
 def header_as_a_run_cuts(header: RunHeader) -> RunHeader:

@@ -106,7 +106,7 @@ def rate_stance(claim: Claim, sweep: View | None, runs: list[Record]) -> tuple[C
     stance = CONFIRMED if failed / total >= claim.sweep.claimed else REFUTED
     source = "sweep" if len(parts) == 1 and parts[0].startswith("sweep") else f"{' + '.join(parts)}, together"
     detail = f"{source}: {failed / total:.1%} ({failed}/{total}) vs {claim.sweep.claimed:.1%} claimed"
-    missing = sweep_report.missing_cells(sweep, fp8=claim.sweep.measure == "fp8-cells-failing") if sweep else 0
+    missing = sweep_report.missing_cells(sweep) if sweep else 0
     if (
         missing and stance == REFUTED
     ):  # the cells not recorded could only raise the rate: a partial grid refutes nothing

@@ -46,9 +46,11 @@ def run_lines(view: View) -> list[str]:
     for r in view.records:
         shown[r.run_id] += 1
     lines = []
+    newest = next((h.sittings[-1].on for h in reversed(view.runs) if h.sittings), "")  # the page's "Recorded on"
     for n, head in enumerate(view.runs):
         what = "Run" if n == 0 else "Added later"
-        where = f" on {head.sittings[-1].on}" if n and head.sittings and head.sittings[-1].on else ""
+        on = head.sittings[-1].on if head.sittings else ""
+        where = f" on {on}" if on and (n or on != newest) else ""  # the first run too, where its machine differs
         lines.append(
             f"{what}: {head.mode} mode, {jobs_text(head)}, {cache_text(head)}"
             + (", warm interpreter" if head.interpreter.startswith("warm") else "")

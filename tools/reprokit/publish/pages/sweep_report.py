@@ -57,15 +57,15 @@ def failing(res: View, measure: str) -> tuple[int, int]:
     return sum(any(r.verdict.compile_failure for r in rs) for rs in by_structure.values()), len(by_structure)
 
 
-def missing_cells(res: View, fp8: bool = False) -> int:
-    """Cells of the grid with no current record (fp8: of its FP8 cells): the grid is the largest plan of the runs shown
-    (a resumed or forgotten-and-rerun part plans less), counted where one of them left cells unstarted."""
-    records = [r for r in res.records if r.dtype.startswith("float8")] if fp8 else res.records
-    ids = {r.run_id for r in records}
+def missing_cells(res: View) -> int:
+    """Cells of the grid with no current record: the grid is the largest plan of the runs shown (a resumed or
+    forgotten-and-rerun part plans less), counted where one of them left cells unstarted. A plan counts cells of every
+    dtype, so the count is of the whole grid's cells (an FP8 rate is whole only where the grid is)."""
+    ids = {r.run_id for r in res.records}
     runs = [h for h in res.runs if h.run_id in ids]
     if not runs or not any(h.not_started for h in runs):
         return 0
-    return max(0, max(h.planned for h in runs) - len(records))
+    return max(0, max(h.planned for h in runs) - len(res.records))
 
 
 def superseded_line(res: View) -> str:
