@@ -590,3 +590,28 @@ def test_a_pages_first_run_names_its_machine_where_the_newest_run_was_made_on_an
     same = [head("pair", "2026-12-03T00:00:00Z", one), runs[1]]
     first, _ = run_lines(view_of(Loaded(records, {h.run_id: h for h in same}), "cpu", "cases", "2.13.0"))
     assert " on " not in first, first  # the "Recorded on" line names it already
+
+
+def test_a_grid_names_the_devices_its_current_records_were_made_on():
+    """The h100 grid after the one-GPU cases were run again on an H100: the H100 and the H200 whose records of the
+    two-GPU cases stay current, each with its count; a CPU by its model, never the word "cpu"."""
+    from reprokit.publish.site.machines import recorded_on
+
+    def head(run_id, finished, device, environment):
+        return _header(run_id, finished).model_copy(update={"device": device, "environment": environment})
+
+    runs = [
+        head("pair", "2026-12-03T00:00:00Z", "NVIDIA H200", {"device_count": 2}),
+        head("one", "2026-12-06T00:00:00Z", "NVIDIA H100 80GB HBM3", {"device_count": 1}),
+    ]
+    records = [
+        record(case="ddp", run_id="pair").model_copy(update={"device": "NVIDIA H200"}),
+        *(record(case=f"c{i}", run_id="one").model_copy(update={"device": "NVIDIA H100 80GB HBM3"}) for i in range(3)),
+    ]
+    view = view_of(Loaded(records, {h.run_id: h for h in runs}), "cpu", "cases", "2.13.0")
+    assert recorded_on(view) == ["NVIDIA H100 80GB HBM3 (3 records)", "2 × NVIDIA H200 (1 record)"]
+    lscpu = {"collect_env": {"cpu_info": "Architecture: x86_64\nModel name: AMD EPYC 9654\n"}}
+    cpu = view_of(
+        Loaded([record()], {"r1": head("r1", "2026-12-01T00:00:00Z", "cpu", lscpu)}), "cpu", "cases", "2.13.0"
+    )
+    assert recorded_on(cpu) == ["AMD EPYC 9654 (1 record)"]

@@ -11,9 +11,13 @@ machine gave which is said beside it.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from reprokit.model.records import Record
 from reprokit.publish.issue_status import CaseStanding, machine_standings, standing_of
 from reprokit.publish.render import Published
+from reprokit.store.machines import cpu_model
+from reprokit.store.views import View
 
 # case id -> target -> its standings (one, or one per machine), targets in matrix.yaml's order, only those recorded
 Standings = dict[str, dict[str, list[CaseStanding]]]
@@ -51,3 +55,22 @@ def standings(p: Published, by_case: dict | None = None) -> Standings:
 def flat(found: dict[str, list[CaseStanding]]) -> list[CaseStanding]:
     """A case's standings in the pages' order: targets in matrix.yaml's order, machines by name."""
     return [s for target_standings in found.values() for s in target_standings]
+
+
+def recorded_on(view: View | None) -> list[str]:
+    """The devices a target's current records were made on, most records first: "NVIDIA H100 80GB HBM3 (146 records)",
+    "2 × NVIDIA H200 (8 records)" (the device count from its run's environment, where more than one), a CPU by its
+    model."""
+    if view is None:
+        return []
+    runs = {h.run_id: h for h in view.runs}
+
+    def device(rec: Record) -> str:
+        env = runs[rec.run_id].environment if rec.run_id in runs else {}
+        if rec.device == "cpu":
+            return cpu_model(env) or "a CPU"
+        n = env.get("device_count")
+        return f"{n} × {rec.device}" if isinstance(n, int) and n > 1 else rec.device
+
+    seen = Counter(device(r) for r in view.records)
+    return [f"{device} ({n} record{'s' if n > 1 else ''})" for device, n in seen.most_common()]

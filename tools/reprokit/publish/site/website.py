@@ -54,7 +54,7 @@ from reprokit.publish.site.feed import FEED_ID, entries, feed_updated, site_addr
 from reprokit.publish.site.flag_facts import flag_facts
 from reprokit.publish.site.grid import Grid, grids
 from reprokit.publish.site.hardware_words import hardware_search
-from reprokit.publish.site.machines import Standings, flat, records_by_case, standings
+from reprokit.publish.site.machines import Standings, flat, recorded_on, records_by_case, standings
 from reprokit.publish.site.rows import (
     MACHINE_DEPENDENT,
     VERDICT_RANK,
@@ -211,6 +211,7 @@ def grid_page(env: jinja2.Environment, common: dict, p: Published, grid: Grid, c
         grid=grid,
         filters=filters,
         hardware=p.descriptions.get(grid.target, ""),
+        recorded_on=recorded_on(p.views.get(grid.target)),
         history_rows=sum(r.history for r in grid.rows),
         changes_files={rc.release: rc.file for rc in changed},
         rates=rates,
