@@ -232,3 +232,35 @@ def test_a_crash_and_eagers_error_read_as_sentences_with_only_torchs_words_in_co
         "python repro.py",
         "IndexError: index 5 is out of bounds for dimension 0 with size 2",
     ], body
+
+
+# Defect: two drafts of ordinary issues said only `AssertionError:` (torch's assert with an empty message), and a
+# maintainer had to find which assertion failed before posting.
+def test_an_assertion_with_an_empty_message_is_named_by_torchs_own_assert_line():
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "repro.py", line 9, in <module>\n'
+        "    compiled(x)\n"
+        '  File "/venvs/2.8.0/lib/python3.11/site-packages/torch/_inductor/pattern_matcher.py", line 2192, in '
+        "stable_topological_sort\n"
+        "    assert not waiting and len(ready) == len(graph.nodes)\n"
+        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "AssertionError: \n"
+    )
+    data = issue("Compiling this crashes inside inductor.\n\n```python\n" + SCRIPT + "```\n")
+    runs = [
+        ran("2.8.0", "torch._dynamo.exc.BackendCompilerFailed", "", stage="inductor", log=log),
+        ran("2.15.0", status="pass"),
+    ]
+    t = triaged(data, runs, "2.8.0")
+    assert t.step is Step.DRAFTED and t.standing.kind == NO_LONGER, t.standing
+    body = render(data, t, runs, "PyTorch version: 2.15.0")
+    site = (
+        "torch/_inductor/pattern_matcher.py, line 2192, in stable_topological_sort: "
+        "assert not waiting and len(ready) == len(graph.nodes)"
+    )
+    assert f"`{site}`" in body, body
+    assert "/venvs/" not in body  # the machine's folders are not torch's words
+    row = next(line for line in body.splitlines() if line.startswith("| 2.8.0 |"))
+    assert site in row, row

@@ -22,6 +22,7 @@ from reprokit.tracker.judging.triage_standing import (
     state_words,
 )
 from reprokit.tracker.text.bug_text import OWN_WORDS, code_span, fence
+from reprokit.tracker.text.traceback_text import assertion_site
 
 SAME_WAY = "fails the same way"
 _SIGNALS = {s.value: s.name for s in signal.Signals}
@@ -40,7 +41,8 @@ def _script(t) -> str:
 def _fails(signature) -> str:
     """How the signature's run failed, as a verb phrase in Markdown: torch's error in a code span, our words outside."""
     if signature.kind is sig.RAISES:
-        return f"fails with {code_span(signature.error())}" + (f" in {signature.stage}" if signature.stage else "")
+        at = f", its message empty, from {code_span(signature.assertion)}" if signature.assertion else ""
+        return f"fails with {code_span(signature.error())}" + (f" in {signature.stage}" if signature.stage else "") + at
     if signature.stage == "timeout":
         return "runs past its time limit"
     code = signature.exit_code
@@ -171,7 +173,9 @@ def _cell(t, r: TriageRun) -> str:
     said = observed_line(r.obs)
     if not r.obs.exception:  # exits 0, a crash, a timeout: our words for how the process ended
         return said
-    return (code_span(said) + (f", {j.fix}" if j is not None and j.fix else "")).replace("|", "\\|")
+    site = "" if (r.obs.message or "").strip() else assertion_site(r.log)  # an empty message: torch's failed assert
+    at = f" from {code_span(site)}" if site else ""
+    return (code_span(said) + at + (f", {j.fix}" if j is not None and j.fix else "")).replace("|", "\\|")
 
 
 def render(issue, t, runs: list[TriageRun], versions: str, extra: tuple[str, ...] | list[str] = ()) -> str:

@@ -16,7 +16,7 @@ from enum import Enum
 from reprokit.model.records import RunStatus
 from reprokit.run.execute import Observation
 from reprokit.tracker.text.clipped import clipped
-from reprokit.tracker.text.traceback_text import headline, last_frames
+from reprokit.tracker.text.traceback_text import assertion_site, headline, last_frames
 from reprokit.tracker.text.user_paths import as_user_sees
 
 
@@ -89,6 +89,7 @@ class Signature:
     script_line: int | None = None  # the script's innermost line in the traceback (`python repro.py`'s)
     tokens: tuple[str, ...] = ()  # distinctive parts of the whole message (tokens_of): what an issue may quote instead
     shown: str = ""  # the message's first line as the user sees it: the words a person reads (never matched)
+    assertion: str = ""  # where torch's own assert failed, for a message that is empty (traceback_text.assertion_site)
 
     def line(self, limit: int = 240) -> str:
         """The signature in words, with torch's own message (the skeleton is for matching, never for reading)."""
@@ -133,6 +134,7 @@ def of(obs: Observation, log: str = "") -> Signature:
             script_line=script_line(log),
             tokens=tokens_of(obs.message or "", log),
             shown=" ".join(headline(as_user_sees(obs.message or "")).split())[:400],
+            assertion="" if (obs.message or "").strip() else assertion_site(log),
         )
     return Signature(EXITS, exit_code=obs.exit_code, stage=obs.status)
 

@@ -135,3 +135,20 @@ def raised_at(stderr: str, script: str) -> RaisedAt:
 
 # The first line of an exception's message; a backend wrapper's `backend='x' raised:` with the error it wraps.
 headline = partial(message_headline, wrapper="join")
+
+
+def assertion_site(log: str) -> str:
+    """Where torch's own `assert` failed, for an AssertionError whose message is empty (the draft would otherwise
+    say only `AssertionError:`): 'torch/_inductor/pattern_matcher.py, line 2192, in stable_topological_sort: assert
+    not waiting', from the last frame of torch's package in the log whose source line is an assert statement (chained
+    tracebacks included: a backend's wrapper re-raises it). "" where there is none."""
+    lines, found = log.splitlines(), ""
+    for i, line in enumerate(lines):
+        m = FRAME.match(line)
+        if not m or "/torch/" not in m.group("file") or i + 1 >= len(lines):
+            continue
+        code = lines[i + 1][len(m.group("prefix") or "") :].strip()
+        if code.startswith("assert ") or code == "assert":
+            where = "torch/" + m.group("file").split("/torch/", 1)[1]
+            found = f"{where}, line {m.group('line')}, in {m.group('name')}: {code}"[:300]
+    return found
