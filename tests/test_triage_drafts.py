@@ -250,7 +250,13 @@ def test_an_assertion_with_an_empty_message_is_named_by_torchs_own_assert_line()
     )
     data = issue("Compiling this crashes inside inductor.\n\n```python\n" + SCRIPT + "```\n")
     runs = [
-        ran("2.8.0", "torch._dynamo.exc.BackendCompilerFailed", "", stage="inductor", log=log),
+        ran(
+            "2.8.0",
+            "torch._dynamo.exc.BackendCompilerFailed",
+            "backend='inductor' raised:\nAssertionError: ",
+            stage="inductor",
+            log=log,
+        ),
         ran("2.15.0", status="pass"),
     ]
     t = triaged(data, runs, "2.8.0")

@@ -22,7 +22,7 @@ from reprokit.tracker.judging.triage_standing import (
     state_words,
 )
 from reprokit.tracker.text.bug_text import OWN_WORDS, code_span, fence
-from reprokit.tracker.text.traceback_text import assertion_site
+from reprokit.tracker.text.traceback_text import assertion_site, says_nothing
 
 SAME_WAY = "fails the same way"
 _SIGNALS = {s.value: s.name for s in signal.Signals}
@@ -173,7 +173,7 @@ def _cell(t, r: TriageRun) -> str:
     said = observed_line(r.obs)
     if not r.obs.exception:  # exits 0, a crash, a timeout: our words for how the process ended
         return said
-    site = "" if (r.obs.message or "").strip() else assertion_site(r.log)  # an empty message: torch's failed assert
+    site = assertion_site(r.log) if says_nothing(said) else ""  # an empty message: torch's failed assert
     at = f" from {code_span(site)}" if site else ""
     return (code_span(said) + at + (f", {j.fix}" if j is not None and j.fix else "")).replace("|", "\\|")
 

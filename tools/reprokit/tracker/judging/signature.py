@@ -16,7 +16,7 @@ from enum import Enum
 from reprokit.model.records import RunStatus
 from reprokit.run.execute import Observation
 from reprokit.tracker.text.clipped import clipped
-from reprokit.tracker.text.traceback_text import assertion_site, headline, last_frames
+from reprokit.tracker.text.traceback_text import assertion_site, headline, last_frames, says_nothing
 from reprokit.tracker.text.user_paths import as_user_sees
 
 
@@ -133,8 +133,8 @@ def of(obs: Observation, log: str = "") -> Signature:
             skeleton(obs.message),
             script_line=script_line(log),
             tokens=tokens_of(obs.message or "", log),
-            shown=" ".join(headline(as_user_sees(obs.message or "")).split())[:400],
-            assertion="" if (obs.message or "").strip() else assertion_site(log),
+            shown=(shown := " ".join(headline(as_user_sees(obs.message or "")).split())[:400]),
+            assertion=assertion_site(log) if says_nothing(shown) else "",
         )
     return Signature(EXITS, exit_code=obs.exit_code, stage=obs.status)
 

@@ -137,6 +137,12 @@ def raised_at(stderr: str, script: str) -> RaisedAt:
 headline = partial(message_headline, wrapper="join")
 
 
+def says_nothing(line: str) -> bool:
+    """An error line whose message is empty, the wrapped error's included: "AssertionError:", "BackendCompilerFailed:
+    backend='inductor' raised: AssertionError:"."""
+    return not line.strip() or line.rstrip().endswith(("Error:", "Error", "raised:"))
+
+
 def assertion_site(log: str) -> str:
     """Where torch's own `assert` failed, for an AssertionError whose message is empty (the draft would otherwise
     say only `AssertionError:`): 'torch/_inductor/pattern_matcher.py, line 2192, in stable_topological_sort: assert
