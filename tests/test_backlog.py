@@ -153,6 +153,38 @@ def test_the_newest_judgement_of_an_issue_stands():
     assert newest([new, old])["#7"] is new and newest([old, new])["#7"] is new
 
 
+def test_a_gpu_shards_judgement_is_never_replaced_by_a_cpu_shards_needs_a_cuda_gpu():
+    """The CPU shards refuse a CUDA script ("not judged: the script needs a CUDA GPU"); the GPU shard judges it. The
+    merge keeps the GPU shard's judgement whichever ran last; a later judgement of the GPU shard still wins."""
+    gpu = judgement(9, kind="no longer reproduces", words="on torch 2.11.0", at="2026-01-01T00:00:00+00:00")
+    cpu = judgement(
+        9,
+        kind="not judged",
+        words="the script needs a CUDA GPU: run with --target h100 on a GPU machine",
+        at="2026-01-02T00:00:00+00:00",
+    )
+    assert newest([gpu, cpu])["#9"] is gpu and newest([cpu, gpu])["#9"] is gpu
+    again = judgement(9, kind="still reproduces", at="2026-01-03T00:00:00+00:00")
+    assert newest([gpu, cpu, again])["#9"] is again
+    later = judgement(9, kind="not judged", words=cpu.words, at="2026-01-04T00:00:00+00:00")
+    assert newest([cpu, later])["#9"] is later  # between two refusals, the newest stands as before
+
+
+def test_needs_gpu_takes_only_the_issues_whose_script_needs_a_cuda_gpu(tmp_path):
+    """`backlog --needs-gpu` (the GPU shard's selection): a real CUDA issue of tests/fixtures/triage-cuda is taken,
+    a CPU one and a file that cannot be read are not; on a CPU target the one taken is refused before anything runs."""
+    folder = tmp_path / "issues"
+    folder.mkdir()
+    (folder / "163275.json").write_bytes((ROOT / "tests" / "fixtures" / "triage-cuda" / "163275.json").read_bytes())
+    (folder / f"{NOT_A_BUG[0]}.json").write_bytes((TRIAGE / f"{NOT_A_BUG[0]}.json").read_bytes())
+    (folder / "5.json").write_text(json.dumps(gh_issue(5, "```python\nimport torch\nx = torch.ones(2)\n```\n")))
+    (folder / "6.json").write_text("{ not json")
+    proc = reprokit("--issues-json", folder, "--needs-gpu", "--here", "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (kept,) = read(tmp_path / "out" / JOURNAL)
+    assert kept.number == 163275 and kept.line().startswith("not judged: the script needs a CUDA GPU"), kept.line()
+
+
 # --- merging and the list -------------------------------------------------------------------------------------------
 
 

@@ -184,7 +184,39 @@ def test_the_backlog_workflow_lists_shards_and_merges_with_no_token_that_writes(
     shards = jobs["shard"]["strategy"]["matrix"]["shard"]
     assert shards == list(range(1, int(data["env"]["SHARDS"]) + 1)) and jobs["shard"]["needs"] == "list"
     assert '--shard "$SHARD/$SHARDS"' in runs["shard"] and "--merge shards/*" in runs["merge"]
-    assert jobs["merge"]["needs"] == "shard" and "!cancelled()" in jobs["merge"]["if"]
+    assert jobs["merge"]["needs"] == ["shard", "gpu-shard"] and "!cancelled()" in jobs["merge"]["if"]
     assert all(
         f"-of-{len(shards)}-" in s["with"]["key"] for s in jobs["shard"]["steps"] if "cache" in s.get("uses", "")
     )
+
+
+def test_the_backlogs_gpu_shard_runs_the_cuda_issues_on_the_gpu_runner_labels_of_matrix_yaml():
+    """backlog.yml's GPU shard: only where the repository has GPU runners (as hardware.yml), on the runner labels
+    matrix.yaml gives GPU_TARGET (the list job's `reprokit targets --json --only`, run here), judging only the
+    issues whose script needs a CUDA GPU on that target; its artifact is one of the merged shards."""
+    data = yaml.safe_load((ROOT / ".github" / "workflows" / "backlog.yml").read_text())
+    jobs, target = data["jobs"], data["env"]["GPU_TARGET"]
+    gpu = jobs["gpu-shard"]
+    assert gpu["needs"] == "list" and gpu["if"] == "vars.REPROKIT_GPU_RUNNERS == 'enabled'"
+    assert (
+        gpu["runs-on"] == "${{ matrix.runs-on }}"
+        and gpu["strategy"]["matrix"] == "${{ fromJSON(needs.list.outputs.gpu) }}"
+    )
+    listing = next(s["run"] for s in jobs["list"]["steps"] if s.get("id") == "gpu")
+    assert 'reprokit targets --json --only "$GPU_TARGET"' in listing
+    proc = subprocess.run(
+        [sys.executable, "-m", "reprokit", "targets", "--json", "--only", target],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
+        cwd=ROOT,
+    )
+    matrix = yaml.safe_load((ROOT / "matrix.yaml").read_text())["targets"]
+    assert json.loads(proc.stdout) == {
+        "include": [{"target": target, "family": "cuda", "runs-on": matrix[target]["runner_labels"]}]
+    }, proc.stderr
+    judge = next(s for s in gpu["steps"] if "reprokit backlog" in s.get("run", ""))
+    assert "--needs-gpu" in judge["run"] and '--target "$TARGET"' in judge["run"]
+    assert judge["env"]["TARGET"] == "${{ matrix.target }}"
+    upload = next(s for s in gpu["steps"] if "upload-artifact" in s.get("uses", ""))
+    assert upload["with"]["name"].startswith("backlog-shard-")  # the merge job's pattern takes it

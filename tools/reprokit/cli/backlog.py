@@ -29,6 +29,7 @@ def cmd_backlog(args: argparse.Namespace) -> int:
         here=args.here,
         timeout=args.timeout,
         jobs=args.jobs,
+        needs_gpu=args.needs_gpu,
     )
     return backlog(root_of(args), ask, log=lambda line: print(line, file=sys.stderr))
 
@@ -86,6 +87,12 @@ def add_backlog(sub) -> None:
         help="exactly these torch releases (or interpreters' paths); default: as triage chooses",
     )
     blg.add_argument("--target", default="cpu", help="the hardware target (default: cpu)")
+    blg.add_argument(
+        "--needs-gpu",
+        action="store_true",
+        help="only the issues whose script needs a CUDA GPU (a GPU runner's shard: merged, its judgement replaces a "
+        "CPU shard's 'needs a CUDA GPU')",
+    )
     blg.add_argument("--timeout", type=float, default=TRIAGE_TIMEOUT, help="seconds per run (default: %(default)s)")
     blg.add_argument("--jobs", type=_positive, help="issues judged at once (default: as cores and memory allow)")
     blg.set_defaults(func=cmd_backlog)

@@ -78,7 +78,7 @@ def cmd_targets(args: argparse.Namespace) -> int:
     from reprokit.model.matrix import targets_listing
     from reprokit.run.request import load_root_matrix
 
-    for line in targets_listing(load_root_matrix(root_of(args)), args.exclude, args.json):
+    for line in targets_listing(load_root_matrix(root_of(args)), args.exclude, args.json, args.only):
         print(line)
     return 0
 
@@ -87,4 +87,5 @@ def add_targets(sub) -> None:
     tgt = sub.add_parser("targets", help="list the hardware targets of matrix.yaml")
     tgt.add_argument("--json", action="store_true", help="as a GitHub Actions matrix")
     tgt.add_argument("--exclude", action="append", default=[], metavar="TARGET", help="leave this target out")
+    tgt.add_argument("--only", action="append", default=[], metavar="TARGET", help="this target alone (repeat: these)")
     tgt.set_defaults(func=cmd_targets)

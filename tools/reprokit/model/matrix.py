@@ -91,12 +91,16 @@ def load_matrix(path: Path) -> Matrix:
         raise InputError(f"{path}: {describe_error(err)}") from None
 
 
-def targets_listing(matrix: Matrix, exclude: list[str], as_json: bool) -> list[str]:
+def targets_listing(matrix: Matrix, exclude: list[str], as_json: bool, only: list[str] | None = None) -> list[str]:
     """`reprokit targets`: one line per target (name, family, description), or with as_json one line, the GitHub
-    Actions matrix (`include`: target, family, runs-on) that CI fans out over."""
+    Actions matrix (`include`: target, family, runs-on) that CI fans out over; `only`: these targets alone (the
+    backlog's GPU shard runs on one target's runners)."""
     import json
 
-    chosen = {n: t for n, t in matrix.targets.items() if n not in exclude}
+    unknown = sorted(set(only or ()) - set(matrix.targets))
+    if unknown:
+        raise InputError(f"--only {unknown[0]}: not a target of matrix.yaml ({', '.join(matrix.targets)})")
+    chosen = {n: t for n, t in matrix.targets.items() if n not in exclude and (not only or n in only)}
     if as_json:
         return [
             json.dumps(

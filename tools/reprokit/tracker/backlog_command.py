@@ -18,7 +18,7 @@ from reprokit.model.schema import InputError
 from reprokit.run.request import load_root_matrix, target_of
 from reprokit.tracker import backlog_fetch, backlog_journal, backlog_page, triage
 from reprokit.tracker.backlog_journal import JOURNAL, Judgement
-from reprokit.tracker.backlog_select import ALL, Shard, read_folder
+from reprokit.tracker.backlog_select import ALL, Shard, needs_a_gpu, read_folder
 from reprokit.tracker.backlog_shard import DRAFTS, default_jobs, run_shard
 
 PAGE = "backlog.md"
@@ -43,6 +43,7 @@ class BacklogAsk:
     here: bool = False
     timeout: float = TRIAGE_TIMEOUT
     jobs: int | None = None
+    needs_gpu: bool = False  # only the issues whose script needs a CUDA GPU (backlog_select.needs_a_gpu)
 
 
 def backlog(root: Path, ask: BacklogAsk, say=print, log=print) -> int:
@@ -71,6 +72,8 @@ def backlog(root: Path, ask: BacklogAsk, say=print, log=print) -> int:
         folder = Path(ask.issues_json or "")
     out = Path(ask.out or "").resolve()
     entries = read_folder(folder.resolve())
+    if ask.needs_gpu:
+        entries = [e for e in entries if needs_a_gpu(e)]
     request = triage.Request(target=ask.target, releases=tuple(ask.releases), here=ask.here, timeout=ask.timeout)
     done = run_shard(entries, shard, request, matrix, out, ask.jobs or default_jobs(), ours=(root.resolve(),), log=log)
     (out / SET).write_text(

@@ -111,11 +111,23 @@ def read(path: Path) -> list[Judgement]:
     return [j for line in text.splitlines() if line.strip() for j in [from_line(line)] if j is not None]
 
 
+NEEDS_A_GPU = "the script needs a CUDA GPU"  # how triage refuses a CUDA script on a CPU target (triage_device)
+
+
+def wants_a_gpu(j: Judgement) -> bool:
+    """A CPU shard's refusal of a script that needs a CUDA GPU: what a GPU shard's judgement replaces."""
+    return j.kind == NOT_JUDGED and j.words.startswith(NEEDS_A_GPU)
+
+
 def newest(judgements: list[Judgement]) -> dict[str, Judgement]:
-    """Each issue's newest judgement (a later line wins a tie: it was written after)."""
+    """Each issue's newest judgement (a later line wins a tie: it was written after), except that a CPU shard's
+    "needs a CUDA GPU" never replaces a GPU shard's judgement of the issue, whichever ran last."""
     kept: dict[str, Judgement] = {}
     for j in judgements:
-        if j.ident not in kept or j.judged_at >= kept[j.ident].judged_at:
+        had = kept.get(j.ident)
+        if had is None or (j.judged_at >= had.judged_at and not (wants_a_gpu(j) and not wants_a_gpu(had))):
+            kept[j.ident] = j
+        elif wants_a_gpu(had) and not wants_a_gpu(j):
             kept[j.ident] = j
     return kept
 

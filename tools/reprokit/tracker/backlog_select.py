@@ -13,9 +13,10 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from reprokit.contrib.script_code import facts
 from reprokit.model.schema import InputError
 from reprokit.tracker.issue import issue_json
-from reprokit.tracker.issue.issue_json import MAINTAINERS, Issue
+from reprokit.tracker.issue.issue_json import MAINTAINERS, Issue, reproducer_anywhere
 
 SHARD = re.compile(r"([1-9]\d{0,3})/([1-9]\d{0,3})")
 MAX_FILES = 100_000  # issue files of one folder: pytorch/pytorch has ~60,000 open and closed together
@@ -63,6 +64,13 @@ class Entry:
     def order(self) -> int:
         """The number a shard is chosen by: the issue's, else a checksum of the file's name (stable across runs)."""
         return self.number if self.number is not None else zlib.crc32(self.path.name.encode("utf-8", "replace"))
+
+
+def needs_a_gpu(entry: Entry) -> bool:
+    """The script triage would run for the issue (the description's, else a maintainer's or the author's comment's)
+    needs a CUDA GPU, as triage reads it (judging/triage_device.py): what a GPU runner's shard takes."""
+    found = reproducer_anywhere(entry.issue) if entry.issue is not None else None
+    return found is not None and facts(found.text).cuda_only
 
 
 def read_entry(path: Path) -> Entry:
