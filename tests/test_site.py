@@ -966,3 +966,56 @@ def test_screenshots_of_the_grid(site_url, page, tmp_path):
     if os.environ.get("REPROKIT_SITE_SCREENSHOTS"):
         for shot in shots:
             shutil.copy(tmp_path / f"{shot}.png", Path(os.environ["REPROKIT_SITE_SCREENSHOTS"]) / f"{shot}.png")
+
+
+def test_a_backlog_kept_in_the_store_is_a_page_of_the_site_with_its_drafts_and_what_changed(tmp_path):
+    """results/backlog/ (a merged `reprokit backlog`): backlog.html lists each issue under what a maintainer does,
+    with its standing, releases and draft (published beside it), says what changed since the list it replaced, and
+    escapes every issue's text; every page's navigation links it. Without the folder there is no page and no link."""
+    from reprokit.publish import backlog_page
+    from reprokit.store.backlog_journal import JOURNAL, PREVIOUS, Judgement, Ran, write_whole
+
+    root = hostile_root(tmp_path)
+    assert "backlog.html" not in (plain := site_of(root)) and "backlog.html" not in plain["index.html"]
+
+    def judged(number, kind, state="OPEN", draft=None, title="a title", at="2026-12-01T00:00:00+00:00"):
+        return Judgement(
+            ident=f"#{number}",
+            number=number,
+            state=state,
+            title=title,
+            kind=kind,
+            words="on torch 2.14.1",
+            key="k",
+            judged_at=at,
+            releases=[Ran("2.14.1", "exits 0")],
+            draft=draft,
+        )
+
+    hostile = "</li><script>alert(7)</script> [x](javascript:alert(8))"
+    folder = root / "results" / "backlog"
+    (folder / "drafts").mkdir(parents=True)
+    (folder / "drafts" / "issue-11-comment.md").write_text("Is this fixed?\n")
+    write_whole(
+        folder / JOURNAL,
+        [
+            judged(11, "does not reproduce", draft="issue-11-comment.md", title=hostile),
+            judged(12, "still reproduces"),
+            judged(13, "does not reproduce", state="CLOSED"),
+        ],
+    )
+    write_whole(folder / PREVIOUS, [judged(12, "does not reproduce"), judged(14, "still reproduces")])
+    site = site_of(root)
+    page = site["backlog.html"]
+    assert site["backlog/drafts/issue-11-comment.md"] == "Is this fixed?\n"
+    assert 'href="backlog/drafts/issue-11-comment.md"' in page
+    assert "<script>alert(7)" not in page and "&lt;/li&gt;&lt;script&gt;alert(7)&lt;/script&gt;" in page
+    sections = {h: body for h, body in re.findall(r"<h2[^>]*>([^<]+)</h2>(.*?)(?=<h2|</main>)", page, re.S)}
+    for number, group in ((11, backlog_page.QUESTION), (12, backlog_page.STILL), (13, backlog_page.AGREES)):
+        title = next(h for h in sections if h.startswith(group))
+        assert f'issues/{number}"' in sections[title], (number, title)
+    changed = sections["Changed since the last backlog"]
+    assert "#11</a>: new, " in changed and "#14</a>: no longer in the set" in changed
+    assert f"#12</a>: {backlog_page.QUESTION.lower()} → {backlog_page.STILL.lower()}" in changed
+    assert "#13</a>: new" in changed
+    assert '<a href="backlog.html">Backlog</a>' in site["index.html"]

@@ -16,6 +16,7 @@ from reprokit.model.matrix import Matrix, Target
 from reprokit.model.records import Record
 from reprokit.model.verdict import Verdict
 from reprokit.publish.pages import report, sweep_report
+from reprokit.store.backlog_journal import BACKLOG, KeptBacklog, kept_backlog
 from reprokit.store.last_runs import LastRun, last_runs
 from reprokit.store.machines import machine_of
 from reprokit.store.store import Loaded
@@ -50,6 +51,7 @@ class Published:
     targets: dict[str, Target] = field(default_factory=dict)  # matrix.yaml's targets, in its order
     ran_on: dict[str, list[str]] = field(default_factory=dict)  # target -> the devices its recorded runs saw
     issue_states: IssueStates = field(default_factory=IssueStates)  # issue-states.yaml: link kinds, triage standings
+    backlog: KeptBacklog | None = None  # results/backlog/: a merged `reprokit backlog` kept in the store
 
 
 def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
@@ -92,6 +94,7 @@ def gather(root: Path, matrix: Matrix, loaded: Loaded) -> Published:
         targets=dict(matrix.targets),
         ran_on=devices_seen(loaded),
         issue_states=states,
+        backlog=kept_backlog(root / "results" / BACKLOG),
     )
 
 

@@ -15,15 +15,16 @@ from pathlib import Path
 
 from reprokit.model.choices import TRIAGE_TIMEOUT
 from reprokit.model.schema import InputError
+from reprokit.publish import backlog_page
 from reprokit.run.request import load_root_matrix, target_of
-from reprokit.tracker import backlog_fetch, backlog_journal, backlog_page, triage
-from reprokit.tracker.backlog_journal import JOURNAL, Judgement
+from reprokit.store import backlog_journal
+from reprokit.store.backlog_journal import DRAFTS, JOURNAL, PREVIOUS, Judgement
+from reprokit.tracker import backlog_fetch, triage
 from reprokit.tracker.backlog_select import ALL, Shard, needs_a_gpu, read_folder
-from reprokit.tracker.backlog_shard import DRAFTS, default_jobs, run_shard
+from reprokit.tracker.backlog_shard import default_jobs, run_shard
 
 PAGE = "backlog.md"
 SET = "shard.json"
-PREVIOUS = "backlog-previous.jsonl"  # the list a merge replaced: the next merge's feed compares with it
 
 
 @dataclass(frozen=True)

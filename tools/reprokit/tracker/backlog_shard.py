@@ -19,13 +19,12 @@ from pathlib import Path
 
 from reprokit.model.matrix import Matrix
 from reprokit.model.schema import EnvironmentProblem, InputError
+from reprokit.store.backlog_journal import DRAFTS, JOURNAL, NOT_JUDGED, NOT_READ, Journal, Judgement, Ran, newest, read
 from reprokit.tracker import triage
-from reprokit.tracker.backlog_journal import JOURNAL, NOT_JUDGED, NOT_READ, Journal, Judgement, Ran, newest, read
 from reprokit.tracker.backlog_select import Entry, Shard, file_key, judged_key, one_line
 from reprokit.tracker.judging import triage_releases
 from reprokit.tracker.judging.triage_standing import observed_line
 
-DRAFTS = "drafts"
 MEMORY_PER_TRIAGE = 3 << 30  # a compiled script's run: torch, inductor's compile and the script's tensors
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from reprokit.run import torch_envs
 from reprokit.run.request import load_root_matrix
+from reprokit.store.backlog_journal import JOURNAL, newest, read
 from reprokit.tracker import triage
-from reprokit.tracker.backlog_journal import JOURNAL, newest, read
 from reprokit.tracker.backlog_select import ALL, read_folder
 from reprokit.tracker.backlog_shard import default_jobs, run_shard
 from reprokit.tracker.judging import triage_releases

@@ -45,6 +45,8 @@ from reprokit.model.verdict import Verdict
 from reprokit.publish import glossary, issue_status
 from reprokit.publish.pages import ledger, sweep_report
 from reprokit.publish.render import Published, gather
+from reprokit.publish.site.backlog import PAGE as BACKLOG_PAGE
+from reprokit.publish.site.backlog import backlog_files
 from reprokit.publish.site.badges import badges, offered
 from reprokit.publish.site.case import case_facts, published_files
 from reprokit.publish.site.changes import release_changes
@@ -128,6 +130,7 @@ def pages(
         "up": "",
         "skip": ("main", "the page's content"),
         "article_rate": f"{sweep_report.ARTICLE_FAILURE_RATE:.1%}",
+        "has_backlog": p.backlog is not None,
     }
     facts = search_facts(p)
     by_case = records_by_case(p.histories)
@@ -192,6 +195,10 @@ def pages(
         out[t["grid"]] = env.get_template("unrecorded.html.j2").render(**common, target=t)
     out.update(case_pages(env, {**common, "up": "../", "unrecorded_targets": unrecorded}, p, every, where, by_case))
     out.update(badge_files)
+    if p.backlog is not None:
+        page, drafts = backlog_files(p.backlog)
+        out[BACKLOG_PAGE] = env.get_template("backlog.html.j2").render(**common, backlog=page)
+        out.update(drafts)
     for name in STATIC:
         out[name] = resources.files("reprokit.publish").joinpath("templates", "site", name).read_text("utf-8")
     return dict(sorted(out.items()))

@@ -173,3 +173,34 @@ def write_whole(path: Path, judgements: list[Judgement]) -> None:
     with open(tmp, "rb") as f:
         os.fsync(f.fileno())
     tmp.replace(path)
+
+
+BACKLOG = (
+    "backlog"  # results/backlog/: a merged backlog kept in the store (`backlog --merge ... --out results/backlog`)
+)
+PREVIOUS = "backlog-previous.jsonl"  # the list a merge replaced: the next merge's feed compares with it
+DRAFTS = "drafts"  # OUT/drafts/issue-N-comment.md
+
+
+@dataclass(frozen=True)
+class KeptBacklog:
+    """A merged backlog as the store keeps it: the judgements, the list they replaced (None: the first one), and the
+    drafts' text by file name (issue-N-comment.md, the only names a judgement may give)."""
+
+    judgements: list[Judgement]
+    previous: list[Judgement] | None
+    drafts: dict[str, str]
+
+
+def kept_backlog(folder: Path) -> KeptBacklog | None:
+    """The backlog kept in `folder` (results/backlog), or None where there is none."""
+    if not (folder / JOURNAL).is_file():
+        return None
+    judgements = list(newest(read(folder / JOURNAL)).values())
+    previous = read(folder / PREVIOUS) if (folder / PREVIOUS).is_file() else None
+    drafts = {}
+    for j in judgements:
+        path = folder / DRAFTS / (j.draft or "")
+        if j.draft is not None and path.is_file() and not path.is_symlink():
+            drafts[j.draft] = path.read_text(encoding="utf-8", errors="replace")
+    return KeptBacklog(judgements, previous, drafts)

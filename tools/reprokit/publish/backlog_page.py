@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from reprokit.model.issue_states import StandingKind
 from reprokit.model.untrusted_text import one_line
-from reprokit.tracker.backlog_journal import NOT_JUDGED, NOT_READ, Judgement
+from reprokit.store.backlog_journal import NOT_JUDGED, NOT_READ, Judgement
 
 QUESTION = "Open, no longer reproduces on the newest release run: a question drafted"
 AGAIN = "Closed, fails again on a release published after the close"
