@@ -240,3 +240,36 @@ def test_the_recorded_default_triage_of_ten_more_real_issues_is_right():
         assert ("  draft: " in part) == truth["post"], (n, part)
         ran = [ln.split(":")[0].strip() for ln in lines if ln.startswith("  torch ")]
         assert 1 <= len(ran) <= 2 and ran[-1] in ("torch 2.15.0", f"torch {TWO_TRUTH[n]['reported']}"), (n, ran)
+
+
+CRASH_ONLY = CUDA / "crash-only"
+ON_THE_H100 = ROOT / "bench" / "triage-h100"
+
+
+@pytest.mark.parametrize(
+    "number, truth",
+    [
+        *sorted(CUDA_TRUTH.items()),
+        *((e["number"], e) for e in yaml.safe_load((CRASH_ONLY / "truth.yaml").read_text())),
+    ],
+)
+def test_triage_on_the_h100_said_what_the_hand_run_truth_says(number, truth):
+    """bench/triage-h100: `reprokit triage --target h100 --here` on each CUDA fixture, run on an H100 and kept as
+    printed: its standing starts as the truth's `here` says, and it drafted a comment exactly where one is worth
+    posting (the crash-only one, #120357, included)."""
+    said = (ON_THE_H100 / f"{number}.out").read_text()
+    standing = next(line for line in said.splitlines() if not line.startswith(("triage:", " ", "#")))
+    assert standing.startswith(truth["here"]["expected"]), (number, standing, truth["why"])
+    assert ("  draft: " in said) == truth["here"]["post"], number
+    assert (ON_THE_H100 / f"issue-{number}-comment.md").exists() == truth["here"]["post"], number
+
+
+def test_the_crash_only_cuda_fixture_is_read_as_only_crashing_and_its_script_is_the_issues_block():
+    """#120357's script prints, asserts and catches nothing, so its exit status decides (what let the H100 run draft
+    a comment on a pass); the issue file's one Python block is scripts/s120357.py, byte for byte."""
+    from reprokit.tracker.issue import issue_json
+    from reprokit.tracker.judging.crash_only import only_crashes
+
+    issue = issue_json.read(CRASH_ONLY / "120357.json")
+    script = (CUDA / "scripts" / "s120357.py").read_text()
+    assert issue_json.script_of(issue.body) == script and only_crashes(script)
