@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 from reprokit.model.schema import EnvironmentProblem, InputError
-from reprokit.tracker import backlog_fetch, backlog_page, triage
+from reprokit.tracker import backlog_fetch, backlog_page, triage_request
 from reprokit.tracker.backlog_command import merge
 from reprokit.tracker.backlog_journal import JOURNAL, Journal, Judgement, Ran, from_line, newest, read, to_line
 from reprokit.tracker.backlog_select import ALL, Entry, Shard, judged_key, read_folder
@@ -334,7 +334,7 @@ def test_an_issue_whose_triage_crashes_is_not_judged_internal_error_and_the_rest
     issue without one ends before that point and is judged."""
     crash = issue_json.parse(gh_issue(31, body="fails:\n" + SCRIPT))
     fine = issue_json.parse(gh_issue(32, body="words"))
-    request = triage.Request(here=True)  # with no matrix (below), the engine itself raises on a script
+    request = triage_request.Request(here=True)  # with no matrix (below), the engine itself raises on a script
     done = run_shard(
         [Entry(Path("31.json"), crash), Entry(Path("32.json"), fine)],
         ALL,

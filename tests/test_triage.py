@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from reprokit.run.execute import Observation
-from reprokit.tracker import triage as triage_module
+from reprokit.tracker import triage_request
 from reprokit.tracker.issue import issue_json, release_dates, thread_reading
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
-from reprokit.tracker.judging import issue_lifecycle, triage_runs, triage_standing
+from reprokit.tracker.judging import triage_observe, triage_runs, triage_standing
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -315,19 +315,19 @@ def unversioned(data, created):
 
 def test_an_issue_naming_no_release_is_judged_on_the_newest_release_before_the_day_it_was_opened():
     data = issue(2, [PASSES], "it fails")
-    assert triage_module.release_judged_on(issue_json.parse(data), None) == ("2.6.0", "")  # its collect_env
-    assert triage_module.release_judged_on(issue_json.parse(data), "2.5.1") == ("2.5.1", "")  # --reported-release
+    assert triage_request.release_judged_on(issue_json.parse(data), None) == ("2.6.0", "")  # its collect_env
+    assert triage_request.release_judged_on(issue_json.parse(data), "2.5.1") == ("2.5.1", "")  # --reported-release
     for created, release in (
         ("2025-07-21T09:00:00Z", "2.7.1"),
         ("2025-04-23T18:00:00Z", "2.6.0"),  # 2.7.0 that day
         ("2026-10-01T00:00:00Z", "2.14.1"),
         ("2024-10-30T00:00:00Z", "2.5.1"),
     ):
-        assert triage_module.release_judged_on(issue_json.parse(unversioned(data, created)), None) == (
+        assert triage_request.release_judged_on(issue_json.parse(unversioned(data, created)), None) == (
             release,
             created[:10],
         ), created
-    assert triage_module.release_judged_on(issue_json.parse(unversioned(data, "2019-01-01T00:00:00Z")), None) == (
+    assert triage_request.release_judged_on(issue_json.parse(unversioned(data, "2019-01-01T00:00:00Z")), None) == (
         None,
         "",
     )  # older than every release: none is guessed
@@ -372,14 +372,14 @@ def test_what_a_run_cannot_say_is_not_posted():
     parsed = issue_json.parse(issue(3, [PASSES], "no traceback here"))
 
     def said(ran, script=PASSES):
-        return issue_lifecycle.observe(parsed, ran, script, False, "2.14.1").standing.line()
+        return triage_observe.observe(parsed, ran, script, False, "2.14.1").standing.line()
 
     assert (
         said(_ran(status="pass")) == "not posted: does not reproduce on torch 2.14.1, the release the issue "
         "reports: the script exits 0; nothing to say"
     )
     assert (
-        issue_lifecycle.observe(
+        triage_observe.observe(
             parsed, _ran(status="pass"), PASSES, False, "2.6.0", baseline_run=False, evidence=ExitEvidence.PRINTS_ONLY
         ).standing.line()
         == "not posted: the script exits 0 on torch 2.14.1 (the reported 2.6.0 was not run here), but the script only "

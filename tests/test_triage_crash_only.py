@@ -5,7 +5,7 @@ that quotes another error is told "fails differently"."""
 
 from reprokit.tracker.drafting import triage_comment
 from reprokit.tracker.issue import issue_json
-from reprokit.tracker.judging import crash_only, issue_lifecycle
+from reprokit.tracker.judging import crash_only, signature, triage_decide, triage_judge, triage_observe
 from reprokit.tracker.judging.issue_lifecycle import Step
 from reprokit.tracker.judging.triage_standing import DIFFERENT, NOT_POSTED, STILL
 from test_triage_rules import ran
@@ -25,10 +25,10 @@ def issue(body, title="compiling a concatenation with nonzero breaks", state="OP
 
 
 def triaged(data, runs, script=CRASHES, **kw):
-    t = issue_lifecycle.observe(data, runs[0], script, False, "2.13.0", **kw)
+    t = triage_observe.observe(data, runs[0], script, False, "2.13.0", **kw)
     if t.step is Step.OBSERVED:
-        t = issue_lifecycle.judge(t, runs)
-    return issue_lifecycle.decide(t, data)
+        t = triage_judge.judge(t, runs)
+    return triage_decide.decide(t, data)
 
 
 STILL_RUNS = [ran(r, exception=RAISED[0], message=RAISED[1]) for r in ("2.13.0", "2.15.0")]
@@ -55,14 +55,14 @@ def test_the_rule_needs_a_crash_only_script_and_an_issue_saying_it_fails():
     silent = issue("Here is what I ran.\n\n```python\n" + CRASHES + "```\n", title="concatenation with nonzero")
     t = triaged(silent, STILL_RUNS)
     assert t.step is Step.NO_COMMENT and t.standing.kind == NOT_POSTED, t.standing.line()
-    assert crash_only.reading(silent, CRASHES, issue_lifecycle.sig.of(STILL_RUNS[0].obs)) is None
+    assert crash_only.reading(silent, CRASHES, signature.of(STILL_RUNS[0].obs)) is None
     denied = issue(
         "It runs without an error and doesn't crash, but the values are off.\n\n```python\n" + CRASHES + "```\n",
         title="concatenation with nonzero gives other values",
     )
-    assert crash_only.reading(denied, CRASHES, issue_lifecycle.sig.of(STILL_RUNS[0].obs)) is None
+    assert crash_only.reading(denied, CRASHES, signature.of(STILL_RUNS[0].obs)) is None
     said_fails = issue("It runs without an error in eager, but compiled it fails.\n\n```python\n" + CRASHES + "```\n")
-    assert crash_only.reading(said_fails, CRASHES, issue_lifecycle.sig.of(STILL_RUNS[0].obs)).same
+    assert crash_only.reading(said_fails, CRASHES, signature.of(STILL_RUNS[0].obs)).same
 
 
 def test_an_issue_quoting_another_error_fails_differently_and_says_nothing_once_it_passes():

@@ -9,7 +9,7 @@ import re
 from reprokit.run.execute import Observation
 from reprokit.tracker.drafting.triage_comment import render
 from reprokit.tracker.issue import build_stand_in, issue_json
-from reprokit.tracker.judging import issue_lifecycle
+from reprokit.tracker.judging import triage_decide, triage_judge, triage_observe
 from reprokit.tracker.judging.issue_lifecycle import Step
 from reprokit.tracker.judging.triage_standing import DOES_NOT, NO_LONGER, STILL, TriageRun
 
@@ -58,10 +58,10 @@ def ran(release, exception=None, message="", status="fail", stage="dynamo", log=
 
 
 def triaged(data, runs, reported, **kw):
-    t = issue_lifecycle.observe(data, runs[0], SCRIPT, False, reported, **kw)
+    t = triage_observe.observe(data, runs[0], SCRIPT, False, reported, **kw)
     if t.step is Step.OBSERVED:
-        t = issue_lifecycle.judge(t, runs)
-    return issue_lifecycle.decide(t, data)
+        t = triage_judge.judge(t, runs)
+    return triage_decide.decide(t, data)
 
 
 def code_spans(markdown: str) -> list[str]:
@@ -153,7 +153,7 @@ def test_the_first_script_in_a_comment_by_the_author_or_a_member_is_run_and_name
     assert issue_json.reproducer_anywhere(forged).where == "a comment by a maintainer"  # no login not GitHub's named
     runs = [ran("2.13.0", *MATMUL), ran("2.15.0", status="pass")]
     t = triaged(data, runs, "2.13.0")
-    t = issue_lifecycle.decide(t.__class__(**{**t.__dict__, "script_from": found.where}), data)
+    t = triage_decide.decide(t.__class__(**{**t.__dict__, "script_from": found.where}), data)
     text = render(data, t, runs, "PyTorch version: 2.15.0")
     assert "the script from a comment by a maintainer (`dev`) fails with" in text
     assert "the script in the description" not in text
@@ -173,7 +173,7 @@ def test_a_draft_names_the_commenter_without_notifying_them():
         assert found is not None
         runs = [ran("2.13.0", *MATMUL), ran("2.15.0", status="pass")]
         t = triaged(data, runs, "2.13.0")
-        t = issue_lifecycle.decide(t.__class__(**{**t.__dict__, "script_from": found.where}), data)
+        t = triage_decide.decide(t.__class__(**{**t.__dict__, "script_from": found.where}), data)
         text = render(data, t, runs, "PyTorch version: 2.15.0")
         assert f"(`{login}`)" in text, text
         assert not re.search(r"@[A-Za-z0-9]", re.sub(r"`[^`\n]*`", "", text)), text
@@ -191,8 +191,8 @@ def test_a_build_no_index_serves_is_stood_in_for_and_the_draft_says_which_releas
     )
     # the release before it exits 0; the release it became fails as reported; the newest passes
     runs = [ran("2.9.1", status="pass"), ran("2.10.0", *MATMUL), ran("2.15.0", status="pass")]
-    t = issue_lifecycle.observe(data, runs[1], SCRIPT, False, "2.9.1", stand_in=source, stood_in=("2.9.1",))
-    t = issue_lifecycle.decide(issue_lifecycle.judge(t, runs), data)
+    t = triage_observe.observe(data, runs[1], SCRIPT, False, "2.9.1", stand_in=source, stood_in=("2.9.1",))
+    t = triage_decide.decide(triage_judge.judge(t, runs), data)
     body = render(data, t, runs, "PyTorch version: 2.15.0")
     assert (
         "On torch 2.10.0 (the release the source build 2.10.0a0+git1a2b3c4 became, which the issue reports; torch "
@@ -201,7 +201,7 @@ def test_a_build_no_index_serves_is_stood_in_for_and_the_draft_says_which_releas
     ) in body, body
     # every stand-in exits 0: the newest is asked about alone, the stand-ins named
     passed = ran("2.15.0", status="pass")
-    t = issue_lifecycle.observe(
+    t = triage_observe.observe(
         data, passed, SCRIPT, False, "2.14.1", baseline_run=False, stand_in=nightly, stood_in=("2.14.1",)
     )
     assert t.standing.kind == DOES_NOT and t.standing.line().endswith(
@@ -209,7 +209,7 @@ def test_a_build_no_index_serves_is_stood_in_for_and_the_draft_says_which_releas
         "for it, exits 0 too)"
     ), t.standing.line()
     assert "torch 2.14.1, standing in for it, exits 0 too" in render(
-        data, issue_lifecycle.decide(t, data), [passed], "PyTorch version: 2.15.0"
+        data, triage_decide.decide(t, data), [passed], "PyTorch version: 2.15.0"
     )
 
 
@@ -222,8 +222,8 @@ def test_a_crash_and_eagers_error_read_as_sentences_with_only_torchs_words_in_co
         "2.12.0", Observation(status="crash", exit_code=-11, signal="SIGSEGV", seconds=1.0, dynamo={"unique_graphs": 1})
     )
     now = ran("2.15.0", "IndexError", "index 5 is out of bounds for dimension 0 with size 2", stage="runtime")
-    t = issue_lifecycle.observe(data, crash, SCRIPT, False, "2.12.0")
-    t = issue_lifecycle.decide(issue_lifecycle.judge(t, [crash, now], {"2.15.0": "as eager does"}), data)
+    t = triage_observe.observe(data, crash, SCRIPT, False, "2.12.0")
+    t = triage_decide.decide(triage_judge.judge(t, [crash, now], {"2.15.0": "as eager does"}), data)
     body = render(data, t, [crash, now], "PyTorch version: 2.15.0")
     assert "the script in the description crashes with SIGSEGV (exit -11); the issue is open." in body, body
     assert "it raises `IndexError: index 5 is out of bounds for dimension 0 with size 2`, as eager does." in body

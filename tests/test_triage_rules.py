@@ -14,7 +14,16 @@ from reprokit.tracker.drafting import report_facts, triage_comment
 from reprokit.tracker.issue import issue_json, release_dates
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.issue.exit_evidence import of as evidence_of
-from reprokit.tracker.judging import eager_fix, issue_lifecycle, signature, triage_releases, triage_standing, unjudged
+from reprokit.tracker.judging import (
+    eager_fix,
+    signature,
+    triage_decide,
+    triage_judge,
+    triage_observe,
+    triage_releases,
+    triage_standing,
+    unjudged,
+)
 from reprokit.tracker.judging.issue_lifecycle import Step
 from reprokit.tracker.judging.triage_standing import DOES_NOT, NO_LONGER, NOT_POSTED, STILL, TriageRun
 from reprokit.tracker.text.release_summary import ReleaseHistory
@@ -58,10 +67,10 @@ def ran(release, status="fail", exception=None, message="", stage="dynamo", sign
 
 
 def judged(data, runs, reported="2.13.0", fixes=None, eager=None, **kw):
-    t = issue_lifecycle.observe(data, runs[0], SCRIPT, False, reported, eager=eager, **kw)
+    t = triage_observe.observe(data, runs[0], SCRIPT, False, reported, eager=eager, **kw)
     if t.step is Step.OBSERVED:
-        t = issue_lifecycle.judge(t, runs, fixes)
-    return issue_lifecycle.decide(t, data)
+        t = triage_judge.judge(t, runs, fixes)
+    return triage_decide.decide(t, data)
 
 
 UNSUPPORTED = ("torch._dynamo.exc.Unsupported", "Dynamo does not know how to trace the builtin `operator.getitem`")
@@ -113,7 +122,7 @@ def test_what_the_scripts_exit_status_says_is_read_from_its_code():
     reraised = catching.replace("print('failed:', err)", "raise SystemExit(1)")
     assert evidence_of(reraised, reports_error=True) is not ExitEvidence.CATCHES
     data = issue("It crashes with a segfault (core dumped).\n\n```python\n" + raising + "```\n")
-    t = issue_lifecycle.observe(
+    t = triage_observe.observe(
         data, ran("2.13.0", "pass"), raising, False, "2.13.0", evidence=evidence_of(raising, reports_error=True)
     )
     assert "checks nothing" not in t.standing.line() and "exit status says nothing" not in t.standing.line(), t
@@ -304,14 +313,14 @@ def test_the_issue_text_confirms_by_a_compiler_line_a_token_or_the_stage_and_a_c
         "Compiling fails:\n\n```\n/tmp/torchinductor_me/xy/cxy.cpp:31:9: error: 'tmp3' was not declared in this "
         "scope\n```\n\n```python\n" + SCRIPT + "```\n"
     )
-    t = issue_lifecycle.observe(issue(body), observed, SCRIPT, False, "2.13.0")
+    t = triage_observe.observe(issue(body), observed, SCRIPT, False, "2.13.0")
     assert t.step is Step.OBSERVED and "'tmpN' was not declared in this scope" in t.confirmed, t
     op = ran(
         "2.13.0",
         exception="torch._dynamo.exc.TorchRuntimeError",
         message="Dynamo failed to run FX node with fake tensors: call_function aten._weight_norm_interface(...)",
     )
-    t = issue_lifecycle.observe(
+    t = triage_observe.observe(
         issue("the decomposition of aten._weight_norm_interface breaks\n```python\n" + SCRIPT + "```"),
         op,
         SCRIPT,
@@ -319,7 +328,7 @@ def test_the_issue_text_confirms_by_a_compiler_line_a_token_or_the_stage_and_a_c
         "2.13.0",
     )
     assert t.step is Step.OBSERVED and "aten._weight_norm_interface" in t.confirmed
-    stage = issue_lifecycle.observe(
+    stage = triage_observe.observe(
         issue("inductor dies on this one\n```python\n" + SCRIPT + "```"), observed, SCRIPT, False, "2.13.0"
     )
     assert stage.step is Step.OBSERVED and "failing stage (inductor)" in stage.confirmed
@@ -327,7 +336,7 @@ def test_the_issue_text_confirms_by_a_compiler_line_a_token_or_the_stage_and_a_c
         "```python\n" + SCRIPT + '```\n\n```\nTraceback (most recent call last):\n  File "x.py", line 9, in '
         '<module>\n    f(x)\n  File "/site-packages/torch/_dynamo/eval_frame.py", line 655, in _fn\n'
     )
-    t = issue_lifecycle.observe(
+    t = triage_observe.observe(
         cut,
         ran(
             "2.13.0", exception="torch._dynamo.exc.BackendCompilerFailed", message="backend='foo' raised:\nKeyError: 3"
@@ -339,7 +348,7 @@ def test_the_issue_text_confirms_by_a_compiler_line_a_token_or_the_stage_and_a_c
     assert t.step is Step.OBSERVED and t.confirmed.startswith("the issue's log is cut before its error line"), t
     # the script's own names confirm nothing: the token must be outside the script
     own = ran("2.13.0", exception="torch._dynamo.exc.TorchRuntimeError", message="call_function my_weird_helper(...)")
-    t = issue_lifecycle.observe(
+    t = triage_observe.observe(
         issue("wrong values\n```python\ndef my_weird_helper(x):\n    return x\n" + SCRIPT + "```"),
         own,
         SCRIPT,
@@ -357,7 +366,7 @@ def test_the_reported_release_is_read_as_issues_write_it_and_one_run_never_says_
         ("nightly 2.15.0.dev20261001+cpu", "2.15.0.dev20261001+cpu"),
     ):
         assert issue_json.reported_version(issue(text)) == version, text
-    said = issue_lifecycle.observe(
+    said = triage_observe.observe(
         issue("```python\n" + SCRIPT + "```"), ran("2.13.0", "pass"), SCRIPT, False, "2.13.0"
     ).standing.line()
     assert "either" not in said and "torch 2.13.0, the release the issue reports" in said
@@ -464,9 +473,9 @@ def test_a_wrappers_inner_error_or_a_compiler_line_after_its_warnings_confirms_t
         "It fails to build:\n```\nerror: 'decltype' evaluates to 'float', which is not a class or enumeration type\n"
         "```\n```python\n" + SCRIPT + "```"
     )
-    t = issue_lifecycle.observe(issue(body), observed, SCRIPT, False, "2.11.0")
+    t = triage_observe.observe(issue(body), observed, SCRIPT, False, "2.11.0")
     assert t.step is Step.OBSERVED and "'decltype' evaluates to 'float'" in t.confirmed, t
-    named = issue_lifecycle.observe(
+    named = triage_observe.observe(
         issue("```python\n" + SCRIPT + "```", title="compile crashes with CppCompileError"),
         observed,
         SCRIPT,
@@ -492,7 +501,7 @@ def test_the_triage_request_is_one_keyword_only_frozen_value():
     command line: a flag given in the wrong place was taken for another without a word."""
     import dataclasses
 
-    from reprokit.tracker.triage import Request
+    from reprokit.tracker.triage_request import Request
 
     with pytest.raises(TypeError):
         Request(load_root_matrix(ROOT), "cpu")  # type: ignore[misc]

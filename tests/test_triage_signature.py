@@ -14,7 +14,7 @@ import pytest
 from reprokit.model.schema import InputError
 from reprokit.run.execute import Observation
 from reprokit.tracker.issue import issue_json, thread_reading
-from reprokit.tracker.judging import fp64_check, issue_lifecycle, signature
+from reprokit.tracker.judging import fp64_check, signature, triage_decide, triage_judge, triage_observe
 from reprokit.tracker.judging.issue_lifecycle import Step
 from reprokit.tracker.judging.triage_standing import NO_LONGER, STILL, TriageRun
 
@@ -57,10 +57,10 @@ def ran(release, status="fail", exception=None, message="", stage="inductor", gr
 
 
 def judged(data, runs, accepts=False, reported="2.13.0"):
-    t = issue_lifecycle.observe(data, runs[0], SCRIPT, accepts, reported)
+    t = triage_observe.observe(data, runs[0], SCRIPT, accepts, reported)
     if t.step is Step.OBSERVED:
-        t = issue_lifecycle.judge(t, runs)
-    return issue_lifecycle.decide(t, data)
+        t = triage_judge.judge(t, runs)
+    return triage_decide.decide(t, data)
 
 
 BAD = (
@@ -157,7 +157,7 @@ def test_numerics_that_cannot_be_judged_are_never_still_reproduces():
     cmp = ran("2.13.0", exception="AssertionError", message="Tensor-likes are not close!", stage="runtime")
     t = judged(data, [cmp, TriageRun("2.14.1", cmp.obs)])
     assert t.standing.kind == STILL  # open and still failing: before the numerics are weighed
-    said = issue_lifecycle.numerics(t, "not judged against an fp64 reference: nothing captured", None, "2.14.1")
+    said = triage_decide.numerics(t, "not judged against an fp64 reference: nothing captured", None, "2.14.1")
     assert said.standing.line().startswith("not posted: cannot judge numerics on torch 2.14.1")
 
 

@@ -13,8 +13,8 @@ from reprokit.model.choices import GH_FIELDS, TRIAGE_TIMEOUT
 
 
 def cmd_tracker(args: argparse.Namespace) -> int:
-    from reprokit.tracker.triage import Request
     from reprokit.tracker.triage_command import tracker_lines
+    from reprokit.tracker.triage_request import Request
 
     root = root_of(args)
     request = Request(releases=tuple(args.releases or ()), here=args.here, timeout=args.timeout)
@@ -74,8 +74,8 @@ def add_tracker_states(sub) -> None:
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
-    from reprokit.tracker.triage import Request
     from reprokit.tracker.triage_command import triage_issue
+    from reprokit.tracker.triage_request import Request
 
     request = Request(
         target=args.target,

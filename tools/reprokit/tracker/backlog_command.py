@@ -19,7 +19,7 @@ from reprokit.publish import backlog_page
 from reprokit.run.request import load_root_matrix, target_of
 from reprokit.store import backlog_journal
 from reprokit.store.backlog_journal import DRAFTS, JOURNAL, PREVIOUS, Judgement
-from reprokit.tracker import backlog_fetch, triage
+from reprokit.tracker import backlog_fetch, triage_request
 from reprokit.tracker.backlog_select import ALL, Shard, needs_a_gpu, read_folder
 from reprokit.tracker.backlog_shard import default_jobs, run_shard
 
@@ -75,7 +75,9 @@ def backlog(root: Path, ask: BacklogAsk, say=print, log=print) -> int:
     entries = read_folder(folder.resolve())
     if ask.needs_gpu:
         entries = [e for e in entries if needs_a_gpu(e)]
-    request = triage.Request(target=ask.target, releases=tuple(ask.releases), here=ask.here, timeout=ask.timeout)
+    request = triage_request.Request(
+        target=ask.target, releases=tuple(ask.releases), here=ask.here, timeout=ask.timeout
+    )
     done = run_shard(entries, shard, request, matrix, out, ask.jobs or default_jobs(), ours=(root.resolve(),), log=log)
     (out / SET).write_text(
         json.dumps({"shard": f"{shard.index}/{shard.count}", "idents": done.taken}) + "\n", encoding="utf-8"

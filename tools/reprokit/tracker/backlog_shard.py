@@ -20,7 +20,7 @@ from pathlib import Path
 from reprokit.model.matrix import Matrix
 from reprokit.model.schema import EnvironmentProblem, InputError
 from reprokit.store.backlog_journal import DRAFTS, JOURNAL, NOT_JUDGED, NOT_READ, Journal, Judgement, Ran, newest, read
-from reprokit.tracker import triage
+from reprokit.tracker import triage, triage_request
 from reprokit.tracker.backlog_select import Entry, Shard, file_key, judged_key, one_line
 from reprokit.tracker.judging import triage_releases
 from reprokit.tracker.judging.triage_standing import observed_line
@@ -47,7 +47,7 @@ def now() -> str:
 class Releases:
     """The releases each issue's triage runs, as the key names them; the probes made once for the whole shard."""
 
-    request: triage.Request
+    request: triage_request.Request
     matrix: Matrix  # the repository's, where the request's target is read
     here_version: str = ""
     by_path: dict[str, str] | None = None
@@ -77,7 +77,7 @@ class Releases:
         assert entry.issue is not None  # only a read issue is judged
         if self.request.here:
             return (f"here {self.here_version}",)
-        reported = triage.release_judged_on(entry.issue, self.request.reported)[0]
+        reported = triage_request.release_judged_on(entry.issue, self.request.reported)[0]
         plan = triage_releases.plan(
             reported, self.matrix.targets[self.request.target], given=list(self.request.releases) or None
         )
@@ -105,7 +105,9 @@ def not_read(entry: Entry) -> Judgement:
     )
 
 
-def judge(entry: Entry, key: str, request: triage.Request, matrix: Matrix, drafts: Path, ours: tuple, log) -> Judgement:
+def judge(
+    entry: Entry, key: str, request: triage_request.Request, matrix: Matrix, drafts: Path, ours: tuple, log
+) -> Judgement:
     """The issue triaged; whatever the engine raises becomes the judgement's reason, never the batch's end."""
     assert entry.issue is not None
     base = _base(entry, key)
@@ -153,7 +155,7 @@ class ShardDone:
 def run_shard(
     entries: list[Entry],
     shard: Shard,
-    request: triage.Request,
+    request: triage_request.Request,
     matrix: Matrix,
     out: Path,
     jobs: int,
@@ -192,7 +194,7 @@ def run_shard(
 
 def _judge_all(
     todo: list[tuple[Entry, str]],
-    request: triage.Request,
+    request: triage_request.Request,
     matrix: Matrix,
     drafts: Path,
     ours: tuple,

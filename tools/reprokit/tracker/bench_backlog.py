@@ -16,7 +16,7 @@ from pathlib import Path
 from reprokit.run import torch_envs
 from reprokit.run.request import load_root_matrix
 from reprokit.store.backlog_journal import JOURNAL, newest, read
-from reprokit.tracker import triage
+from reprokit.tracker import triage_request
 from reprokit.tracker.backlog_select import ALL, read_folder
 from reprokit.tracker.backlog_shard import default_jobs, run_shard
 from reprokit.tracker.judging import triage_releases
@@ -34,7 +34,7 @@ def issues_per_hour(folder: Path, here: bool, jobs: int, limit: int | None, log=
             shutil.copyfile(path, issues / path.name)
         out = Path(scratch) / "out"
         matrix = load_root_matrix(ROOT)
-        request = triage.Request(target="cpu", here=here)
+        request = triage_request.Request(target="cpu", here=here)
         built = torch_envs.built(triage_releases.newest_stable(matrix.targets["cpu"]))
         start = time.perf_counter()
         run_shard(read_folder(issues), ALL, request, matrix, out, jobs, ours=(ROOT,), log=log)

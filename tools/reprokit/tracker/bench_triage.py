@@ -18,7 +18,7 @@ from reprokit.model.records import RunStatus
 from reprokit.run import torch_envs
 from reprokit.run.execute import Observation
 from reprokit.run.request import load_root_matrix
-from reprokit.tracker import triage
+from reprokit.tracker import triage, triage_request
 from reprokit.tracker.issue import build_stand_in, issue_json, thread_reading
 from reprokit.tracker.judging import signature, triage_releases
 
@@ -82,7 +82,7 @@ def normal_issue(here: bool = True, log=lambda *_: None) -> tuple[str, float]:
         "Compiling a matmul of mismatched shapes fails:\n\n```python\n" + SCRIPT + "```\n\n"
         f"It raises `torch._dynamo.exc.TorchRuntimeError`.\n\n### Versions\n\nPyTorch version: {version}\n"
     )
-    request = triage.Request(target="cpu", here=here)
+    request = triage_request.Request(target="cpu", here=here)
     with tempfile.TemporaryDirectory(prefix="reprokit-bench-") as out:
         start = time.perf_counter()
         done = triage.triage(_issue(body, 990001), request, load_root_matrix(ROOT), Path(out), log=log)
@@ -91,7 +91,7 @@ def normal_issue(here: bool = True, log=lambda *_: None) -> tuple[str, float]:
 
 def _built(issue: issue_json.Issue, matrix) -> bool:
     """Whether a default triage of the issue runs only releases already built (its stand-in first, for a build)."""
-    reported, _ = triage.release_judged_on(issue, None)
+    reported, _ = triage_request.release_judged_on(issue, None)
     named = issue_json.reported_version(issue)
     stand_in = build_stand_in.stand_in(named, issue.created) if named else None
     if stand_in is not None:
@@ -112,7 +112,9 @@ def fixture_triages(here: bool, log=lambda *_: None) -> tuple[list[float], int]:
             continue
         with tempfile.TemporaryDirectory(prefix="reprokit-bench-") as out:
             start = time.perf_counter()
-            done = triage.triage(issue, triage.Request(target="cpu", here=here), matrix, Path(out), log=lambda *_: None)
+            done = triage.triage(
+                issue, triage_request.Request(target="cpu", here=here), matrix, Path(out), log=lambda *_: None
+            )
             times.append(time.perf_counter() - start)
             log(
                 f"#{issue.number}: {times[-1]:.0f} s, {done.standing.line()[:160]}"

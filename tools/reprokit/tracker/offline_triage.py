@@ -10,7 +10,7 @@ from pathlib import Path
 
 from reprokit.model.issue_states import IssueState
 from reprokit.model.schema import InputError
-from reprokit.tracker import linked, triage
+from reprokit.tracker import linked, triage, triage_request
 from reprokit.tracker.issue import issue_json
 
 
@@ -20,7 +20,7 @@ def issue_file(folder: Path, number: int) -> Path | None:
 
 
 def with_triages(
-    data: linked.Corpus, folder: Path, request: triage.Request, out: Path, log=print, case_id: str | None = None
+    data: linked.Corpus, folder: Path, request: triage_request.Request, out: Path, log=print, case_id: str | None = None
 ) -> linked.Corpus:
     """The corpus with a fresh triage standing for every linked issue that has none and a file in `folder` (with
     `case_id`, only the issue that case links: `upstream ID` needs no other)."""

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from reprokit.model.schema import InputError
 from reprokit.run.request import load_root_matrix, target_of
-from reprokit.tracker import linked, offline_triage, triage
+from reprokit.tracker import linked, offline_triage, triage, triage_request
 from reprokit.tracker.issue import issue_json
 from reprokit.tracker.judging import triage_standing
 
 
 def triage_issue(
     root: Path,
-    request: triage.Request,
+    request: triage_request.Request,
     *,
     number: int | None,
     issue_file: str | None,
@@ -34,7 +34,7 @@ def triage_issue(
         issue = issue_json.read(Path(issue_file))
     else:
         assert number is not None  # refused above
-        issue = triage.from_gh(number)
+        issue = triage_request.from_gh(number)
     if number is not None and issue.number != number:
         say(f"reprokit: {issue_file} is issue #{issue.number}, not #{number}")
         return 2
@@ -67,7 +67,7 @@ def triage_issue(
 def tracker_lines(
     root: Path,
     store_folder: Path,
-    request: triage.Request,
+    request: triage_request.Request,
     *,
     numbers: bool = False,
     report_dir: str | None = None,

@@ -28,7 +28,7 @@ from reprokit.model.untrusted_text import plain
 from reprokit.run import torch_envs
 from reprokit.run.execute import Observation
 from reprokit.store.views import repro_history
-from reprokit.tracker import linked, offline_triage, triage
+from reprokit.tracker import linked, offline_triage, triage_request
 from reprokit.tracker.drafting import issue_fields, minify, report_facts, trace_bundle
 from reprokit.tracker.drafting.issue_comment import NO_LONGER, STILL, CommentEvidence
 from reprokit.tracker.drafting.issue_fields import Failure
@@ -289,7 +289,7 @@ def draft(
         data = offline_triage.with_triages(
             data,
             issues_json,
-            triage.Request(target=target, here=True),
+            triage_request.Request(target=target, here=True),
             out,
             log=lambda line: print(line, file=sys.stderr),
             case_id=case_id,

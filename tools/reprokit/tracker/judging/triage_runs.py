@@ -14,7 +14,7 @@ from pathlib import Path
 
 from reprokit.model.records import RunStatus
 from reprokit.run.child_setup import write_readable_script
-from reprokit.tracker.judging import fp64_check, issue_lifecycle, signature, triage_releases, upstream_runs
+from reprokit.tracker.judging import fp64_check, signature, triage_judge, triage_releases, upstream_runs
 from reprokit.tracker.judging.eager_fix import EagerError
 from reprokit.tracker.judging.triage_releases import Offered
 from reprokit.tracker.judging.triage_standing import TriageRun, observed_line
@@ -120,8 +120,8 @@ def bisect(
 ) -> list[TriageRun]:
     """--since: the recorded releases (`history`) between the last run that failed as observed and the newest, halved
     until the first that does not; `offer` gives a release's interpreter (built on first use)."""
-    same = [r for r in runs if issue_lifecycle.outcome(t, r) is signature.SAME]
-    if not same or issue_lifecycle.outcome(t, runs[-1]) is signature.SAME:
+    same = [r for r in runs if triage_judge.outcome(t, r) is signature.SAME]
+    if not same or triage_judge.outcome(t, runs[-1]) is signature.SAME:
         return runs
     candidates = triage_releases.between(history, same[-1].release, runs[-1].release)
     while candidates:
@@ -132,7 +132,7 @@ def bisect(
             continue
         ran = runner.ran(mid, o.python)
         runs = sorted([*runs, ran], key=lambda r: triage_releases.order(r.release))
-        bad = issue_lifecycle.outcome(t, ran) is signature.SAME
+        bad = triage_judge.outcome(t, ran) is signature.SAME
         candidates = [
             c for c in candidates if (triage_releases.order(c) > triage_releases.order(mid)) == bad and c != mid
         ]
