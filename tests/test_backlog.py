@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 import yaml
 from reprokit.model.schema import EnvironmentProblem, InputError
-from reprokit.tracker import backlog_fetch, backlog_page, triage_request
+from reprokit.publish import backlog_page
+from reprokit.store.backlog_journal import JOURNAL, Journal, Judgement, Ran, from_line, newest, read, to_line
+from reprokit.tracker import backlog_fetch, triage_request
 from reprokit.tracker.backlog_command import merge
-from reprokit.tracker.backlog_journal import JOURNAL, Journal, Judgement, Ran, from_line, newest, read, to_line
 from reprokit.tracker.backlog_select import ALL, Entry, Shard, judged_key, read_folder
 from reprokit.tracker.backlog_shard import run_shard
 from reprokit.tracker.issue import issue_json
@@ -518,7 +519,7 @@ def test_a_killed_shard_resumes_where_it_stopped(tmp_path):
     assert re.match(TWO_TRUTH[190856]["here"]["expected"], after[2].line()), after[2].line()
 
 
-# --- 29 real issues, three shards, merged: the groups against the hand-run truth ------------------------------------
+# --- 39 real issues, three shards, merged: the groups against the hand-run truth ------------------------------------
 
 RECORDED = ROOT / "bench" / "backlog-here"
 GROUP_TRUTH = {e["number"]: e for e in yaml.safe_load((ROOT / "tests" / "fixtures" / "backlog-truth.yaml").read_text())}
@@ -530,7 +531,7 @@ GROUP_NAMES = {
     "agrees": backlog_page.AGREES,
     "not": backlog_page.NOT,
 }
-FOLDERS = ("triage", "triage-two", "triage-cuda", "tracker")
+FOLDERS = ("triage", "triage-two", "triage-cuda", "tracker", "triage-ordinary")
 
 
 def assert_groups_are_the_truth(judgements):
@@ -542,10 +543,10 @@ def assert_groups_are_the_truth(judgements):
 
 def test_the_truth_names_every_real_issue_file_once():
     files = [int(p.stem) for f in FOLDERS for p in (ROOT / "tests" / "fixtures" / f).glob("*.json")]
-    assert sorted(files) == sorted(GROUP_TRUTH) and len(files) == 29
+    assert sorted(files) == sorted(GROUP_TRUTH) and len(files) == 39
 
 
-def test_the_recorded_backlog_of_29_real_issues_gives_the_hand_run_groups():
+def test_the_recorded_backlog_of_39_real_issues_gives_the_hand_run_groups():
     """bench/backlog-here: the three shards of run.log merged; the list is the journal rendered, nothing edited."""
     judgements = read(RECORDED / JOURNAL)
     assert_groups_are_the_truth(judgements)
@@ -554,9 +555,9 @@ def test_the_recorded_backlog_of_29_real_issues_gives_the_hand_run_groups():
 
 
 @pytest.mark.e2e
-@pytest.mark.heavy  # 29 issues, each script run two or three times: about ten minutes on two cores
+@pytest.mark.heavy  # 39 issues, each script run once or twice: about ten minutes on two cores
 @pytest.mark.timeout(3600)  # about 30 minutes under a full 2-core load
-def test_three_shards_of_29_real_issues_merged_give_the_hand_run_groups(tmp_path):
+def test_three_shards_of_39_real_issues_merged_give_the_hand_run_groups(tmp_path):
     folder = tmp_path / "issues"
     folder.mkdir()
     for f in FOLDERS:

@@ -7,6 +7,7 @@ rule for "changed" on the changes pages, the compare view, the grid marks and th
 Markdown to paste and name the release and the torch.compile failure rate. Then the smaller points, rendered
 in-process. Every expectation comes from the store, matrix.yaml and issue-states.yaml, not from the site's code."""
 
+import functools
 import html
 import json
 import re
@@ -37,10 +38,12 @@ from test_site import (  # noqa: F401 (fixtures: the repository's site, served o
 MACHINE_CASE = "inductor-cpu-arctan-linalg-cond"  # pytorch/pytorch#150114: its repro's verdict depends on the machine
 
 
+@functools.cache  # the committed corpus, read once per test process (each read parses and hashes every case)
 def cases_by_id():
     return {c.case.id: c for c in corpus.discover(ROOT / "cases")}
 
 
+@functools.cache  # of the committed store: the same for every caller, which only reads it
 def history_only(target: str) -> dict[str, Record]:
     """Case -> its newest run that ran on the target (a repro's first), for each case of the corpus with no current
     record there: every record of it is history (superseded)."""
