@@ -33,7 +33,7 @@ class SignatureKind(str, Enum):
 
 
 class Outcome(str, Enum):
-    """How another release's run compares with the signature (compare; issue_lifecycle.outcome reads NOW_RAISES in):
+    """How another release's run compares with the signature (compare; triage_judge.outcome reads NOW_RAISES in):
     the one vocabulary of outcomes, compared by member; the drafts say it in sentences of their own. No value is a
     SignatureKind's (a str enum compares equal to another type's member of the same word)."""
 
