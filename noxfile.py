@@ -204,8 +204,8 @@ def sum_seconds(parts: list[str]) -> float:
 
 @nox.session(reuse_venv=True)
 def tests(session: nox.Session) -> None:
-    """The test suite: fast unit tests, then an end-to-end slice covering every path with real runs (10 min 30 s on 2
-    otherwise idle cores, torch installed: bench/test-command/)."""
+    """The test suite: fast unit tests, then an end-to-end slice covering every path with real runs (578 s of tests on
+    a fresh clone, 2 otherwise idle cores: bench/test-command/)."""
     _pytest(session, ("fast", "not e2e"), ("e2e", "e2e and not heavy"))
 
 
