@@ -54,9 +54,10 @@ from reprokit.publish.site.compare import comparison
 from reprokit.publish.site.data import compressed, results_json, results_schema
 from reprokit.publish.site.feed import FEED_ID, entries, feed_updated, site_address
 from reprokit.publish.site.flag_facts import flag_facts
-from reprokit.publish.site.grid import Grid, grids
+from reprokit.publish.site.grid import grids
+from reprokit.publish.site.grid_page import grid_page
 from reprokit.publish.site.hardware_words import hardware_search
-from reprokit.publish.site.machines import Standings, flat, recorded_on, records_by_case, standings
+from reprokit.publish.site.machines import Standings, flat, records_by_case, standings
 from reprokit.publish.site.rows import (
     MACHINE_DEPENDENT,
     VERDICT_RANK,
@@ -68,7 +69,7 @@ from reprokit.publish.site.rows import (
     source_of,
 )
 from reprokit.publish.site.stamp import BuildStamp, from_git
-from reprokit.publish.site.standing import case_standings, release_rates, steps, trend
+from reprokit.publish.site.standing import case_standings
 from reprokit.publish.site.summaries import (
     LEDGER_CLASS,
     case_claims,
@@ -202,31 +203,6 @@ def pages(
     for name in STATIC:
         out[name] = resources.files("reprokit.publish").joinpath("templates", "site", name).read_text("utf-8")
     return dict(sorted(out.items()))
-
-
-def grid_page(env: jinja2.Environment, common: dict, p: Published, grid: Grid, changed: list) -> str:
-    """A target's grid, its rates per release with their trend, and the filters: the verdict on any release."""
-    filters = [
-        ("category", "category", sorted({r.category for r in grid.rows})),
-        ("source", "source", sorted({r.source for r in grid.rows})),
-        ("verdict", "verdict", grid.verdicts),
-    ]
-    rates = release_rates(p.histories[grid.target], p.cases)
-    between = steps(p.histories[grid.target], p.cases)
-    return env.get_template("grid.html.j2").render(
-        **common,
-        grid=grid,
-        filters=filters,
-        hardware=p.descriptions.get(grid.target, ""),
-        recorded_on=recorded_on(p.views.get(grid.target)),
-        history_rows=sum(r.history for r in grid.rows),
-        changes_files={rc.release: rc.file for rc in changed},
-        rates=rates,
-        trend=trend(rates),
-        steps=between,
-        sets_differ=any(s.only_before or s.only_after for s in between.values()),
-        several_dtypes=any(len(c.lines) > 1 for r in grid.rows for c in r.cells if c),
-    )
 
 
 def case_pages(
