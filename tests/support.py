@@ -60,11 +60,19 @@ ROOT = Path(__file__).resolve().parents[1]
 FLOAT64_GROUP = "float64-case"  # the xdist_group of the tests that share conftest.float64_case
 
 
-def run_reprokit(root: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`reprokit --root ROOT ARGS` in a process of its own, from this checkout's package."""
+def run_reprokit(
+    root: Path, *args: str, env: dict | None = None, timeout: float | None = None, cwd: Path | str | None = None
+) -> subprocess.CompletedProcess:
+    """`reprokit --root ROOT ARGS` in a process of its own, from this checkout's package (`env`: variables added to
+    this process's)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "reprokit", "--root", str(root), *args], env=env, capture_output=True, text=True
+        [sys.executable, "-m", "reprokit", "--root", str(root), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
     )
 
 

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from support import run_reprokit
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPH_BREAK = """import torch
@@ -200,24 +201,15 @@ def test_a_triage_started_from_the_temporary_folder_runs_as_from_anywhere(tmp_pa
     path = write_issue(tmp_path, issue(920005, script))
     cache = Path(tempfile.mkdtemp(prefix="reprokit-test-cache-", dir=Path.home()))  # the script's folder not in /tmp
     try:
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(cache)}
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "reprokit",
-                "--root",
-                str(ROOT),
-                "triage",
-                "--issue-json",
-                str(path),
-                "--here",
-                "--report-dir",
-                str(tmp_path / "out"),
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
+        proc = run_reprokit(
+            ROOT,
+            "triage",
+            "--issue-json",
+            str(path),
+            "--here",
+            "--report-dir",
+            str(tmp_path / "out"),
+            env={"REPROKIT_CACHE": str(cache)},
             timeout=900,
             cwd=tempfile.gettempdir(),
         )

@@ -8,15 +8,14 @@ that name none are judged on 2.6.0 as run by hand (--reported-release). Every re
 torch's own behaviour decides every standing."""
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
+from support import run_reprokit
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "triage"
@@ -82,27 +81,18 @@ def test_every_fixture_is_an_issue_of_ours_with_its_truth():
 @pytest.mark.parametrize("number", sorted(TRUTH))
 def test_triage_is_right_on_a_real_issue(number, tmp_path, reported_release_removed_after):
     truth = TRUTH[number]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(CACHE)}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reprokit",
-            "--root",
-            str(ROOT),
-            "triage",
-            "--issue-json",
-            str(FIXTURES / f"{number}.json"),
-            "--releases",
-            *RELEASES,
-            sys.executable,
-            "--report-dir",
-            str(tmp_path),
-            *(["--reported-release", str(truth["judged_on"])] if "judged_on" in truth else []),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
+    proc = run_reprokit(
+        ROOT,
+        "triage",
+        "--issue-json",
+        str(FIXTURES / f"{number}.json"),
+        "--releases",
+        *RELEASES,
+        sys.executable,
+        "--report-dir",
+        str(tmp_path),
+        *(["--reported-release", str(truth["judged_on"])] if "judged_on" in truth else []),
+        env={"REPROKIT_CACHE": str(CACHE)},
         timeout=1800,
     )
     assert proc.returncode == 0, proc.stderr
@@ -127,30 +117,21 @@ def test_the_cuda_fixtures_are_real_issues_of_ours_with_the_truth_run_on_a_gpu()
 
 
 def test_a_cuda_issue_on_a_machine_without_a_gpu_is_refused_in_one_line(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(tmp_path)}
     for target, said in (
         ("cpu", "the script needs a CUDA GPU: run with --target a10 or a100 or h100"),
         ("h100", "--target h100 runs on a cuda device and this machine has none"),
     ):
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "reprokit",
-                "--root",
-                str(ROOT),
-                "triage",
-                "--issue-json",
-                str(CUDA / "163275.json"),
-                "--here",
-                "--target",
-                target,
-                "--report-dir",
-                str(tmp_path),
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
+        proc = run_reprokit(
+            ROOT,
+            "triage",
+            "--issue-json",
+            str(CUDA / "163275.json"),
+            "--here",
+            "--target",
+            target,
+            "--report-dir",
+            str(tmp_path),
+            env={"REPROKIT_CACHE": str(tmp_path)},
             timeout=300,
         )
         if target == "h100" and Path("/dev/nvidia0").exists():
@@ -200,24 +181,15 @@ def test_ten_more_real_issues_cover_what_triage_must_say():
 def test_triage_here_is_right_on_ten_more_real_issues(number, tmp_path):
     """--here: this environment's torch (the pin, 2.14.1) alone; the release each issue reports is not run."""
     truth = TWO_TRUTH[number]["here"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools"), "REPROKIT_CACHE": str(tmp_path / "cache")}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reprokit",
-            "--root",
-            str(ROOT),
-            "triage",
-            "--issue-json",
-            str(TWO / f"{number}.json"),
-            "--here",
-            "--report-dir",
-            str(tmp_path),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
+    proc = run_reprokit(
+        ROOT,
+        "triage",
+        "--issue-json",
+        str(TWO / f"{number}.json"),
+        "--here",
+        "--report-dir",
+        str(tmp_path),
+        env={"REPROKIT_CACHE": str(tmp_path / "cache")},
         timeout=1800,
     )
     assert proc.returncode == 0, proc.stderr

@@ -10,14 +10,13 @@ else ~/.cache/reprokit: shared with `reprokit run --torch` and the hand runs; `r
 torch's own behaviour decides every standing."""
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from support import run_reprokit
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "triage-ordinary"
@@ -65,24 +64,14 @@ def test_the_crash_only_scripts_fail_only_by_torchs_own_exception():
 
 
 def triage(number: int, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tools")}
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reprokit",
-            "--root",
-            str(ROOT),
-            "triage",
-            "--issue-json",
-            str(FIXTURES / f"{number}.json"),
-            "--report-dir",
-            str(tmp_path),
-            *extra,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
+    return run_reprokit(
+        ROOT,
+        "triage",
+        "--issue-json",
+        str(FIXTURES / f"{number}.json"),
+        "--report-dir",
+        str(tmp_path),
+        *extra,
         timeout=3600,
     )
 
