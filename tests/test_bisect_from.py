@@ -6,11 +6,10 @@ environment (run/torch_envs.py); the test needs those two built (`reprokit run -
 so when they are not."""
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import run_reprokit
 
 pytestmark = pytest.mark.e2e
 
@@ -48,32 +47,8 @@ def built(version):
 @pytest.mark.heavy
 @pytest.mark.skipif(not all(built(v) for v in RELEASES), reason="needs the torch 2.11.0 and 2.12.1 environments")
 def test_a_script_fixed_in_a_known_release_is_bisected_to_that_release_and_nothing_is_added(tmp_path):
+    proc = bisect(tmp_path, SCRIPT, "--wrong-result", "--versions", *RELEASES)
     repo = tmp_path / "repo"
-    (repo / "cases").mkdir(parents=True)
-    (repo / "matrix.yaml").write_bytes((ROOT / "matrix.yaml").read_bytes())
-    script = tmp_path / "half_matmul.py"
-    script.write_text(SCRIPT)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reprokit",
-            "--root",
-            str(repo),
-            "bisect",
-            "--target",
-            "cpu",
-            "--from",
-            str(script),
-            "--wrong-result",
-            "--versions",
-            *RELEASES,
-        ],
-        env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "| 2.11.0 | 🔴 reproduces |" in proc.stdout and "| 2.12.1 | 🟢 does-not-reproduce |" in proc.stdout
     assert "fixed in 2.12.1: last bad 2.11.0, first good 2.12.1" in proc.stdout
@@ -88,30 +63,13 @@ print(torch.compile(lambda x: torch.sin(x) * torch.cos(x) + x.sum())(torch.randn
 
 
 def bisect(tmp_path, script_text, *args):
+    """`reprokit bisect --target cpu --from SCRIPT ARGS` in a project of this checkout's matrix.yaml and no case."""
     repo = tmp_path / "repo"
     (repo / "cases").mkdir(parents=True)
     (repo / "matrix.yaml").write_bytes((ROOT / "matrix.yaml").read_bytes())
     script = tmp_path / "script.py"
     script.write_text(script_text)
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "reprokit",
-            "--root",
-            str(repo),
-            "bisect",
-            "--target",
-            "cpu",
-            "--from",
-            str(script),
-            *args,
-        ],
-        env={**os.environ, "PYTHONPATH": str(ROOT / "tools")},
-        capture_output=True,
-        text=True,
-        timeout=2400,
-    )
+    return run_reprokit(repo, "bisect", "--target", "cpu", "--from", str(script), *args, timeout=2400)
 
 
 @pytest.mark.heavy
