@@ -46,11 +46,15 @@ def group(j: Judgement) -> str:
     return NOT  # not posted (the reason), not read, not judged
 
 
+def cut(value: str | None, limit: int = 300) -> str:
+    """Someone else's text as one plain line, cut with a mark (the site's template escapes it)."""
+    line = one_line(value)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def text(value: str | None, limit: int = 300) -> str:
     """Someone else's text as one literal line of Markdown."""
-    line = one_line(value)
-    line = line if len(line) <= limit else line[: limit - 1] + "…"
-    return line.translate(_LITERAL)
+    return cut(value, limit).translate(_LITERAL)
 
 
 def _issue_link(j: Judgement) -> str:
@@ -74,19 +78,31 @@ def item(j: Judgement) -> list[str]:
     return lines
 
 
+def changed(
+    current: dict[str, Judgement], previous: dict[str, Judgement]
+) -> list[tuple[Judgement, Judgement | None, Judgement | None]]:
+    """(the issue's newest judgement, the one before or None where new, the one now or None where it left the set)
+    for each issue whose group changed, that is new, or that left the set, in the list's order."""
+    out = []
+    for ident in sorted(set(current) | set(previous), key=order_of):
+        now, then = current.get(ident), previous.get(ident)
+        if now is None or then is None or group(now) != group(then):
+            out.append((now if now is not None else previous[ident], then, now))
+    return out
+
+
 def feed(current: dict[str, Judgement], previous: dict[str, Judgement] | None) -> list[str]:
     """One line per issue whose group changed, that is new, or that left the set, since the previous list."""
     if previous is None:
         return ["The first backlog here: nothing to compare with."]
     lines = []
-    for ident in sorted(set(current) | set(previous), key=order_of):
-        now, then = current.get(ident), previous.get(ident)
-        if now is None and then is not None:
-            lines.append(f"- {_issue_link(then)}: no longer in the set (was: {group(then).lower()})")
-        elif now is not None and then is None:
-            lines.append(f"- {_issue_link(now)}: new, {group(now).lower()}")
-        elif now is not None and then is not None and group(now) != group(then):
-            lines.append(f"- {_issue_link(now)}: {group(then).lower()} → {group(now).lower()}")
+    for j, then, now in changed(current, previous):
+        if now is None:
+            lines.append(f"- {_issue_link(j)}: no longer in the set (was: {group(j).lower()})")
+        elif then is None:
+            lines.append(f"- {_issue_link(j)}: new, {group(j).lower()}")
+        else:
+            lines.append(f"- {_issue_link(j)}: {group(then).lower()} → {group(now).lower()}")
     if not lines:
         return ["Nothing changed: every issue stands where it stood."]
     more = len(lines) - FEED_LINES

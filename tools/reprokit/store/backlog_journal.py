@@ -123,11 +123,9 @@ def newest(judgements: list[Judgement]) -> dict[str, Judgement]:
     """Each issue's newest judgement (a later line wins a tie: it was written after), except that a CPU shard's
     "needs a CUDA GPU" never replaces a GPU shard's judgement of the issue, whichever ran last."""
     kept: dict[str, Judgement] = {}
+    rank = lambda j: (not wants_a_gpu(j), j.judged_at)  # noqa: E731 - a refusal ranks below any judgement
     for j in judgements:
-        had = kept.get(j.ident)
-        if had is None or (j.judged_at >= had.judged_at and not (wants_a_gpu(j) and not wants_a_gpu(had))):
-            kept[j.ident] = j
-        elif wants_a_gpu(had) and not wants_a_gpu(j):
+        if j.ident not in kept or rank(j) >= rank(kept[j.ident]):
             kept[j.ident] = j
     return kept
 

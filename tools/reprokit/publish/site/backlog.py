@@ -7,18 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reprokit.model.untrusted_text import one_line as plain_line
-from reprokit.publish.backlog_page import GROUPS, group, order_of
+from reprokit.publish.backlog_page import GROUPS, changed, group, order_of
+from reprokit.publish.backlog_page import cut as one_line
 from reprokit.store.backlog_journal import DRAFTS, Judgement, KeptBacklog
 
 PAGE = "backlog.html"
 FOLDER = "backlog"  # the drafts' folder beside the page: backlog/drafts/issue-N-comment.md
-
-
-def one_line(text: str | None, limit: int) -> str:
-    """Someone else's text as one plain line, cut with a mark (the template escapes it)."""
-    line = plain_line(text)
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -56,15 +50,10 @@ def _item(j: Judgement, drafts: dict[str, str]) -> Item:
 
 def changes(current: dict[str, Judgement], previous: list[Judgement]) -> list[Change]:
     """Each issue whose group changed, that is new or that left the set, since the list the merge replaced."""
-    before = {j.ident: j for j in previous}
-    out = []
-    for ident in sorted(set(current) | set(before), key=order_of):
-        now, then = current.get(ident), before.get(ident)
-        was, is_now = group(then) if then else "", group(now) if now else ""
-        if was != is_now:
-            number = now.number if now is not None else then.number if then is not None else None
-            out.append(Change(number, one_line(ident, 120), was, is_now))
-    return out
+    return [
+        Change(j.number, one_line(j.ident, 120), group(then) if then else "", group(now) if now else "")
+        for j, then, now in changed(current, {j.ident: j for j in previous})
+    ]
 
 
 def backlog_files(kept: KeptBacklog) -> tuple[dict, dict[str, str]]:

@@ -11,6 +11,7 @@ from reprokit.contrib.script_code import facts
 from reprokit.model.matrix import Matrix
 from reprokit.model.schema import InputError
 from reprokit.run.request import target_of
+from reprokit.store.backlog_journal import NEEDS_A_GPU
 from reprokit.tracker.judging import upstream_runs
 
 NODES = {"cuda": "/dev/nvidia[0-9]*", "rocm": "/dev/kfd", "npu": "/dev/davinci[0-9]*"}
@@ -31,7 +32,7 @@ def setting(script: str, matrix: Matrix, target_name: str, python: str, timeout:
     code = facts(script)
     if code.cuda_only and kind != "cuda":
         raise InputError(
-            f"the script needs a CUDA GPU: run with --target {' or '.join(gpu_targets(matrix)[:4])} on a "
+            f"{NEEDS_A_GPU}: run with --target {' or '.join(gpu_targets(matrix)[:4])} on a "
             f"GPU machine (--target {target_name} is {kind}); nothing was run or recorded"
         )
     if not device_present(kind):
