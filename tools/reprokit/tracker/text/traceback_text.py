@@ -68,13 +68,17 @@ def last_frames(stderr: str) -> list[Frame]:
     # torchrun's own summary of a rank that failed comes last: the rank's traceback is the failure
     while len(starts) > 1 and any(LAUNCHER_FAILED in line for line in lines[starts[-1] :]):
         lines, starts = lines[: starts[-1]], starts[:-1]
+    return frames_of(lines[starts[-1] + 1 if starts else 0 :])
+
+
+def frames_of(lines: list[str]) -> list[Frame]:
+    """Every frame the lines print, each with the source line Python printed under it."""
     frames: list[Frame] = []
-    rest = lines[starts[-1] + 1 if starts else 0 :]
-    for i, line in enumerate(rest):
+    for i, line in enumerate(lines):
         m = FRAME.match(line)
         if m:
             prefix = m.group("prefix") or ""
-            nxt = rest[i + 1] if i + 1 < len(rest) else ""
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
             code = nxt[len(prefix) :].strip() if nxt.startswith(prefix + "    ") and not FRAME.match(nxt) else ""
             frames.append(Frame(m.group("file"), int(m.group("line")), m.group("name"), code))
     return frames
@@ -148,13 +152,8 @@ def assertion_site(log: str) -> str:
     say only `AssertionError:`): 'torch/_inductor/pattern_matcher.py, line 2192, in stable_topological_sort: assert
     not waiting', from the last frame of torch's package in the log whose source line is an assert statement (chained
     tracebacks included: a backend's wrapper re-raises it). "" where there is none."""
-    lines, found = log.splitlines(), ""
-    for i, line in enumerate(lines):
-        m = FRAME.match(line)
-        if not m or "/torch/" not in m.group("file") or i + 1 >= len(lines):
-            continue
-        code = lines[i + 1][len(m.group("prefix") or "") :].strip()
-        if code.startswith("assert ") or code == "assert":
-            where = "torch/" + m.group("file").split("/torch/", 1)[1]
-            found = f"{where}, line {m.group('line')}, in {m.group('name')}: {code}"[:300]
-    return found
+    asserts = [f for f in frames_of(log.splitlines()) if f.in_torch and f.code.startswith("assert ")]
+    if not asserts:
+        return ""
+    f = asserts[-1]
+    return f"torch/{f.file.split('/torch/', 1)[1]}, line {f.line}, in {f.name}: {f.code}"[:300]
