@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from reprokit.contrib.new_case import exception_line, infer_requires, message_regex
+from reprokit.contrib.first_run import exception_line, message_regex
+from reprokit.contrib.new_case import infer_requires
 
 ROOT = Path(__file__).resolve().parents[1]
 ISSUE = "https://github.com/pytorch/pytorch/issues/12345"
