@@ -277,7 +277,7 @@ def test_a_run_killed_at_its_timeout_leaves_no_cgroup(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("target", ["/dev/zero", "/proc/self/environ"])
 def test_validate_never_follows_a_linked_script(tmp_path, target):
-    from reprokit.contrib.validate import script_problems
+    from reprokit.contrib.script_checks import script_problems
 
     link = tmp_path / "minified_repro.py"
     link.symlink_to(target)
@@ -288,7 +288,7 @@ def test_validate_never_follows_a_linked_script(tmp_path, target):
 
 
 def test_validate_refuses_a_script_past_its_size_cap(tmp_path):
-    from reprokit.contrib.validate import SCRIPT_CAP, script_problems
+    from reprokit.contrib.script_checks import SCRIPT_CAP, script_problems
 
     big = tmp_path / "repro.py"
     big.write_text("x = 1\n" * (SCRIPT_CAP // 6 + 10))

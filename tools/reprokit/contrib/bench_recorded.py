@@ -53,7 +53,6 @@ def placement(store_dir: Path, target: str = "h100") -> None:
     )
 
 
-
 def history(store_dir: Path) -> None:
     """Figure 6: per torch release of the CPU history, its environment set-up time and wall time against the ideal."""
     loaded = Store(store_dir).load("cpu", "cases")
@@ -75,7 +74,6 @@ def history(store_dir: Path) -> None:
         f"{total_wall / total_ideal:.2f}x; per release (set-up s, wall s, ideal s): "
         + "; ".join(f"{t} ({s:.0f}, {w:.0f}, {i:.0f})" for t, s, w, i in rows)
     )
-
 
 
 def warm_vs_cold(cold_dir: Path, warm_dir: Path) -> None:

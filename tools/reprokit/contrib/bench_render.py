@@ -78,7 +78,6 @@ def store_100k(root: Path, store_dir: Path) -> None:
     )
 
 
-
 def site_build(root: Path, store_dir: Path, repeat: int = 3) -> None:
     """Figure 8: `reprokit site` from the committed store, in this process (as the command runs it), `repeat` times."""
     walls, cpus, files = [], [], 0

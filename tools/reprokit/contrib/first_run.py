@@ -116,10 +116,7 @@ def _installed_torch() -> str:
         return ""
 
 
-
-def first_run(
-    source: Path, text: str, oracle: dict | None, timeout: int | None, log
-) -> tuple[dict, Observed, Verdict]:
+def first_run(source: Path, text: str, oracle: dict | None, timeout: int | None, log) -> tuple[dict, Observed, Verdict]:
     """Run the script once (contained), propose the oracle when none was given, and judge the run as `run` would.
     A run that never reached the script's own code (torch not installed here) proposes nothing: it stops here."""
     seen = observe(source.resolve(), timeout or 300, log)
