@@ -346,7 +346,8 @@ def test_new_case_proposes_no_case_that_validate_refuses(empty_repo, tmp_path):
 def test_the_timeout_hint_is_longer_than_the_limit_that_killed_the_run():
     """A timed-out run is confirmed with a longer limit before it is recorded (15 s for --timeout 5): the retry names
     that limit, and with no run that finished it says what the script needs is unknown rather than guess a double."""
-    from reprokit.contrib.bisection import Bisection, Seen
+    from reprokit.contrib.bisection import Bisection
+    from reprokit.contrib.bisection_answer import Seen
     from reprokit.model.verdict import Verdict
 
     found = Bisection(

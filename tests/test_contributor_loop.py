@@ -13,7 +13,7 @@ import pytest
 import yaml
 from reprokit.cli import build_parser
 from reprokit.contrib import bisection
-from reprokit.contrib.bisection import Seen
+from reprokit.contrib.bisection_answer import Seen
 from reprokit.model import corpus
 from reprokit.model.matrix import load_matrix
 from reprokit.model.verdict import Verdict

@@ -342,11 +342,11 @@ def _one_case(tmp_path, extra_yaml, **files):
 
 
 def test_rows_recorded_before_their_case_changed_are_marked(tmp_path):
-    from reprokit.model import corpus
+    from reprokit.model import case_identity
     from reprokit.publish.pages.report import recorded_before_change
 
     folder, cases = _one_case(tmp_path, "article: {section: '0', claim: x, stance: fails}\n")
-    now = corpus.content_hash(folder)
+    now = case_identity.content_hash(folder)
     records = [record(case="one-case", case_hash=now), record(case="one-case", dtype="bfloat16", case_hash=None)]
     # the same content; a record without a hash may be of any version
     assert recorded_before_change(records, cases) == (set(), {("one-case", "bfloat16")})

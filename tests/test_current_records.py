@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from reprokit.model import corpus
+from reprokit.model import case_identity, corpus
 from reprokit.publish import render
 from reprokit.publish.site import website
 from reprokit.run.request import load_root_matrix
@@ -26,7 +26,7 @@ def two_contents_two_builds(tmp_path: Path) -> tuple[Path, str]:
     root = tmp_path / "repo"
     shutil.copytree(ROOT / "cases" / CASE, root / "cases" / CASE)
     shutil.copy(ROOT / "matrix.yaml", root / "matrix.yaml")
-    now = corpus.content_hash(root / "cases" / CASE)
+    now = case_identity.content_hash(root / "cases" / CASE)
     fail = dict(status="fail", exception="torch._dynamo.exc.Unsupported", message="unsupported op", stage="dynamo")
     ok = dict(status="pass", why="ran and exited 0")
     Store(root / "results").merge(

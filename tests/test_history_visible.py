@@ -5,7 +5,7 @@ that the case has not run there."""
 import shutil
 from pathlib import Path
 
-from reprokit.model import corpus
+from reprokit.model import case_identity
 from reprokit.model.records import RunHeader, Sitting
 from reprokit.publish import render
 from reprokit.publish.site import website
@@ -57,7 +57,7 @@ def test_a_case_whose_records_are_all_history_says_when_and_where_it_last_ran(tm
                 run_id="one",
                 recorded_at="2026-12-01T00:06:29Z",
                 stage="dynamo",
-                case_hash=corpus.content_hash(root / "cases" / ONE_GPU),
+                case_hash=case_identity.content_hash(root / "cases" / ONE_GPU),
             ).model_copy(update=on_h100)
         ],
         [header("one", 1, "2026-12-01T00:06:29Z")],

@@ -393,7 +393,8 @@ def test_a_change_between_two_given_releases_names_the_untested_ones_between_the
 
 
 def test_timeouts_make_the_answer_undecided_with_the_retry_never_no_change():
-    from reprokit.contrib.bisection import Seen, search
+    from reprokit.contrib.bisection import search
+    from reprokit.contrib.bisection_answer import Seen
 
     versions = ["2.9.1", "2.12.1", "2.13.0"]
     truth = {

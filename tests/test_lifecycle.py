@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from reprokit.model.corpus import content_hash
+from reprokit.model.case_identity import content_hash
 from reprokit.store.journal import processes_with_token
 from reprokit.store.store import Store
 from reprokit.store.views import release_of

@@ -4,7 +4,7 @@ releases ran different sets, the trend says so, and a release's own rate is neve
 import shutil
 from pathlib import Path
 
-from reprokit.model import corpus
+from reprokit.model import case_identity, corpus
 from reprokit.model.records import RunHeader
 from reprokit.publish import render
 from reprokit.publish.site import website
@@ -61,7 +61,7 @@ def test_the_grid_page_shows_each_step_and_says_where_the_sets_differ(tmp_path):
         shutil.copytree(ROOT / "cases" / case, root / "cases" / case)
     shutil.copy(ROOT / "matrix.yaml", root / "matrix.yaml")
     a, b, c = CASES
-    now = {case: corpus.content_hash(root / "cases" / case) for case in CASES}
+    now = {case: case_identity.content_hash(root / "cases" / case) for case in CASES}
     store = Store(root / "results")
     for torch, verdicts in (
         ("2.14.1+cpu", {a: "reproduces", b: "does-not-reproduce", c: "reproduces"}),

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from reprokit.model import corpus
+from reprokit.model import case_identity
 from reprokit.model.records import RunHeader, Sitting
 from reprokit.model.verdict import is_change
 from reprokit.publish import render
@@ -60,7 +60,7 @@ def two_cpus(tmp_path_factory) -> Path:
                         run_id=run,
                         recorded_at=when,
                         stage="inductor",
-                        case_hash=corpus.content_hash(root / "cases" / BY_MACHINE),
+                        case_hash=case_identity.content_hash(root / "cases" / BY_MACHINE),
                         **(
                             {"exception": "AssertionError", "message": "Tensor-likes are not close!"}
                             if verdict == "reproduces"
@@ -73,7 +73,7 @@ def two_cpus(tmp_path_factory) -> Path:
                         verdict="does-not-reproduce" if fixed_now else "reproduces",
                         run_id=run,
                         recorded_at=when,
-                        case_hash=corpus.content_hash(root / "cases" / FIXED),
+                        case_hash=case_identity.content_hash(root / "cases" / FIXED),
                         **({} if fixed_now else {"exception": "RuntimeError", "message": "mirrored meta"}),
                     ),
                 ],

@@ -7,7 +7,7 @@ from reprokit.contrib import autofix
 from reprokit.model.verdict import Verdict
 from reprokit.publish import markdown
 from reprokit.publish.pages import cells, ci_artifacts
-from reprokit.run import host_run
+from reprokit.run import host_sitting
 from reprokit.store.views import View
 from support import record
 
@@ -58,7 +58,7 @@ def test_autofix_body_keeps_case_output_inside_its_block_and_has_no_nul():
 
 def test_no_progress_line_is_a_workflow_command_or_carries_escapes():
     printed = []
-    host_run._progress(1, printed.append)(hostile())
+    host_sitting._progress(1, printed.append)(hostile())
     text = "\n".join(printed)
     assert not any(line.lstrip().startswith("::") for line in text.splitlines())
     assert len(text.splitlines()) == 1 and "\x1b" not in text

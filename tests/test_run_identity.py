@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from reprokit.model import corpus
+from reprokit.model import case_identity, corpus
 from reprokit.model.attribution import outside_compile
 from reprokit.model.case import load_case
 from reprokit.store import rehash
@@ -70,7 +70,7 @@ def current_keys(root: Path) -> set[str]:
 @pytest.mark.parametrize("edit", DESCRIPTION_EDITS, ids=list(DESCRIPTION_EDITS))
 def test_retitling_a_case_or_adding_a_declaration_leaves_every_one_of_its_records_current(tmp_path, edit):
     root, yml = a_case(tmp_path)
-    before = corpus.content_hash(yml.parent)
+    before = case_identity.content_hash(yml.parent)
     Store(root / "results").merge(
         [
             record(
@@ -86,7 +86,7 @@ def test_retitling_a_case_or_adding_a_declaration_leaves_every_one_of_its_record
     assert current_keys(root) == {f"{CASE}/repro@float32", f"{CASE}/fixed@float32"}
     yml.write_text(DESCRIPTION_EDITS[edit](yml.read_text()))
     load_case(yml)  # still a valid case
-    assert corpus.content_hash(yml.parent) == before
+    assert case_identity.content_hash(yml.parent) == before
     assert current_keys(root) == {f"{CASE}/repro@float32", f"{CASE}/fixed@float32"}
 
 
@@ -100,28 +100,28 @@ def test_the_rates_read_the_declaration_as_it_stands_now(tmp_path):
 @pytest.mark.parametrize("edit", EXECUTED_EDITS, ids=list(EXECUTED_EDITS))
 def test_editing_what_runs_or_how_it_is_judged_supersedes(tmp_path, edit):
     root, yml = a_case(tmp_path)
-    before = corpus.content_hash(yml.parent)
+    before = case_identity.content_hash(yml.parent)
     yml.write_text(EXECUTED_EDITS[edit](yml.read_text()))
     load_case(yml)
-    assert corpus.content_hash(yml.parent) != before
+    assert case_identity.content_hash(yml.parent) != before
 
 
 def test_editing_a_script_supersedes(tmp_path):
     root, yml = a_case(tmp_path)
-    before = corpus.content_hash(yml.parent)
+    before = case_identity.content_hash(yml.parent)
     (yml.parent / "repro.py").write_text((yml.parent / "repro.py").read_text() + "\n# another line\n")
-    assert corpus.content_hash(yml.parent) != before
+    assert case_identity.content_hash(yml.parent) != before
 
 
 def test_a_default_written_out_is_the_same_run(tmp_path):
     root, yml = a_case(tmp_path)
-    before = corpus.content_hash(yml.parent)
+    before = case_identity.content_hash(yml.parent)
     yml.write_text(
         edited(
             lambda d: d.update(expect={**d["expect"], "fix": "passes"}, requires={**d["requires"], "world_size": 1})
         )(yml.read_text())
     )
-    assert corpus.content_hash(yml.parent) == before
+    assert case_identity.content_hash(yml.parent) == before
 
 
 def git(root: Path, *args: str) -> None:
@@ -141,7 +141,7 @@ def test_old_records_get_their_versions_identity_as_a_re_record_would(tmp_path):
     def files():
         return [(str(p.relative_to(yml.parent)), p.read_bytes()) for p in yml.parent.rglob("*") if p.is_file()]
 
-    v1_old, v1_identity = rehash.folder_digest(files()), corpus.content_hash(yml.parent)
+    v1_old, v1_identity = rehash.folder_digest(files()), case_identity.content_hash(yml.parent)
     yml.write_text(DESCRIPTION_EDITS["retitled"](yml.read_text()))
     git(root, "commit", "-qam", "v2: retitled")
     v2_old = rehash.folder_digest(files())
@@ -158,7 +158,7 @@ def test_old_records_get_their_versions_identity_as_a_re_record_would(tmp_path):
     assert counts == {"rehashed": 2, "unknown": 1}
     hashes = {r.torch: r.case_hash for r in Store(root / "results").load().records}
     assert hashes == {"2.13.0+cpu": v1_identity, "2.14.1+cpu": v1_identity, "2.15.0+cpu": "fedcba9876543210"}
-    assert v1_identity == corpus.content_hash(yml.parent)  # what a re-record of the retitled case stores
+    assert v1_identity == case_identity.content_hash(yml.parent)  # what a re-record of the retitled case stores
     loaded = know_content(Store(root / "results").load(), corpus.discover(root / "cases"))
     assert sorted(releases(loaded, "cpu", "cases")) == ["2.13.0", "2.14.1"]
     assert rehash.rehash(root) == {"already an identity": 2, "unknown": 1}  # once is enough
@@ -170,7 +170,7 @@ def test_old_records_get_their_versions_identity_as_a_re_record_would(tmp_path):
 
 def test_committed_records_are_identities():
     """Every hashed record of the committed store holds a run identity, none a whole-folder digest of a version."""
-    now = {d.name: corpus.content_hash(d) for d in (ROOT / "cases").iterdir() if (d / "case.yaml").is_file()}
+    now = {d.name: case_identity.content_hash(d) for d in (ROOT / "cases").iterdir() if (d / "case.yaml").is_file()}
     current = [
         r
         for r in Store(ROOT / "results").load("cpu", "cases", outputs=False).records

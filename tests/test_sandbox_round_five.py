@@ -341,7 +341,7 @@ def reprokit(root: Path, *args: str, timeout: float = 300) -> subprocess.Complet
 
 
 def _repo_with_a_case(tmp_path: Path, repro: str = "print('x')\n") -> tuple[Path, str]:
-    from reprokit.model.corpus import content_hash
+    from reprokit.model.case_identity import content_hash
 
     root = tmp_path / "repo"
     folder = root / "cases" / "real-case"
@@ -382,7 +382,7 @@ GOOD = dict(verdict="does-not-reproduce", why="ran and exited 0", status="pass",
 
 
 def test_import_refuses_the_case_names_dot_and_dotdot_in_one_line_each(tmp_path):
-    from reprokit.model.corpus import content_hash
+    from reprokit.model.case_identity import content_hash
     from support import record
 
     root, now = _repo_with_a_case(tmp_path)

@@ -210,7 +210,7 @@ def git(root: Path, *args: str) -> None:
 
 
 def test_import_refuses_forged_records_and_cuts_what_a_run_cuts(tmp_path, monkeypatch):
-    from reprokit.model.corpus import content_hash
+    from reprokit.model.case_identity import content_hash
     from reprokit.model.records import Record
     from reprokit.store import import_checks
     from support import record

@@ -19,7 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from reprokit.model import corpus
+from reprokit.model import case_identity, corpus
 from reprokit.model.attribution import compile_rate
 from reprokit.model.records import Record
 from reprokit.model.releases import release_key
@@ -92,7 +92,7 @@ def hostile_root(tmp_path: Path) -> Path:
         why='<b onmouseover="x">',
         run_id='r2"</script><script>alert(4)</script>',
     )
-    now = corpus.content_hash(root / "cases" / CASE)  # records of the case as it is (a hashless one is history)
+    now = case_identity.content_hash(root / "cases" / CASE)  # records of the case as it is (a hashless one is history)
     Store(root / "results").merge(
         [
             record(case=CASE, torch="2.12.1+cpu", verdict="does-not-reproduce", status="pass", case_hash=now),
@@ -151,7 +151,7 @@ def test_a_nightly_has_its_what_changed_page_after_the_releases(tmp_path):
     root = tmp_path / "repo"
     shutil.copytree(ROOT / "cases" / CASE, root / "cases" / CASE)
     shutil.copy(ROOT / "matrix.yaml", root / "matrix.yaml")
-    now = corpus.content_hash(root / "cases" / CASE)
+    now = case_identity.content_hash(root / "cases" / CASE)
     Store(root / "results").merge(
         [
             record(case=CASE, torch="2.13.0+cpu", verdict="does-not-reproduce", status="pass", case_hash=now),

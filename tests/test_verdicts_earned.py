@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 from reprokit.contrib.oracle_checks import oracle_problems, unseeded_random
-from reprokit.model import corpus
+from reprokit.model import case_identity, corpus
 from reprokit.model.attribution import COMPILE_STAGES, compile_failure, compile_rate
 from reprokit.model.case import Case, load_case
 from reprokit.model.verdict import Verdict, reproduce_rate
@@ -223,6 +223,6 @@ def test_the_audit_rows_read_as_the_cases_now_say():
     view = current(Store(ROOT / "results").load("cpu", "cases", outputs=False), "cpu", "cases", "2.14.1")
     shown = view.by_key()
     assert shown["export-sym-min-dynamic/repro@float32"].verdict is Verdict.FAILS_DIFFERENTLY
-    assert shown["export-sym-min-dynamic/repro@float32"].case_hash == corpus.content_hash(
+    assert shown["export-sym-min-dynamic/repro@float32"].case_hash == case_identity.content_hash(
         found["export-sym-min-dynamic"].path
     )

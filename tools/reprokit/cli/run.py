@@ -138,7 +138,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from reprokit.run import lifecycle
-    from reprokit.run.host_run import console_log
+    from reprokit.run.host_sitting import console_log
 
     req = request_of(args)
     lifecycle.refused_before_running(req)

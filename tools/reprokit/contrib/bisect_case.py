@@ -3,7 +3,7 @@ the lifecycle in its own environment (recorded in the store like any run); the s
 
 from __future__ import annotations
 
-from reprokit.contrib import bisection
+from reprokit.contrib import bisection, bisection_answer
 
 
 def bisect_case(
@@ -11,7 +11,7 @@ def bisect_case(
 ) -> bisection.Bisection:
     """Bisect one case of one target over `versions`: the store answers first; each missing release runs through
     the lifecycle (its own environment, recorded in the store like any run)."""
-    from reprokit.model import corpus
+    from reprokit.model import case_identity, corpus
     from reprokit.run import lifecycle, request, torch_envs
     from reprokit.store.store import Store
     from reprokit.store.views import release_of, releases
@@ -25,7 +25,7 @@ def bisect_case(
 
         raise InputError(f"cases/{case_id}/case.yaml: requires.dtypes: none is tested on {req_base.target}")
     key = f"{case_id}/repro@{dtype}"
-    content = corpus.content_hash(case_dir.path)
+    content = case_identity.content_hash(case_dir.path)
     recorded = {}
     for release, records in releases(
         Store(req_base.store_dir).load(req_base.target, "cases"), req_base.target, "cases"
@@ -33,13 +33,17 @@ def bisect_case(
         rec = next((r for r in records if r.key == key and r.case_hash in (None, content)), None)
         if rec is not None:
             recorded.update(
-                {v: bisection.Seen(rec.verdict, rec.why, rec.seconds) for v in versions if release_of(v) == release}
+                {
+                    v: bisection_answer.Seen(rec.verdict, rec.why, rec.seconds)
+                    for v in versions
+                    if release_of(v) == release
+                }
             )
 
     most = bisection.most_runs(len(versions))  # the newest release, then a binary search, when every run decides
     runs_made = [0]
 
-    def run(version: str) -> bisection.Seen | None:
+    def run(version: str) -> bisection_answer.Seen | None:
         runs_made[0] += 1
         left = max(most - len(recorded) - runs_made[0], 0)
         log(
@@ -53,7 +57,7 @@ def bisect_case(
         if outcome.interrupted:  # Ctrl-C or SIGTERM: the search stops with what it has, it never goes on
             raise bisection.BisectionInterrupted(version)
         found = [r for r in outcome.records if r.key == key]
-        return bisection.Seen(found[0].verdict, found[0].why, found[0].seconds) if found else None
+        return bisection_answer.Seen(found[0].verdict, found[0].why, found[0].seconds) if found else None
 
     to_build = [v for v in versions if v not in recorded and not torch_envs.built(v)]
     log(

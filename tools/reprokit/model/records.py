@@ -138,7 +138,7 @@ class Record(Strict):
     run_id: str  # the RunHeader this record came from
     recorded_at: str  # ISO 8601, UTC
     reprokit: str  # the harness version that recorded it
-    # the run's identity (corpus.content_hash: the scripts, the oracle, requires and limits, never the description);
+    # the run's identity (case_identity.content_hash: the scripts, the oracle, requires and limits, never the description);
     # None: recorded before hashes were kept
     case_hash: str | None = None
     # Runs of this variant and how many failed as claimed (repro) or broke (fix), when it ran more than once

@@ -6,7 +6,7 @@ from __future__ import annotations
 import fnmatch
 import sys
 
-from reprokit.model import corpus
+from reprokit.model import case_identity, corpus
 from reprokit.model.matrix import Target
 from reprokit.model.schema import InputError
 from reprokit.run import sweep
@@ -19,7 +19,7 @@ def check_selection(req: RunRequest) -> None:
     if not req.cases:
         return
     if req.suite == "sweep":
-        ids = [corpus.sweep_structure_id(name) for name in corpus.sweep_structures(req.root / "sweep")]
+        ids = [case_identity.sweep_structure_id(name) for name in case_identity.sweep_structures(req.root / "sweep")]
         if not any(fnmatch.fnmatchcase(c, g) for c in ids for g in req.cases):
             raise InputError(f"--case {req.cases[0]!r}: no sweep structure matches (ids are sweep-<model>)")
         return

@@ -13,7 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reprokit.model.case import Case
-from reprokit.model.corpus import CaseRun, content_hash, skip_reason, sweep_structure_id, sweep_structures
+from reprokit.model.case_identity import content_hash, sweep_structure_id, sweep_structures
+from reprokit.model.corpus import CaseRun, skip_reason
 from reprokit.model.matrix import Target
 from reprokit.model.schema import DType, InputError, describe_error, read_yaml
 

@@ -31,7 +31,7 @@ import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from reprokit.model import corpus
+from reprokit.model import case_identity
 from reprokit.model.records import Record, RunHeader
 from reprokit.model.untrusted_text import contained_facts, recordable, recordable_value, without_install_paths
 from reprokit.store import rehash
@@ -64,7 +64,7 @@ def _history_hashes(root: Path, case: str) -> dict[str, str]:
     """run identity -> a commit holding that version of cases/<case>/, for every version in the repository's git
     history (none outside a checkout)."""
     try:
-        return {corpus.identity_of(files): commit for commit, files in reversed(rehash.versions(root, case))}
+        return {case_identity.identity_of(files): commit for commit, files in reversed(rehash.versions(root, case))}
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError):
         return {}
 
@@ -82,7 +82,7 @@ class CaseContents:
         if case not in self._present:
             folder = self.root / "cases" / case
             real = folder.is_dir() and not folder.is_symlink() and NAME.fullmatch(case) is not None
-            self._present[case] = corpus.content_hash(folder) if real else None
+            self._present[case] = case_identity.content_hash(folder) if real else None
         if content == self._present[case]:
             return True
         if case not in self._history:

@@ -1,5 +1,5 @@
 """Records made while a record's case_hash was the digest of the whole case folder (case.yaml's titles and notes
-too) are given the identity of the same version of the case (corpus.identity_of: what the run executed and how it was
+too) are given the identity of the same version of the case (case_identity.identity_of: what the run executed and how it was
 judged), read from the repository's git history: the hash a re-record of an unchanged executed part would store.
 A hash that no committed version of the case had is left as it is (it stays history)."""
 
@@ -12,7 +12,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path, PurePosixPath
 
-from reprokit.model.corpus import identity_of
+from reprokit.model.case_identity import identity_of
 
 HASH_FIELD = re.compile(r'"case_hash": "([0-9a-f]{16})"')
 

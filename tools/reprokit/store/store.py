@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reprokit.model.corpus import contents, sweep_contents
+from reprokit.model.case_identity import contents, sweep_contents
 from reprokit.model.records import SUITES, Record, RunHeader, parse_header, parse_record, store_path_problem
 from reprokit.model.schema import InputError
 from reprokit.store.journal import Journal, Recovered, end_processes, read_journal
@@ -52,7 +52,7 @@ class Loaded:
     records: list[Record] = field(default_factory=list)
     runs: dict[str, RunHeader] = field(default_factory=dict)
     outputs_in: Store | None = None  # the store whose output files hold the tails these records were loaded without
-    # case id -> the case folder's content now (model/corpus.content_hash): of the corpus beside the store when loaded,
+    # case id -> the case folder's content now (model/case_identity.content_hash): of the corpus beside the store when loaded,
     # or set by views.know_content: a record of other content is superseded. Empty: every record counts as current.
     content: dict[str, str] = field(default_factory=dict)
 

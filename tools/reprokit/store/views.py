@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from reprokit.model.corpus import CaseDir, content_hash, sweep_contents
+from reprokit.model.case_identity import content_hash, sweep_contents
+from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record, RunHeader
 from reprokit.model.releases import release_key
 from reprokit.model.verdict import Tally, Verdict, decisive, is_change, tally

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from reprokit.model import corpus
+from reprokit.model import case_identity
 from reprokit.model.claims import Claims
 from reprokit.model.corpus import CaseDir
 from reprokit.model.records import Record
@@ -60,7 +60,7 @@ def recorded_before_change(records: list[Record], cases: dict[str, CaseDir]) -> 
             unknown.add((rec.case, rec.dtype))
             continue
         if rec.case not in now:
-            now[rec.case] = corpus.content_hash(cd.path)
+            now[rec.case] = case_identity.content_hash(cd.path)
         if rec.case_hash != now[rec.case]:
             changed.add((rec.case, rec.dtype))
     return changed, unknown - changed
@@ -241,7 +241,7 @@ def write_reports(
     """Long: every Markdown page and CI artifact of the targets' current views; returns the files that changed (a
     page whose bytes are already there is not written again: changed_files.py)."""
     by_id = {c.case.id: c for c in cases}
-    now = functools.cache(lambda: {c: corpus.content_hash(cd.path) for c, cd in by_id.items()})  # once, if asked
+    now = functools.cache(lambda: {c: case_identity.content_hash(cd.path) for c, cd in by_id.items()})  # once, if asked
     pages: list[tuple[Path, str]] = []
     out.mkdir(parents=True, exist_ok=True)
     written = []
