@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from reprokit.run.execute import Observation
 from reprokit.tracker import triage_request
-from reprokit.tracker.issue import issue_json, release_dates, thread_reading
+from reprokit.tracker.issue import issue_json, issue_reported, issue_script, release_dates, thread_reading
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.judging import triage_observe, triage_runs, triage_standing
 
@@ -298,11 +298,11 @@ def test_a_bf16_mismatch_within_the_fp64_reference_is_not_a_wrong_result(tmp_pat
 def test_the_issue_text_gives_the_script_the_failure_and_the_version():
     data = issue(1, [MATMUL_HEAD, MATMUL_CALL, "import torch\nprint(torch.__version__)\n"], FAKE_CALL)
     parsed = issue_json.parse(data)
-    assert issue_json.reproducer(parsed) == JOINED  # joined; the next block is another script
-    reported = issue_json.reported_failure(parsed)
+    assert issue_script.reproducer(parsed) == JOINED  # joined; the next block is another script
+    reported = issue_reported.reported_failure(parsed)
     assert reported.exception == "torch._dynamo.exc.TorchRuntimeError"
     assert reported.message == "RuntimeError when making fake tensor call"
-    assert issue_json.reported_version(parsed) == "2.6.0+cpu"
+    assert issue_reported.reported_version(parsed) == "2.6.0+cpu"
     assert thread_reading.closure(parsed) is None
     with pytest.raises(issue_json.InputError):
         issue_json.parse({**data, "state": "MERGED"})

@@ -8,7 +8,7 @@ import re
 
 from reprokit.run.execute import Observation
 from reprokit.tracker.drafting.triage_comment import render
-from reprokit.tracker.issue import build_stand_in, issue_json
+from reprokit.tracker.issue import build_stand_in, issue_json, issue_script
 from reprokit.tracker.judging import triage_decide, triage_judge, triage_observe
 from reprokit.tracker.judging.issue_lifecycle import Step
 from reprokit.tracker.judging.triage_standing import DOES_NOT, NO_LONGER, STILL, TriageRun
@@ -143,14 +143,14 @@ def test_the_first_script_in_a_comment_by_the_author_or_a_member_is_run_and_name
     someone = ("someone", "NONE", "Same here:\n```python\nimport torch\nprint(torch.ones(1))\n```")
     member = ("dev", "MEMBER", "A minimal repro you can use to see if you fixed it:\n```python\n" + SCRIPT + "```")
     data = issue(body, comments=[someone, member])
-    assert issue_json.reproducer(data) is None
-    found = issue_json.reproducer_anywhere(data)
+    assert issue_script.reproducer(data) is None
+    found = issue_script.reproducer_anywhere(data)
     assert found is not None and found.text == SCRIPT and found.where == "a comment by a maintainer (`dev`)"
     own = issue(body, comments=[someone, ("reporter", "NONE", "```python\n" + SCRIPT + "```")])
-    assert issue_json.reproducer_anywhere(own).where == "a comment by the issue's author (`reporter`)"
-    assert issue_json.reproducer_anywhere(issue(body, comments=[someone])) is None  # a bystander's script: not run
+    assert issue_script.reproducer_anywhere(own).where == "a comment by the issue's author (`reporter`)"
+    assert issue_script.reproducer_anywhere(issue(body, comments=[someone])) is None  # a bystander's script: not run
     forged = issue(body, comments=[("x](http://e.example) [y", "MEMBER", "```python\n" + SCRIPT + "```")])
-    assert issue_json.reproducer_anywhere(forged).where == "a comment by a maintainer"  # no login not GitHub's named
+    assert issue_script.reproducer_anywhere(forged).where == "a comment by a maintainer"  # no login not GitHub's named
     runs = [ran("2.13.0", *MATMUL), ran("2.15.0", status="pass")]
     t = triaged(data, runs, "2.13.0")
     t = triage_decide.decide(t.__class__(**{**t.__dict__, "script_from": found.where}), data)
@@ -169,7 +169,7 @@ def test_a_draft_names_the_commenter_without_notifying_them():
     body = "Compiling a matmul of mismatched shapes fails with a TorchRuntimeError."
     for login, association in (("dev", "MEMBER"), ("reporter", "NONE")):
         data = issue(body, comments=[(login, association, "```python\n" + SCRIPT + "```")])
-        found = issue_json.reproducer_anywhere(data)
+        found = issue_script.reproducer_anywhere(data)
         assert found is not None
         runs = [ran("2.13.0", *MATMUL), ran("2.15.0", status="pass")]
         t = triaged(data, runs, "2.13.0")

@@ -239,9 +239,9 @@ def test_triage_on_the_h100_said_what_the_hand_run_truth_says(number, truth):
 def test_the_crash_only_cuda_fixture_is_read_as_only_crashing_and_its_script_is_the_issues_block():
     """#120357's script prints, asserts and catches nothing, so its exit status decides (what let the H100 run draft
     a comment on a pass); the issue file's one Python block is scripts/s120357.py, byte for byte."""
-    from reprokit.tracker.issue import issue_json
+    from reprokit.tracker.issue import issue_json, issue_script
     from reprokit.tracker.judging.crash_only import only_crashes
 
     issue = issue_json.read(CRASH_ONLY / "120357.json")
     script = (CUDA / "scripts" / "s120357.py").read_text()
-    assert issue_json.script_of(issue.body) == script and only_crashes(script)
+    assert issue_script.script_of(issue.body) == script and only_crashes(script)

@@ -11,7 +11,7 @@ from reprokit.run.request import load_root_matrix
 from reprokit.store.store import Store
 from reprokit.store.views import repro_history
 from reprokit.tracker.drafting import report_facts, triage_comment
-from reprokit.tracker.issue import issue_json, release_dates
+from reprokit.tracker.issue import issue_json, issue_reported, release_dates
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
 from reprokit.tracker.issue.exit_evidence import of as evidence_of
 from reprokit.tracker.judging import (
@@ -141,7 +141,7 @@ def test_a_script_that_prints_catches_and_asserts_nothing_is_judged_by_its_exit_
         "g++ says:\n```\ncabc.cpp:14:27: error: 'tmp7' was not declared in this scope\n```",
     ):
         data = issue(text + "\n\n```python\n" + crashing + "```\n")
-        assert issue_json.reported_failure(data) is None  # nothing in the text names an error class
+        assert issue_reported.reported_failure(data) is None  # nothing in the text names an error class
         t = judged(
             data,
             [ran("2.14.1", "pass")],
@@ -365,7 +365,7 @@ def test_the_reported_release_is_read_as_issues_write_it_and_one_run_never_says_
         ("pytorch 2.10.0 with CUDA", "2.10.0"),
         ("nightly 2.15.0.dev20261001+cpu", "2.15.0.dev20261001+cpu"),
     ):
-        assert issue_json.reported_version(issue(text)) == version, text
+        assert issue_reported.reported_version(issue(text)) == version, text
     said = triage_observe.observe(
         issue("```python\n" + SCRIPT + "```"), ran("2.13.0", "pass"), SCRIPT, False, "2.13.0"
     ).standing.line()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from reprokit.model.schema import InputError
 from reprokit.run.execute import Observation
-from reprokit.tracker.issue import issue_json, thread_reading
+from reprokit.tracker.issue import issue_json, issue_reported, issue_script, thread_reading
 from reprokit.tracker.judging import fp64_check, signature, triage_decide, triage_judge, triage_observe
 from reprokit.tracker.judging.issue_lifecycle import Step
 from reprokit.tracker.judging.triage_standing import NO_LONGER, STILL, TriageRun
@@ -252,8 +252,8 @@ def test_a_large_body_is_read_in_linear_time_and_an_oversized_one_is_refused_in_
     assert len(body) == 200_000 and body.count("```python") == 4000
     data = issue(body)
     start = time.monotonic()
-    issue_json.reproducer(data)
-    issue_json.reported_failure(data)
+    issue_script.reproducer(data)
+    issue_reported.reported_failure(data)
     thread_reading.asks_for_error(data)
     signature.confirmed_in(signature.of(ran("2.13.0", exception="RuntimeError", message="boom 12").obs), [body])
     assert time.monotonic() - start < 5
@@ -309,7 +309,7 @@ def test_an_error_log_block_that_parses_as_python_is_not_joined_to_the_script():
         "```python\nimport torch\nprint(torch.ones(1))\n```\n\nError logs\n\n```\n"
         "torch._dynamo.exc.InternalTorchDynamoError: PendingUnbackedSymbolNotFound\n```\n"
     )
-    assert issue_json.reproducer(issue(body)) == "import torch\nprint(torch.ones(1))\n"
+    assert issue_script.reproducer(issue(body)) == "import torch\nprint(torch.ones(1))\n"
 
 
 def test_a_draft_table_cell_holds_a_pipe_and_no_home_path():

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from reprokit.contrib.script_code import facts
 from reprokit.model.schema import InputError
-from reprokit.tracker.issue import issue_json
-from reprokit.tracker.issue.issue_json import MAINTAINERS, Issue, reproducer_anywhere
+from reprokit.tracker.issue import issue_json, issue_script
+from reprokit.tracker.issue.issue_json import MAINTAINERS, Issue
+from reprokit.tracker.issue.issue_script import reproducer_anywhere
 
 SHARD = re.compile(r"([1-9]\d{0,3})/([1-9]\d{0,3})")
 MAX_FILES = 100_000  # issue files of one folder: pytorch/pytorch has ~60,000 open and closed together
@@ -114,8 +115,8 @@ def one_line(text: str, limit: int = 300) -> str:
 
 def _has_script(text: str) -> bool:
     return any(
-        info in issue_json.PYTHON_INFO and issue_json.IMPORTS_TORCH.search(block)
-        for info, block in issue_json.fences(text)
+        info in issue_script.PYTHON_INFO and issue_script.IMPORTS_TORCH.search(block)
+        for info, block in issue_script.fences(text)
     )
 
 

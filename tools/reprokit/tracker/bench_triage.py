@@ -19,7 +19,7 @@ from reprokit.run import torch_envs
 from reprokit.run.execute import Observation
 from reprokit.run.request import load_root_matrix
 from reprokit.tracker import triage, triage_request
-from reprokit.tracker.issue import build_stand_in, issue_json, thread_reading
+from reprokit.tracker.issue import build_stand_in, issue_json, issue_reported, issue_script, thread_reading
 from reprokit.tracker.judging import signature, triage_releases
 
 ROOT = Path.cwd()  # the repository: nox runs the bench from its root
@@ -67,8 +67,8 @@ def large_body(repeat: int = 5) -> tuple[int, int, float]:
     for _ in range(repeat):
         start = time.perf_counter()
         issue = _issue(body)
-        issue_json.reproducer(issue)
-        issue_json.reported_failure(issue)
+        issue_script.reproducer(issue)
+        issue_reported.reported_failure(issue)
         thread_reading.closure(issue)
         thread_reading.asks_for_error(issue)
         signature.confirmed_in(signature.of(seen), [issue.body, *(c.body for c in issue.comments)])
@@ -92,7 +92,7 @@ def normal_issue(here: bool = True, log=lambda *_: None) -> tuple[str, float]:
 def _built(issue: issue_json.Issue, matrix) -> bool:
     """Whether a default triage of the issue runs only releases already built (its stand-in first, for a build)."""
     reported, _ = triage_request.release_judged_on(issue, None)
-    named = issue_json.reported_version(issue)
+    named = issue_reported.reported_version(issue)
     stand_in = build_stand_in.stand_in(named, issue.created) if named else None
     if stand_in is not None:
         reported = stand_in.before

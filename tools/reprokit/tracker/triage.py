@@ -2,7 +2,7 @@
 
 The issue is read as `gh issue view N --json ...` prints it (`--issue-json FILE` reads that output from a file). Its
 thread is read first (thread_reading: closed as not planned, a maintainer's standing verdict decide before anything
-runs). Its script (issue_json.reproducer) is written to a folder of this triage's own under the triage cache (never
+runs). Its script (issue_script.reproducer) is written to a folder of this triage's own under the triage cache (never
 the repository, never shared with another triage) and run unchanged, contained exactly as `reprokit run` runs case
 code (upstream_runs.contained) on the target's device (triage_device), first on the release the issue reports (or,
 where that one cannot be installed here, the nearest release run that is not newer): what that run does is the
@@ -25,7 +25,7 @@ from reprokit.model.matrix import Matrix
 from reprokit.run import torch_envs
 from reprokit.run.child_setup import write_readable_script
 from reprokit.tracker import triage_release_runs
-from reprokit.tracker.issue import build_stand_in, issue_json, thread_reading
+from reprokit.tracker.issue import build_stand_in, issue_reported, issue_script, thread_reading
 from reprokit.tracker.issue.issue_json import Issue
 from reprokit.tracker.judging import issue_lifecycle, triage_device, triage_releases, triage_runs
 from reprokit.tracker.triage_request import Request, Triaged, release_judged_on
@@ -43,7 +43,7 @@ def triage(issue: Issue, request: Request, matrix: Matrix, out: Path, *, ours: t
     (out / f"issue-{issue.number}-comment.md").unlink(missing_ok=True)  # an earlier draft says no more
     if verdict := thread_reading.closure(issue):
         return Triaged(issue, issue_lifecycle.reported(verdict.line() + " (nothing was run)"), [], None)
-    found = issue_json.reproducer_anywhere(issue)
+    found = issue_script.reproducer_anywhere(issue)
     if found is None:
         return Triaged(
             issue,
@@ -60,7 +60,7 @@ def triage(issue: Issue, request: Request, matrix: Matrix, out: Path, *, ours: t
     setting = triage_device.setting(text, matrix, request.target, sys.executable, request.timeout)
     target = matrix.targets[request.target]
     reported, by_date = release_judged_on(issue, request.reported)
-    named = request.reported or issue_json.reported_version(issue)  # the build as the issue names it, +local kept
+    named = request.reported or issue_reported.reported_version(issue)  # the build as the issue names it, +local kept
     stand_in = build_stand_in.stand_in(named, issue.created) if named else None
     if stand_in is not None and stand_in.before is not None:
         log(

@@ -8,7 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from reprokit.tracker.drafting.triage_comment import render
-from reprokit.tracker.issue import issue_json
+from reprokit.tracker.issue import issue_script
 from reprokit.tracker.issue.issue_json import Issue
 from reprokit.tracker.judging import fp64_check, signature, triage_decide, triage_runs, upstream_runs
 from reprokit.tracker.judging.issue_lifecycle import Step, Triage
@@ -21,7 +21,7 @@ def concluded(
     issue: Issue,
     t: Triage,
     runs: list[TriageRun],
-    found: issue_json.Reproducer,
+    found: issue_script.Reproducer,
     runner: triage_runs.Runner,
     python_of: dict[str, str],
     ref: str,

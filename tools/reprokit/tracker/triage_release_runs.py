@@ -9,7 +9,7 @@ from pathlib import Path
 
 from reprokit.model.matrix import Target
 from reprokit.tracker import triage_draft
-from reprokit.tracker.issue import exit_evidence, issue_json, thread_reading
+from reprokit.tracker.issue import exit_evidence, issue_reported, issue_script, thread_reading
 from reprokit.tracker.issue.build_stand_in import StandIn
 from reprokit.tracker.issue.issue_json import Issue
 from reprokit.tracker.judging import (
@@ -117,7 +117,7 @@ def judged(
     request: Request,
     target: Target,
     plan,
-    found: issue_json.Reproducer,
+    found: issue_script.Reproducer,
     judged_on: tuple[str | None, str, StandIn | None],
     runner: triage_runs.Runner,
     folder: Path,
@@ -161,7 +161,7 @@ def judged(
     complains = eager_fix.complains_of_compiler(issue, accepts)
     eager = runner.eager_error(python_of[ref]) if chosen.obs.exception and complains else None
     evidence = exit_evidence.of(
-        text, complains or issue_json.reported_failure(issue) is not None or issue_json.cut_before_error(issue)
+        text, complains or issue_reported.reported_failure(issue) is not None or issue_reported.cut_before_error(issue)
     )  # a traceback, cut: an error was reported
     runs = [chosen]
     t = triage_observe.observe(

@@ -12,7 +12,7 @@ from pathlib import Path
 from reprokit.model.choices import GH_FIELDS, TRIAGE_TIMEOUT
 from reprokit.model.schema import EnvironmentProblem, InputError
 from reprokit.store.views import release_of
-from reprokit.tracker.issue import issue_json, release_dates
+from reprokit.tracker.issue import issue_json, issue_reported, release_dates
 from reprokit.tracker.issue.issue_json import Issue
 from reprokit.tracker.judging.issue_lifecycle import Triage
 from reprokit.tracker.judging.triage_standing import TriageRun
@@ -71,7 +71,7 @@ class Request:
 
 
 def reported_release(issue: Issue) -> str | None:
-    version = issue_json.reported_version(issue)
+    version = issue_reported.reported_version(issue)
     return release_of(version) if version else None
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reprokit.tracker.issue.issue_json import MAINTAINERS, Issue, outside_fences
+from reprokit.tracker.issue.issue_json import MAINTAINERS, Issue
+from reprokit.tracker.issue.issue_script import outside_fences
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 NOT_A_BUG = re.compile(

@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass
 
 from reprokit.tracker.issue import exit_evidence
-from reprokit.tracker.issue.issue_json import Issue, reported_failure, without_script
+from reprokit.tracker.issue.issue_json import Issue
+from reprokit.tracker.issue.issue_reported import reported_failure
+from reprokit.tracker.issue.issue_script import without_script
 from reprokit.tracker.judging import signature as sig
 from reprokit.tracker.judging.signature import Signature
 

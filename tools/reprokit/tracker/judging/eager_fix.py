@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reprokit.tracker.issue.issue_json import Issue, reported_failure, without_script
+from reprokit.tracker.issue.issue_json import Issue
+from reprokit.tracker.issue.issue_reported import reported_failure
+from reprokit.tracker.issue.issue_script import without_script
 from reprokit.tracker.judging import signature as sig
 
 CRASH_WORDS = re.compile(

@@ -69,7 +69,7 @@ class Triage:
     exit_says: str = ""  # why the script's exit status is evidence (exit_evidence), where a clean exit is judged
     stand_in: StandIn | None = None  # where the issue names a build no index serves: the releases standing in for it
     stood_in: tuple[str, ...] = ()  # stand-ins run before `observed_on` that exit 0 (they showed nothing)
-    script_from: str = "the description"  # where the script run was found (issue_json.Reproducer.where)
+    script_from: str = "the description"  # where the script run was found (issue_script.Reproducer.where)
     unrun_between: tuple[
         str, ...
     ] = ()  # NO_LONGER: published releases between the last bad and the first good, not run

@@ -9,7 +9,9 @@ from typing import Any
 from reprokit.model.records import RunStatus
 from reprokit.tracker.issue.build_stand_in import StandIn
 from reprokit.tracker.issue.exit_evidence import ExitEvidence
-from reprokit.tracker.issue.issue_json import Issue, cut_before_error, without_script
+from reprokit.tracker.issue.issue_json import Issue
+from reprokit.tracker.issue.issue_reported import cut_before_error
+from reprokit.tracker.issue.issue_script import without_script
 from reprokit.tracker.issue.release_dates import on_reported, reported_words
 from reprokit.tracker.judging import crash_only, eager_fix, unjudged
 from reprokit.tracker.judging import signature as sig
