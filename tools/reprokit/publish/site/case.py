@@ -23,7 +23,8 @@ from reprokit.store.last_runs import LastRun
 PUBLISHED_SUFFIXES = (".py", ".yaml", ".yml", ".txt", ".md")
 NO_HARDWARE = "not recorded (no such hardware has run it)"
 NOT_RUN_HERE = "not recorded (this case has not run on this target yet)"
-PYTORCH_ISSUE = re.compile(r"^https://github\.com/pytorch/pytorch/issues/\d+")  # a pytorch/pytorch issue link (issue_states.ISSUE_NUMBER reads its number)
+# a pytorch/pytorch issue link (model/issue_states.ISSUE_NUMBER reads its number)
+PYTORCH_ISSUE = re.compile(r"^https://github\.com/pytorch/pytorch/issues/\d+")
 
 
 def upstream_refusal(case: Case) -> str | None:
